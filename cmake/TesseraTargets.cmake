@@ -1,0 +1,45 @@
+# Helpers that give every Tessera target the same language level and warnings.
+
+set(TESSERA_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor
+    -Wold-style-cast -Wcast-align -Wunused -Woverloaded-virtual -Wconversion
+    -Wsign-conversion -Wdouble-promotion -Wformat=2
+    -Wimplicit-fallthrough)
+
+function(tessera_apply_warnings target)
+  target_compile_options(${target} PRIVATE ${TESSERA_WARNINGS})
+  if(TESSERA_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()
+
+# tessera_library(<dir> SOURCES ... [DEPENDS ...])
+# Builds the static library tessera_<dir> (alias tessera::<dir>) from one
+# top-level directory. Headers are included as "<dir>/<file>.hpp" from the
+# repository root.
+function(tessera_library dir)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS" ${ARGN})
+  set(target tessera_${dir})
+  add_library(${target} STATIC ${ARG_SOURCES})
+  add_library(tessera::${dir} ALIAS ${target})
+  target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(${target} PUBLIC ${ARG_DEPENDS})
+  tessera_apply_warnings(${target})
+endfunction()
+
+# tessera_test(<name> SOURCES ... [DEPENDS ...])
+# One GoogleTest executable; every TEST in it becomes a ctest entry. RapidCheck
+# is linked into every test so properties can live next to the examples.
+function(tessera_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPENDS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_DEPENDS} GTest::gtest GTest::gtest_main
+                        rapidcheck)
+  target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR})
+  tessera_apply_warnings(${name})
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
+                       PROPERTIES ENVIRONMENT "RC_PARAMS=${TESSERA_RC_PARAMS}")
+endfunction()
+
+include(GoogleTest)
+set(TESSERA_RC_PARAMS "max_success=100" CACHE STRING
+    "RapidCheck parameters for ctest runs (raise max_success for long property runs)")
