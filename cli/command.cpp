@@ -138,9 +138,11 @@ std::optional<po::variables_map> parse_command_line(CommandSyntax& syntax,
                                                     const std::vector<std::string>& args,
                                                     Streams& io) {
   syntax.options.add_options()("help,h", "show this help and exit");
+  po::options_description all;
+  all.add(syntax.options).add(syntax.hidden);
   po::variables_map values;
   po::store(po::command_line_parser(args)
-                .options(syntax.options)
+                .options(all)
                 .positional(syntax.positional)
                 .run(),
             values);

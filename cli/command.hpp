@@ -55,6 +55,8 @@ struct CommandSyntax {
   std::string usage;    // arguments after the name, e.g. "[--base ADDR] WORD..."
   std::string details;  // optional paragraphs after the option list
   boost::program_options::options_description options{"Options"};
+  // Parsed but not listed in --help: the targets of positional arguments.
+  boost::program_options::options_description hidden;
   boost::program_options::positional_options_description positional;
 };
 

@@ -1,10 +1,13 @@
-#include "cli/command.hpp"
+#include "cli/commands.hpp"
 
 namespace tessera::cli {
 
-// Each subcommand lives in its own file under cli/ and is registered here.
+// Each subcommand lives in its own file under cli/ and is registered here, in
+// the order `tessera --help` lists them.
 CommandSet standard_commands() {
   CommandSet commands;
+  commands.add(disasm_command());
+  commands.add(asm_command());
   return commands;
 }
 

@@ -31,8 +31,9 @@ class Dispatch : public ::testing::Test {
           syntax.summary = "Prints the words it is given.";
           syntax.usage = "[--upper] WORD...";
           syntax.details = "Words are separated by one space.";
-          syntax.options.add_options()("upper", "print in capitals")(
-              "word", po::value<std::vector<std::string>>()->required(), "a word");
+          syntax.options.add_options()("upper", "print in capitals");
+          syntax.hidden.add_options()("word", po::value<std::vector<std::string>>()->required(),
+                                      "a word");
           syntax.positional.add("word", -1);
           const auto values = parse_command_line(syntax, args, io);
           if (!values) return int{kExitSuccess};
@@ -104,6 +105,7 @@ TEST_F(Dispatch, EachCommandHasItsOwnHelp) {
   EXPECT_EQ(echo_runs_, 0);
   EXPECT_NE(outcome.out.find("Usage: tessera echo [--upper] WORD..."), std::string::npos);
   EXPECT_NE(outcome.out.find("--upper"), std::string::npos);
+  EXPECT_EQ(outcome.out.find("--word"), std::string::npos) << "positional targets are hidden";
   EXPECT_NE(outcome.out.find("Words are separated by one space."), std::string::npos);
   EXPECT_EQ(run({"help", "echo"}).out, outcome.out);
 }

@@ -1,0 +1,8 @@
+#pragma once
+// One factory per subcommand; standard_commands() lists them.
+#include "cli/command.hpp"
+
+namespace tessera::cli {
+Command disasm_command();
+Command asm_command();
+}  // namespace tessera::cli
