@@ -1,0 +1,153 @@
+#include "schema/model.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "schema/sha256.hpp"
+#include "schema/validate.hpp"
+#include "support/checked.hpp"
+
+namespace tessera::schema {
+
+std::uint32_t BlobStore::add(std::vector<std::uint8_t> bytes) {
+  const Sha256 digest = sha256(bytes);
+  return add_verified(std::move(bytes), digest);
+}
+
+std::uint32_t BlobStore::add_verified(std::vector<std::uint8_t> bytes, const Sha256& digest) {
+  if (const auto found = index_of_.find(digest); found != index_of_.end()) return found->second;
+  const auto index = checked_cast<std::uint32_t>(blobs_.size(), "blob count");
+  total_bytes_ = checked_add<std::uint64_t>(total_bytes_, bytes.size(), "total blob bytes");
+  blobs_.push_back(
+      Entry{digest, std::make_shared<const std::vector<std::uint8_t>>(std::move(bytes))});
+  index_of_.emplace(digest, index);
+  return index;
+}
+
+std::span<const std::uint8_t> BlobStore::bytes(std::uint32_t index) const {
+  if (index >= blobs_.size()) {
+    throw std::out_of_range(fmt::format("blob {} of {}", index, blobs_.size()));
+  }
+  return *blobs_[index].bytes;
+}
+
+const Sha256& BlobStore::digest(std::uint32_t index) const {
+  if (index >= blobs_.size()) {
+    throw std::out_of_range(fmt::format("blob {} of {}", index, blobs_.size()));
+  }
+  return blobs_[index].digest;
+}
+
+bool operator==(const BlobStore& a, const BlobStore& b) {
+  return std::equal(a.blobs_.begin(), a.blobs_.end(), b.blobs_.begin(), b.blobs_.end(),
+                    [](const auto& x, const auto& y) { return x.digest == y.digest; });
+}
+
+std::uint32_t dtype_size(DType dtype) noexcept {
+  switch (dtype) {
+    case DType::kF32:
+    case DType::kU32:
+    case DType::kI32:
+      return 4;
+    case DType::kF16:
+      return 2;
+    case DType::kF8F143:
+    case DType::kU8:
+      return 1;
+  }
+  return 0;
+}
+
+std::string_view dtype_name(DType dtype) noexcept {
+  switch (dtype) {
+    case DType::kF32: return "f32";
+    case DType::kF16: return "f16";
+    case DType::kU32: return "u32";
+    case DType::kF8F143: return "f8f143";
+    case DType::kI32: return "i32";
+    case DType::kU8: return "u8";
+  }
+  return "?";
+}
+
+std::string_view symbol_kind_name(SymbolKind kind) noexcept {
+  switch (kind) {
+    case SymbolKind::kKernel: return "kernel";
+    case SymbolKind::kRuntimeHelper: return "runtime-helper";
+    case SymbolKind::kExchangeRow: return "exchange-row";
+    case SymbolKind::kData: return "data";
+    case SymbolKind::kCode: return "code";
+  }
+  return "?";
+}
+
+std::string_view allocation_kind_name(AllocationKind kind) noexcept {
+  switch (kind) {
+    case AllocationKind::kTensor: return "tensor";
+    case AllocationKind::kStaging: return "staging";
+    case AllocationKind::kCode: return "code";
+    case AllocationKind::kExchangeRow: return "exchange-row";
+    case AllocationKind::kRuntime: return "runtime";
+    case AllocationKind::kScratch: return "scratch";
+  }
+  return "?";
+}
+
+std::uint64_t payload_bytes(const Binding& binding) {
+  std::uint64_t bytes = dtype_size(binding.dtype);
+  for (const auto dimension : binding.shape) {
+    bytes = checked_mul<std::uint64_t>(bytes, dimension, "shape product");
+  }
+  return bytes;
+}
+
+Application canonical(const Application& application) {
+  validate_blob_references(application);
+  Application result;
+  result.compiler_version = application.compiler_version;
+  result.tiles = application.tiles;
+  std::sort(result.tiles.begin(), result.tiles.end(),
+            [](const auto& a, const auto& b) { return a.tile < b.tile; });
+  for (auto& tile : result.tiles) {
+    std::sort(tile.segments.begin(), tile.segments.end(),
+              [](const auto& a, const auto& b) { return a.address < b.address; });
+    // Renumber blobs in order of first use; the store deduplicates.
+    for (auto& segment : tile.segments) {
+      const auto bytes = application.blobs.bytes(segment.blob);
+      segment.blob = result.blobs.add_verified({bytes.begin(), bytes.end()},
+                                               application.blobs.digest(segment.blob));
+    }
+  }
+  result.inputs = application.inputs;
+  result.outputs = application.outputs;
+  result.weights = application.weights;
+  result.host_exchange = application.host_exchange;
+  result.entry_points = application.entry_points;
+  result.device_config_writes = application.device_config_writes;
+  result.hardware_loadable = application.hardware_loadable;
+  result.not_loadable_reason = application.not_loadable_reason;
+  result.debug = application.debug;
+  std::sort(result.debug.tiles.begin(), result.debug.tiles.end(),
+            [](const auto& a, const auto& b) { return a.tile < b.tile; });
+  for (auto& tile : result.debug.tiles) {
+    std::sort(tile.call_sites.begin(), tile.call_sites.end(),
+              [](const auto& a, const auto& b) { return a.pc < b.pc; });
+  }
+  return result;
+}
+
+std::vector<std::uint8_t> segment_bytes(const Application& application, const Segment& segment) {
+  const auto blob = application.blobs.bytes(segment.blob);
+  checked_range(segment.blob_offset, segment.file_size, blob.size(), "segment blob window");
+  if (segment.file_size > segment.memory_size) {
+    throw std::invalid_argument("segment_bytes: fileSize exceeds memorySize");
+  }
+  std::vector<std::uint8_t> bytes(segment.memory_size, 0);
+  const auto first = blob.begin() + static_cast<std::ptrdiff_t>(segment.blob_offset);
+  std::copy(first, first + segment.file_size, bytes.begin());
+  return bytes;
+}
+
+}  // namespace tessera::schema

@@ -1,0 +1,262 @@
+#pragma once
+// The decoded package: what a compiler builds, what the writer serializes and
+// what the reader returns after full validation. Plain C++ values; the Cap'n
+// Proto form (schema/application.capnp) exists only inside writer and reader.
+// Field meanings are documented in application.capnp and docs/FORMAT.md.
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "target/topology.hpp"
+
+namespace tessera::schema {
+
+using Sha256 = std::array<std::uint8_t, 32>;
+
+// The package's blobs: byte strings addressed by index, each stored once
+// (adding the same bytes twice returns the first index).
+class BlobStore {
+ public:
+  // Adds bytes (deduplicated by SHA-256) and returns the blob's index.
+  std::uint32_t add(std::vector<std::uint8_t> bytes);
+  // Adds bytes whose digest is already known (the reader verified it).
+  std::uint32_t add_verified(std::vector<std::uint8_t> bytes, const Sha256& digest);
+
+  std::size_t size() const noexcept { return blobs_.size(); }
+  std::span<const std::uint8_t> bytes(std::uint32_t index) const;
+  const Sha256& digest(std::uint32_t index) const;
+  // Total uncompressed bytes.
+  std::uint64_t total_bytes() const noexcept { return total_bytes_; }
+
+  // Equal when they hold the same blobs in the same order.
+  friend bool operator==(const BlobStore& a, const BlobStore& b);
+
+ private:
+  struct Entry {
+    Sha256 digest;
+    std::shared_ptr<const std::vector<std::uint8_t>> bytes;
+  };
+  std::vector<Entry> blobs_;
+  std::map<Sha256, std::uint32_t> index_of_;
+  std::uint64_t total_bytes_ = 0;
+};
+
+// Segment flags.
+inline constexpr std::uint32_t kSegmentRead = 1;
+inline constexpr std::uint32_t kSegmentWrite = 2;
+inline constexpr std::uint32_t kSegmentExecute = 4;
+inline constexpr std::uint32_t kSegmentFlagMask = kSegmentRead | kSegmentWrite | kSegmentExecute;
+
+struct Segment {
+  std::uint32_t address = 0;
+  std::uint32_t memory_size = 0;  // bytes past file_size are zero
+  std::uint32_t blob = 0;
+  std::uint64_t blob_offset = 0;
+  std::uint32_t file_size = 0;
+  std::uint32_t flags = kSegmentRead;
+  friend bool operator==(const Segment&, const Segment&) = default;
+};
+
+struct TileImage {
+  target::PhysicalTile tile;
+  std::uint32_t entry_point = 0;
+  std::vector<Segment> segments;
+  friend bool operator==(const TileImage&, const TileImage&) = default;
+};
+
+enum class DType : std::uint8_t { kF32, kF16, kU32, kF8F143, kI32, kU8 };
+
+// Bytes per element, and the name used in text ("f32", "f8f143", …).
+std::uint32_t dtype_size(DType dtype) noexcept;
+std::string_view dtype_name(DType dtype) noexcept;
+
+struct RegionSlice {
+  target::PhysicalTile tile;
+  std::uint32_t tile_address = 0;
+  std::uint64_t file_offset = 0;
+  std::uint64_t size = 0;
+  friend bool operator==(const RegionSlice&, const RegionSlice&) = default;
+};
+
+struct Binding {
+  std::string name;
+  DType dtype = DType::kF32;
+  std::vector<std::uint32_t> shape;
+  std::vector<RegionSlice> slices;
+  friend bool operator==(const Binding&, const Binding&) = default;
+};
+
+// Bytes of a binding's host tensor: product(shape) · dtype size. Throws
+// ArithmeticError when that overflows 64 bits.
+std::uint64_t payload_bytes(const Binding& binding);
+
+struct HostPage {
+  std::uint32_t index = 0;
+  std::uint64_t size = 0;
+  friend bool operator==(const HostPage&, const HostPage&) = default;
+};
+
+struct HostSlice {
+  std::uint32_t page = 0;
+  std::uint64_t page_offset = 0;
+  std::uint64_t file_offset = 0;
+  std::uint64_t size = 0;
+  friend bool operator==(const HostSlice&, const HostSlice&) = default;
+};
+
+struct HostCall {
+  std::string name;
+  std::uint32_t command = 0;
+  std::uint32_t phases = 0;
+  std::vector<HostSlice> inputs;
+  std::vector<HostSlice> outputs;
+  std::uint32_t invocations = 1;
+  std::vector<std::uint32_t> input_batch_ends;
+  std::vector<std::uint32_t> output_batch_ends;
+  friend bool operator==(const HostCall&, const HostCall&) = default;
+};
+
+struct HostExchange {
+  std::uint32_t startup_mark = 0;
+  std::uint32_t command_page = 0;
+  std::uint64_t command_offset = 0;
+  std::vector<HostPage> pages;
+  std::vector<std::uint32_t> attach_order;
+  std::vector<HostCall> calls;
+  friend bool operator==(const HostExchange&, const HostExchange&) = default;
+};
+
+struct EntryPoint {
+  std::string name;
+  std::uint32_t command = 0;
+  std::uint32_t external_syncs = 0;
+  friend bool operator==(const EntryPoint&, const EntryPoint&) = default;
+};
+
+struct DeviceConfigWrite {
+  std::uint32_t offset = 0;
+  std::uint32_t value = 0;
+  friend bool operator==(const DeviceConfigWrite&, const DeviceConfigWrite&) = default;
+};
+
+// ---- Debug information --------------------------------------------------------
+
+inline constexpr std::uint32_t kNoProvenance = 0xFFFFFFFF;
+inline constexpr std::uint32_t kLiveToEnd = 0xFFFFFFFF;
+
+enum class SymbolKind : std::uint8_t { kKernel, kRuntimeHelper, kExchangeRow, kData, kCode };
+enum class AllocationKind : std::uint8_t { kTensor, kStaging, kCode, kExchangeRow, kRuntime, kScratch };
+
+std::string_view symbol_kind_name(SymbolKind kind) noexcept;
+std::string_view allocation_kind_name(AllocationKind kind) noexcept;
+
+struct Symbol {
+  std::string name;
+  std::uint32_t address = 0;
+  std::uint32_t size = 0;
+  SymbolKind kind = SymbolKind::kCode;
+  friend bool operator==(const Symbol&, const Symbol&) = default;
+};
+
+struct Allocation {
+  std::uint32_t id = 0;
+  std::string name;
+  std::string tensor;
+  std::uint32_t address = 0;
+  std::uint32_t size = 0;
+  std::uint32_t live_from = 0;
+  std::uint32_t live_until = kLiveToEnd;
+  AllocationKind kind = AllocationKind::kTensor;
+  std::uint32_t provenance = kNoProvenance;
+  friend bool operator==(const Allocation&, const Allocation&) = default;
+};
+
+struct CallOperand {
+  std::uint8_t reg = 2;  // $m2..$m9
+  std::uint32_t allocation = 0;
+  std::uint32_t address = 0;
+  std::uint32_t footprint = 0;
+  bool writes = false;
+  friend bool operator==(const CallOperand&, const CallOperand&) = default;
+};
+
+struct CallSite {
+  std::uint32_t pc = 0;
+  std::string kernel;
+  std::vector<CallOperand> operands;
+  std::uint32_t provenance = kNoProvenance;
+  friend bool operator==(const CallSite&, const CallSite&) = default;
+};
+
+struct TileDebug {
+  target::PhysicalTile tile;
+  std::vector<Symbol> symbols;
+  std::vector<Allocation> allocations;
+  std::vector<CallSite> call_sites;
+  friend bool operator==(const TileDebug&, const TileDebug&) = default;
+};
+
+struct TransferDestination {
+  target::PhysicalTile tile;
+  std::uint32_t address = 0;
+  friend bool operator==(const TransferDestination&, const TransferDestination&) = default;
+};
+
+struct PlannedTransfer {
+  target::PhysicalTile source_tile;
+  std::uint32_t source_address = 0;
+  std::uint32_t words = 0;
+  std::vector<TransferDestination> destinations;
+  std::uint32_t provenance = kNoProvenance;
+  friend bool operator==(const PlannedTransfer&, const PlannedTransfer&) = default;
+};
+
+struct ExchangePhase {
+  std::uint32_t id = 0;
+  std::vector<PlannedTransfer> transfers;
+  friend bool operator==(const ExchangePhase&, const ExchangePhase&) = default;
+};
+
+struct Debug {
+  std::vector<TileDebug> tiles;
+  std::vector<ExchangePhase> exchange_phases;
+  std::vector<std::string> provenance;
+  friend bool operator==(const Debug&, const Debug&) = default;
+};
+
+// ---- The application ------------------------------------------------------------
+
+struct Application {
+  std::string compiler_version;
+  BlobStore blobs;
+  std::vector<TileImage> tiles;
+  std::vector<Binding> inputs;
+  std::vector<Binding> outputs;
+  std::vector<Binding> weights;
+  HostExchange host_exchange;
+  std::vector<EntryPoint> entry_points;
+  std::vector<DeviceConfigWrite> device_config_writes;
+  bool hardware_loadable = false;
+  std::string not_loadable_reason = "kernels are emulated only";
+  Debug debug;
+  friend bool operator==(const Application&, const Application&) = default;
+};
+
+// The application in the canonical form the writer emits: tiles sorted by
+// physical tile, segments by address, debug tiles by tile and call sites by
+// pc; blobs renumbered in order of first use by those segments, unused blobs
+// dropped. Order that carries meaning (bindings, calls, entry points, config
+// writes) is kept. read(write(a)) == canonical(a).
+Application canonical(const Application& application);
+
+// The bytes a segment loads: its file bytes, then zeros up to memory_size.
+// The segment must have been validated against the application's blobs.
+std::vector<std::uint8_t> segment_bytes(const Application& application, const Segment& segment);
+
+}  // namespace tessera::schema

@@ -1,0 +1,329 @@
+#include "schema/reader.hpp"
+
+#include <capnp/schema.h>
+#include <capnp/serialize.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "schema/blob_codec.hpp"
+#include "schema/digest.hpp"
+#include "schema/package_error.hpp"
+#include "schema/sha256.hpp"
+#include "schema/validate.hpp"
+#include "schema/wire.hpp"
+#include "support/checked.hpp"
+#include "support/utf8.hpp"
+#include "target/memory_map.hpp"
+
+namespace tessera::schema {
+namespace {
+
+static_assert(static_cast<int>(wire::BlobCodec::RAW) == static_cast<int>(BlobCodec::kRaw) &&
+              static_cast<int>(wire::BlobCodec::ZSTD) == static_cast<int>(BlobCodec::kZstd));
+
+[[noreturn]] void fail(const std::string& path, std::string message) {
+  throw PackageError(path, std::move(message));
+}
+
+std::string text(capnp::Text::Reader value, const std::string& path) {
+  const std::string_view view(value.cStr(), value.size());
+  if (!is_valid_utf8(view)) fail(path, "is not valid UTF-8");
+  return std::string(view);
+}
+
+// An enum value from the wire; values this reader's schema does not know
+// (a newer writer, or a forged file) are errors.
+template <class Enum>
+std::uint16_t enum_value(Enum value, const std::string& path) {
+  const auto raw = static_cast<std::uint16_t>(value);
+  if (raw >= capnp::Schema::from<Enum>().getEnumerants().size()) {
+    fail(path, fmt::format("{} is not a known value", raw));
+  }
+  return raw;
+}
+
+target::PhysicalTile tile_id(std::uint16_t value) { return target::PhysicalTile(value); }
+
+std::vector<std::uint32_t> u32_list(capnp::List<std::uint32_t>::Reader list) {
+  std::vector<std::uint32_t> values;
+  values.reserve(list.size());
+  for (const auto value : list) values.push_back(value);
+  return values;
+}
+
+Binding read_binding(wire::Binding::Reader in, const std::string& path) {
+  Binding binding;
+  binding.name = text(in.getName(), path + ".name");
+  binding.dtype = static_cast<DType>(enum_value(in.getDtype(), path + ".dtype"));
+  binding.shape = u32_list(in.getShape());
+  for (const auto slice : in.getSlices()) {
+    binding.slices.push_back(RegionSlice{tile_id(slice.getTile()), slice.getTileAddress(),
+                                         slice.getFileOffset(), slice.getSize()});
+  }
+  return binding;
+}
+
+std::vector<Binding> read_bindings(capnp::List<wire::Binding>::Reader list,
+                                   std::string_view name) {
+  std::vector<Binding> bindings;
+  for (unsigned i = 0; i < list.size(); ++i) {
+    bindings.push_back(read_binding(list[i], fmt::format("{}[{}]", name, i)));
+  }
+  return bindings;
+}
+
+std::vector<HostSlice> read_host_slices(capnp::List<wire::HostSlice>::Reader list) {
+  std::vector<HostSlice> slices;
+  for (const auto slice : list) {
+    slices.push_back(HostSlice{slice.getPage(), slice.getPageOffset(), slice.getFileOffset(),
+                               slice.getSize()});
+  }
+  return slices;
+}
+
+HostExchange read_host_exchange(wire::HostExchange::Reader in) {
+  HostExchange host;
+  host.startup_mark = in.getStartupMark();
+  host.command_page = in.getCommandPage();
+  host.command_offset = in.getCommandOffset();
+  for (const auto page : in.getPages()) host.pages.push_back({page.getIndex(), page.getSize()});
+  host.attach_order = u32_list(in.getAttachOrder());
+  const auto calls = in.getCalls();
+  for (unsigned c = 0; c < calls.size(); ++c) {
+    const auto call = calls[c];
+    HostCall out;
+    out.name = text(call.getName(), fmt::format("hostExchange.calls[{}].name", c));
+    out.command = call.getCommand();
+    out.phases = call.getPhases();
+    out.inputs = read_host_slices(call.getInputs());
+    out.outputs = read_host_slices(call.getOutputs());
+    out.invocations = call.getInvocations();
+    out.input_batch_ends = u32_list(call.getInputBatchEnds());
+    out.output_batch_ends = u32_list(call.getOutputBatchEnds());
+    host.calls.push_back(std::move(out));
+  }
+  return host;
+}
+
+Debug read_debug(wire::Debug::Reader in) {
+  Debug debug;
+  const auto tiles = in.getTiles();
+  for (unsigned t = 0; t < tiles.size(); ++t) {
+    const auto tile = tiles[t];
+    const std::string path = fmt::format("debug.tiles[{}]", t);
+    TileDebug out;
+    out.tile = tile_id(tile.getPhysicalTile());
+    const auto symbols = tile.getSymbols();
+    for (unsigned s = 0; s < symbols.size(); ++s) {
+      const std::string symbol_path = fmt::format("{}.symbols[{}]", path, s);
+      out.symbols.push_back(Symbol{
+          text(symbols[s].getName(), symbol_path + ".name"), symbols[s].getAddress(),
+          symbols[s].getSize(),
+          static_cast<SymbolKind>(enum_value(symbols[s].getKind(), symbol_path + ".kind"))});
+    }
+    const auto allocations = tile.getAllocations();
+    for (unsigned a = 0; a < allocations.size(); ++a) {
+      const auto allocation = allocations[a];
+      const std::string allocation_path = fmt::format("{}.allocations[{}]", path, a);
+      out.allocations.push_back(Allocation{
+          allocation.getId(), text(allocation.getName(), allocation_path + ".name"),
+          text(allocation.getTensor(), allocation_path + ".tensor"), allocation.getAddress(),
+          allocation.getSize(), allocation.getLiveFrom(), allocation.getLiveUntil(),
+          static_cast<AllocationKind>(
+              enum_value(allocation.getKind(), allocation_path + ".kind")),
+          allocation.getProvenance()});
+    }
+    const auto sites = tile.getCallSites();
+    for (unsigned c = 0; c < sites.size(); ++c) {
+      const auto site = sites[c];
+      CallSite call;
+      call.pc = site.getPc();
+      call.kernel = text(site.getKernel(), fmt::format("{}.callSites[{}].kernel", path, c));
+      for (const auto operand : site.getOperands()) {
+        call.operands.push_back(CallOperand{operand.getRegister(), operand.getAllocation(),
+                                            operand.getAddress(), operand.getFootprint(),
+                                            operand.getWrites()});
+      }
+      call.provenance = site.getProvenance();
+      out.call_sites.push_back(std::move(call));
+    }
+    debug.tiles.push_back(std::move(out));
+  }
+  for (const auto phase : in.getExchangePhases()) {
+    ExchangePhase out;
+    out.id = phase.getId();
+    for (const auto transfer : phase.getTransfers()) {
+      PlannedTransfer planned;
+      planned.source_tile = tile_id(transfer.getSourceTile());
+      planned.source_address = transfer.getSourceAddress();
+      planned.words = transfer.getWords();
+      for (const auto destination : transfer.getDestinations()) {
+        planned.destinations.push_back({tile_id(destination.getTile()), destination.getAddress()});
+      }
+      planned.provenance = transfer.getProvenance();
+      out.transfers.push_back(std::move(planned));
+    }
+    debug.exchange_phases.push_back(std::move(out));
+  }
+  const auto provenance = in.getProvenance();
+  for (unsigned p = 0; p < provenance.size(); ++p) {
+    debug.provenance.push_back(text(provenance[p], fmt::format("debug.provenance[{}]", p)));
+  }
+  return debug;
+}
+
+void read_header(wire::Header::Reader header) {
+  if (header.getSchemaVersion() != kPackageSchemaVersion) {
+    fail("header.schemaVersion", fmt::format("{} is not the supported version {}",
+                                             header.getSchemaVersion(), kPackageSchemaVersion));
+  }
+  const auto target_name = text(header.getTarget(), "header.target");
+  if (target_name != kTargetName) {
+    fail("header.target", fmt::format("'{}' is not '{}'", target_name, kTargetName));
+  }
+  if (header.getTileMemoryBase() != target::kSramBase) {
+    fail("header.tileMemoryBase", fmt::format("{:#x} is not {:#x}", header.getTileMemoryBase(),
+                                              target::kSramBase));
+  }
+  if (header.getTileMemorySize() != target::kSramSize) {
+    fail("header.tileMemorySize", fmt::format("{:#x} is not {:#x}", header.getTileMemorySize(),
+                                              target::kSramSize));
+  }
+}
+
+void read_blobs(capnp::List<wire::Blob>::Reader blobs, const ReadLimits& limits,
+                std::uint64_t tile_count, BlobStore& store) {
+  const std::uint64_t derived_cap = tile_count * target::kSramSize;
+  const std::uint64_t per_blob_cap = limits.max_blob_bytes != 0 ? limits.max_blob_bytes : derived_cap;
+  const std::uint64_t total_cap =
+      limits.max_total_blob_bytes != 0 ? limits.max_total_blob_bytes : derived_cap;
+  std::uint64_t total = 0;
+  std::map<Sha256, unsigned> seen;
+  for (unsigned i = 0; i < blobs.size(); ++i) {
+    const auto blob = blobs[i];
+    const std::string path = fmt::format("blobs[{}]", i);
+    const auto stored_digest = blob.getSha256();
+    if (stored_digest.size() != 32) {
+      fail(path + ".sha256", fmt::format("{} bytes is not a SHA-256 digest", stored_digest.size()));
+    }
+    Sha256 digest{};
+    std::memcpy(digest.data(), stored_digest.begin(), digest.size());
+    if (const auto [it, added] = seen.emplace(digest, i); !added) {
+      fail(path + ".sha256", fmt::format("duplicates blobs[{}]: each blob is stored once", it->second));
+    }
+    const std::uint64_t size = blob.getUncompressedSize();
+    if (size > total_cap - total) {
+      fail(path + ".uncompressedSize",
+           fmt::format("{} more bytes exceed the package limit of {} decompressed bytes", size,
+                       total_cap));
+    }
+    total += size;
+    const auto codec = static_cast<BlobCodec>(enum_value(blob.getCodec(), path + ".codec"));
+    const auto data = blob.getData();
+    std::vector<std::uint8_t> bytes = with_context(path, [&] {
+      return decode_blob(codec, std::span(data.begin(), data.size()), size, per_blob_cap);
+    });
+    if (sha256(bytes) != digest) {
+      fail(path + ".sha256", "does not match the blob's bytes");
+    }
+    store.add_verified(std::move(bytes), digest);
+  }
+}
+
+Application decode_message(capnp::FlatArrayMessageReader& message, const ReadLimits& limits) {
+  const auto root = message.getRoot<wire::Application>();
+  read_header(root.getHeader());
+  Application app;
+  app.compiler_version = text(root.getHeader().getCompilerVersion(), "header.compilerVersion");
+  const auto tiles = root.getTiles();
+  read_blobs(root.getBlobs(), limits, tiles.size(), app.blobs);
+  for (const auto tile : tiles) {
+    TileImage image;
+    image.tile = tile_id(tile.getPhysicalTile());
+    image.entry_point = tile.getEntryPoint();
+    for (const auto segment : tile.getSegments()) {
+      image.segments.push_back(Segment{segment.getAddress(), segment.getMemorySize(),
+                                       segment.getBlob(), segment.getBlobOffset(),
+                                       segment.getFileSize(), segment.getFlags()});
+    }
+    app.tiles.push_back(std::move(image));
+  }
+  app.inputs = read_bindings(root.getInputs(), "inputs");
+  app.outputs = read_bindings(root.getOutputs(), "outputs");
+  app.weights = read_bindings(root.getWeights(), "weights");
+  app.host_exchange = read_host_exchange(root.getHostExchange());
+  const auto entries = root.getEntryPoints();
+  for (unsigned e = 0; e < entries.size(); ++e) {
+    app.entry_points.push_back(EntryPoint{
+        text(entries[e].getName(), fmt::format("entryPoints[{}].name", e)),
+        entries[e].getCommand(), entries[e].getExternalSyncs()});
+  }
+  for (const auto write : root.getDeviceConfigWrites()) {
+    app.device_config_writes.push_back({write.getOffset(), write.getValue()});
+  }
+  app.hardware_loadable = root.getHardwareLoadable();
+  app.not_loadable_reason = text(root.getNotLoadableReason(), "notLoadableReason");
+  app.debug = read_debug(root.getDebug());
+
+  validate(app);
+
+  const auto stored = root.getBuildDigest();
+  if (stored.size() != 32 ||
+      !std::equal(stored.begin(), stored.end(), build_digest(app).begin())) {
+    fail("buildDigest", "does not match the package's contents");
+  }
+  return app;
+}
+
+Application read_words(kj::ArrayPtr<const capnp::word> words, std::size_t byte_size,
+                       const ReadLimits& limits) {
+  capnp::ReaderOptions options;
+  options.traversalLimitInWords =
+      limits.traversal_limit_words != 0 ? limits.traversal_limit_words : words.size() * 4 + 1024;
+  options.nestingLimit = limits.nesting_limit;
+  if (byte_size % sizeof(capnp::word) != 0) {
+    fail("package", fmt::format("{} bytes is not a whole number of 8-byte words", byte_size));
+  }
+  try {
+    capnp::FlatArrayMessageReader message(words, options);
+    if (message.getEnd() != words.end()) {
+      fail("package", "bytes follow the message");
+    }
+    return decode_message(message, limits);
+  } catch (const kj::Exception& error) {
+    throw PackageError("package", fmt::format("malformed Cap'n Proto message: {}",
+                                              error.getDescription().cStr()));
+  }
+}
+
+}  // namespace
+
+Application read_package(std::span<const std::uint8_t> bytes, const ReadLimits& limits) {
+  // Cap'n Proto reads aligned words; copy into an aligned buffer.
+  kj::Array<capnp::word> words = kj::heapArray<capnp::word>((bytes.size() + 7) / 8);
+  std::memset(words.begin(), 0, words.size() * sizeof(capnp::word));
+  if (!bytes.empty()) std::memcpy(words.begin(), bytes.data(), bytes.size());
+  return read_words(words, bytes.size(), limits);
+}
+
+Application read_package_file(const std::filesystem::path& path, const ReadLimits& limits) {
+  return with_context(path.string(), [&] {
+    std::error_code error;
+    const std::uintmax_t size = std::filesystem::file_size(path, error);
+    if (error) throw IoError(error.message());
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw IoError("cannot open");
+    kj::Array<capnp::word> words = kj::heapArray<capnp::word>((size + 7) / 8);
+    if (words.size() > 0) std::memset(words.end() - 1, 0, sizeof(capnp::word));
+    in.read(reinterpret_cast<char*>(words.begin()), static_cast<std::streamsize>(size));
+    if (static_cast<std::uintmax_t>(in.gcount()) != size) throw IoError("short read");
+    return read_words(words, static_cast<std::size_t>(size), limits);
+  });
+}
+
+}  // namespace tessera::schema

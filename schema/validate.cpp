@@ -1,0 +1,468 @@
+#include "schema/validate.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "schema/package_error.hpp"
+#include "target/config_space.hpp"
+#include "target/exchange_timing.hpp"
+#include "target/memory_map.hpp"
+
+namespace tessera::schema {
+namespace {
+
+using target::AddressRange;
+
+[[noreturn]] void fail(const std::string& path, std::string message) {
+  throw PackageError(path, std::move(message));
+}
+
+// [address, address + size) as a range; a wrap is an error at `path`.
+AddressRange range_at(const std::string& path, std::uint32_t address, std::uint64_t size) {
+  const std::uint64_t end = std::uint64_t{address} + size;  // cannot wrap: both < 2^63
+  if (size > 0xFFFFFFFFull || end > 0xFFFFFFFFull) {
+    fail(path, fmt::format("{:#x} + {:#x} bytes overflows the 32-bit address space", address, size));
+  }
+  return AddressRange{address, static_cast<std::uint32_t>(end)};
+}
+
+void require_in_sram(const std::string& path, const AddressRange& range) {
+  if (!target::in_sram(range)) {
+    fail(path, fmt::format("{} is outside tile memory {}", range, target::kSram));
+  }
+}
+
+void require_provenance(const std::string& path, std::uint32_t index, const Debug& debug) {
+  if (index != kNoProvenance && index >= debug.provenance.size()) {
+    fail(path, fmt::format("{} is not an index into debug.provenance ({} entries)", index,
+                           debug.provenance.size()));
+  }
+}
+
+const TileImage* find_tile(const Application& application, target::PhysicalTile tile) {
+  const auto it = std::lower_bound(application.tiles.begin(), application.tiles.end(), tile,
+                                   [](const TileImage& image, auto t) { return image.tile < t; });
+  return it != application.tiles.end() && it->tile == tile ? &*it : nullptr;
+}
+
+void require_tile(const std::string& path, const Application& application,
+                  target::PhysicalTile tile) {
+  if (find_tile(application, tile) == nullptr) {
+    fail(path, fmt::format("{} is not one of the package's tiles", tile));
+  }
+}
+
+bool inside_executable_segment(const TileImage& image, const AddressRange& range) {
+  return std::any_of(image.segments.begin(), image.segments.end(), [&](const Segment& s) {
+    return (s.flags & kSegmentExecute) != 0 &&
+           AddressRange(s.address, s.address + s.memory_size).contains(range);
+  });
+}
+
+void validate_blob_reference(const Application& application, const std::string& path,
+                             const Segment& segment) {
+  if (segment.blob >= application.blobs.size()) {
+    fail(path + ".blob", fmt::format("{} is not a blob index ({} blobs)", segment.blob,
+                                     application.blobs.size()));
+  }
+}
+
+void validate_segment(const Application& application, const std::string& path,
+                      const Segment& segment) {
+  if ((segment.flags & ~kSegmentFlagMask) != 0) {
+    fail(path + ".flags", fmt::format("unknown flag bits {:#x}", segment.flags & ~kSegmentFlagMask));
+  }
+  if (segment.memory_size == 0) fail(path + ".memorySize", "a segment must not be empty");
+  const AddressRange range = range_at(path + ".memorySize", segment.address, segment.memory_size);
+  if (!target::is_loadable(range)) {
+    fail(path + ".address", fmt::format("{} is outside the loadable range {}", range,
+                                         target::kLoadable));
+  }
+  if ((segment.flags & kSegmentExecute) != 0 && !target::is_executable(range)) {
+    fail(path + ".flags", fmt::format("executable segment {} reaches beyond the executable "
+                                      "range {}", range, target::kExecutableRange));
+  }
+  if (segment.file_size > segment.memory_size) {
+    fail(path + ".fileSize", fmt::format("{} exceeds memorySize {}", segment.file_size,
+                                         segment.memory_size));
+  }
+  validate_blob_reference(application, path, segment);
+  const std::uint64_t blob_size = application.blobs.bytes(segment.blob).size();
+  if (segment.blob_offset > blob_size || segment.file_size > blob_size - segment.blob_offset) {
+    fail(path + ".blobOffset",
+         fmt::format("{:#x} + fileSize {:#x} exceeds the blob's {:#x} bytes", segment.blob_offset,
+                     segment.file_size, blob_size));
+  }
+}
+
+void validate_tiles(const Application& application) {
+  if (application.tiles.empty()) fail("tiles", "a package needs at least one tile");
+  // Canonical blob numbering: blobs appear in order of first use by the
+  // (sorted) segments, and every blob is used.
+  std::uint32_t next_new_blob = 0;
+  for (std::size_t t = 0; t < application.tiles.size(); ++t) {
+    const TileImage& image = application.tiles[t];
+    const std::string path = fmt::format("tiles[{}]", t);
+    if (!target::on_chip(image.tile)) {
+      fail(path + ".physicalTile", fmt::format("{} is not a C600 tile (0..{})", image.tile,
+                                               target::kTileCount - 1));
+    }
+    if (t > 0 && !(application.tiles[t - 1].tile < image.tile)) {
+      fail(path + ".physicalTile",
+           fmt::format("{} follows {}: tiles are sorted by physical tile, each once", image.tile,
+                       application.tiles[t - 1].tile));
+    }
+    for (std::size_t s = 0; s < image.segments.size(); ++s) {
+      const std::string segment_path = fmt::format("{}.segments[{}]", path, s);
+      validate_segment(application, segment_path, image.segments[s]);
+      if (image.segments[s].blob > next_new_blob) {
+        fail(segment_path + ".blob",
+             fmt::format("blob {} is used before blob {}: blobs are numbered in order of first use",
+                         image.segments[s].blob, next_new_blob));
+      }
+      if (image.segments[s].blob == next_new_blob) ++next_new_blob;
+      if (s > 0) {
+        const Segment& previous = image.segments[s - 1];
+        if (image.segments[s].address < std::uint64_t{previous.address} + previous.memory_size) {
+          fail(segment_path + ".address",
+               fmt::format("{:#x} overlaps segments[{}] [{:#x}, {:#x}) (segments are sorted by "
+                           "address and disjoint)",
+                           image.segments[s].address, s - 1, previous.address,
+                           previous.address + previous.memory_size));
+        }
+      }
+    }
+    if (image.entry_point % 4 != 0 || image.entry_point > target::kSramEnd - 4 ||
+        !inside_executable_segment(image, {image.entry_point, image.entry_point + 4})) {
+      fail(path + ".entryPoint",
+           fmt::format("{:#x} is not a 4-aligned address inside an executable segment",
+                       image.entry_point));
+    }
+  }
+  if (next_new_blob != application.blobs.size()) {
+    fail(fmt::format("blobs[{}]", next_new_blob), "no segment uses this blob");
+  }
+}
+
+void validate_bindings(const Application& application, std::string_view list,
+                       const std::vector<Binding>& bindings, bool must_cover,
+                       std::map<std::string, std::string>& names) {
+  for (std::size_t b = 0; b < bindings.size(); ++b) {
+    const Binding& binding = bindings[b];
+    const std::string path = fmt::format("{}[{}]", list, b);
+    if (binding.name.empty()) fail(path + ".name", "a binding needs a name");
+    if (const auto [it, added] = names.emplace(binding.name, path); !added) {
+      fail(path + ".name", fmt::format("'{}' is already the name of {}", binding.name, it->second));
+    }
+    std::uint64_t payload = 0;
+    try {
+      payload = payload_bytes(binding);
+    } catch (const ArithmeticError& error) {
+      fail(path + ".shape", error.message());
+    }
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> covered;  // [offset, end) in the payload
+    for (std::size_t s = 0; s < binding.slices.size(); ++s) {
+      const RegionSlice& slice = binding.slices[s];
+      const std::string slice_path = fmt::format("{}.slices[{}]", path, s);
+      if (slice.size == 0) fail(slice_path + ".size", "a slice must not be empty");
+      require_tile(slice_path + ".tile", application, slice.tile);
+      require_in_sram(slice_path + ".tileAddress",
+                      range_at(slice_path + ".size", slice.tile_address, slice.size));
+      if (slice.file_offset > payload || slice.size > payload - slice.file_offset) {
+        fail(slice_path + ".fileOffset",
+             fmt::format("{:#x} + size {:#x} exceeds the tensor's {:#x} bytes", slice.file_offset,
+                         slice.size, payload));
+      }
+      covered.emplace_back(slice.file_offset, slice.file_offset + slice.size);
+    }
+    if (must_cover) {
+      // Every byte of an output comes from exactly one slice.
+      std::sort(covered.begin(), covered.end());
+      std::uint64_t next = 0;
+      for (const auto& [begin, end] : covered) {
+        if (begin != next) {
+          fail(path + ".slices",
+               begin < next ? fmt::format("slices overlap at byte {:#x}", begin)
+                            : fmt::format("no slice covers byte {:#x}", next));
+        }
+        next = end;
+      }
+      if (next != payload) fail(path + ".slices", fmt::format("no slice covers byte {:#x}", next));
+    }
+  }
+}
+
+void validate_batch_ends(const std::string& path, const std::vector<std::uint32_t>& ends,
+                         std::size_t slices) {
+  if (slices == 0) {
+    if (!ends.empty()) fail(path, "batch ends given for a call side with no slices");
+    return;
+  }
+  if (ends.empty()) fail(path, "a call side with slices needs its batch ends");
+  std::uint32_t previous = 0;
+  for (std::size_t i = 0; i < ends.size(); ++i) {
+    if (ends[i] <= previous) {
+      fail(fmt::format("{}[{}]", path, i),
+           fmt::format("{} does not increase on {}", ends[i], previous));
+    }
+    previous = ends[i];
+  }
+  if (previous != slices) {
+    fail(path, fmt::format("the last batch ends at {}, not at the slice count {}", previous, slices));
+  }
+}
+
+void validate_host_exchange(const HostExchange& host) {
+  std::map<std::uint32_t, std::uint64_t> page_size;
+  for (std::size_t p = 0; p < host.pages.size(); ++p) {
+    const std::string path = fmt::format("hostExchange.pages[{}]", p);
+    if (host.pages[p].size == 0) fail(path + ".size", "a page must not be empty");
+    if (!page_size.emplace(host.pages[p].index, host.pages[p].size).second) {
+      fail(path + ".index", fmt::format("page {} is defined twice", host.pages[p].index));
+    }
+  }
+  std::set<std::uint32_t> attached;
+  for (std::size_t a = 0; a < host.attach_order.size(); ++a) {
+    const std::string path = fmt::format("hostExchange.attachOrder[{}]", a);
+    if (!page_size.contains(host.attach_order[a])) {
+      fail(path, fmt::format("page {} does not exist", host.attach_order[a]));
+    }
+    if (!attached.insert(host.attach_order[a]).second) {
+      fail(path, fmt::format("page {} is attached twice", host.attach_order[a]));
+    }
+  }
+  if (!host.calls.empty()) {
+    const auto page = page_size.find(host.command_page);
+    if (page == page_size.end()) {
+      fail("hostExchange.commandPage", fmt::format("page {} does not exist", host.command_page));
+    }
+    if (host.command_offset % 4 != 0 || host.command_offset > page->second ||
+        page->second - host.command_offset < 4) {
+      fail("hostExchange.commandOffset",
+           fmt::format("{:#x} is not a 4-aligned word inside page {} ({:#x} bytes)",
+                       host.command_offset, host.command_page, page->second));
+    }
+  }
+  std::set<std::string> names;
+  for (std::size_t c = 0; c < host.calls.size(); ++c) {
+    const HostCall& call = host.calls[c];
+    const std::string path = fmt::format("hostExchange.calls[{}]", c);
+    if (call.name.empty()) fail(path + ".name", "a call needs a name");
+    if (!names.insert(call.name).second) {
+      fail(path + ".name", fmt::format("'{}' names two calls", call.name));
+    }
+    if (call.invocations == 0) fail(path + ".invocations", "a call runs at least once");
+    const auto check_slices = [&](std::string_view side, const std::vector<HostSlice>& slices) {
+      for (std::size_t s = 0; s < slices.size(); ++s) {
+        const std::string slice_path = fmt::format("{}.{}[{}]", path, side, s);
+        const auto page = page_size.find(slices[s].page);
+        if (page == page_size.end()) {
+          fail(slice_path + ".page", fmt::format("page {} does not exist", slices[s].page));
+        }
+        if (slices[s].size == 0) fail(slice_path + ".size", "a slice must not be empty");
+        if (slices[s].page_offset > page->second ||
+            slices[s].size > page->second - slices[s].page_offset) {
+          fail(slice_path + ".pageOffset",
+               fmt::format("{:#x} + size {:#x} exceeds page {} ({:#x} bytes)",
+                           slices[s].page_offset, slices[s].size, slices[s].page, page->second));
+        }
+        if (slices[s].size > ~std::uint64_t{0} - slices[s].file_offset) {
+          fail(slice_path + ".fileOffset",
+               fmt::format("{:#x} + size {:#x} overflows 64 bits", slices[s].file_offset,
+                           slices[s].size));
+        }
+      }
+    };
+    check_slices("inputs", call.inputs);
+    check_slices("outputs", call.outputs);
+    validate_batch_ends(path + ".inputBatchEnds", call.input_batch_ends, call.inputs.size());
+    validate_batch_ends(path + ".outputBatchEnds", call.output_batch_ends, call.outputs.size());
+  }
+}
+
+void validate_entry_points_and_config(const Application& application) {
+  std::set<std::string> names;
+  for (std::size_t e = 0; e < application.entry_points.size(); ++e) {
+    const std::string path = fmt::format("entryPoints[{}].name", e);
+    const std::string& name = application.entry_points[e].name;
+    if (name.empty()) fail(path, "an entry point needs a name");
+    if (!names.insert(name).second) fail(path, fmt::format("'{}' names two entry points", name));
+  }
+  std::set<std::uint32_t> offsets;
+  for (std::size_t w = 0; w < application.device_config_writes.size(); ++w) {
+    const std::string path = fmt::format("deviceConfigWrites[{}].offset", w);
+    const std::uint32_t offset = application.device_config_writes[w].offset;
+    if (!target::is_config_word_offset(offset)) {
+      fail(path, fmt::format("{:#x} is not a 4-aligned word inside the {:#x}-byte configuration "
+                             "space", offset, target::kConfigSpaceSize));
+    }
+    if (target::is_hsp_mark_register(offset)) {
+      fail(path, fmt::format("{:#x} is an HSP mark register, which belongs to the host-exchange "
+                             "protocol", offset));
+    }
+    if (!offsets.insert(offset).second) fail(path, fmt::format("{:#x} is written twice", offset));
+  }
+  if (application.hardware_loadable != application.not_loadable_reason.empty()) {
+    fail("notLoadableReason", application.hardware_loadable
+                                  ? "a hardware-loadable package gives no reason"
+                                  : "a package that is not hardware-loadable must say why");
+  }
+}
+
+void validate_tile_debug(const Application& application, const TileImage& image,
+                         const TileDebug& debug, const std::string& path) {
+  for (std::size_t s = 0; s < debug.symbols.size(); ++s) {
+    const Symbol& symbol = debug.symbols[s];
+    const std::string symbol_path = fmt::format("{}.symbols[{}]", path, s);
+    if (symbol.name.empty()) fail(symbol_path + ".name", "a symbol needs a name");
+    const AddressRange range = range_at(symbol_path + ".size", symbol.address, symbol.size);
+    require_in_sram(symbol_path + ".address", range);
+    const bool is_code = symbol.kind != SymbolKind::kData;
+    if (is_code && !inside_executable_segment(image, range)) {
+      fail(symbol_path + ".address",
+           fmt::format("{} symbol '{}' at {} is not inside an executable segment",
+                       symbol_kind_name(symbol.kind), symbol.name, range));
+    }
+  }
+  std::map<std::uint32_t, const Allocation*> allocations;
+  for (std::size_t a = 0; a < debug.allocations.size(); ++a) {
+    const Allocation& allocation = debug.allocations[a];
+    const std::string allocation_path = fmt::format("{}.allocations[{}]", path, a);
+    if (!allocations.emplace(allocation.id, &allocation).second) {
+      fail(allocation_path + ".id", fmt::format("id {} is used twice", allocation.id));
+    }
+    if (allocation.size == 0) fail(allocation_path + ".size", "an allocation must not be empty");
+    require_in_sram(allocation_path + ".address",
+                    range_at(allocation_path + ".size", allocation.address, allocation.size));
+    if (allocation.live_from > allocation.live_until) {
+      fail(allocation_path + ".liveFrom",
+           fmt::format("{} is after liveUntil {}", allocation.live_from, allocation.live_until));
+    }
+    require_provenance(allocation_path + ".provenance", allocation.provenance,
+                       application.debug);
+  }
+  for (std::size_t c = 0; c < debug.call_sites.size(); ++c) {
+    const CallSite& site = debug.call_sites[c];
+    const std::string site_path = fmt::format("{}.callSites[{}]", path, c);
+    if (c > 0 && site.pc <= debug.call_sites[c - 1].pc) {
+      fail(site_path + ".pc", fmt::format("{:#x} does not follow {:#x}: call sites are sorted by "
+                                          "pc, each once", site.pc, debug.call_sites[c - 1].pc));
+    }
+    if (site.pc % 4 != 0 || site.pc > target::kSramEnd - 4 ||
+        !inside_executable_segment(image, AddressRange{site.pc, site.pc + 4})) {
+      fail(site_path + ".pc",
+           fmt::format("{:#x} is not an instruction inside an executable segment", site.pc));
+    }
+    if (site.kernel.empty()) fail(site_path + ".kernel", "a call site names its kernel");
+    require_provenance(site_path + ".provenance", site.provenance, application.debug);
+    std::set<std::uint8_t> registers;
+    for (std::size_t o = 0; o < site.operands.size(); ++o) {
+      const CallOperand& operand = site.operands[o];
+      const std::string operand_path = fmt::format("{}.operands[{}]", site_path, o);
+      if (operand.reg < 2 || operand.reg > 9 || !registers.insert(operand.reg).second) {
+        fail(operand_path + ".register",
+             fmt::format("$m{} is not a distinct operand register $m2..$m9", operand.reg));
+      }
+      const auto found = allocations.find(operand.allocation);
+      if (found == allocations.end()) {
+        fail(operand_path + ".allocation",
+             fmt::format("no allocation of this tile has id {}", operand.allocation));
+      }
+      const Allocation& owner = *found->second;
+      const AddressRange footprint =
+          range_at(operand_path + ".footprint", operand.address, operand.footprint);
+      const AddressRange allocated{owner.address, owner.address + owner.size};
+      if (!allocated.contains(footprint)) {
+        fail(operand_path + ".footprint",
+             fmt::format("{} bytes at {:#x} reach outside allocation '{}' {}", operand.footprint,
+                         operand.address, owner.name, allocated));
+      }
+    }
+  }
+}
+
+void validate_debug(const Application& application) {
+  const Debug& debug = application.debug;
+  for (std::size_t t = 0; t < debug.tiles.size(); ++t) {
+    const std::string path = fmt::format("debug.tiles[{}]", t);
+    const TileDebug& tile = debug.tiles[t];
+    if (t > 0 && !(debug.tiles[t - 1].tile < tile.tile)) {
+      fail(path + ".physicalTile",
+           fmt::format("{} follows {}: debug tiles are sorted, each once", tile.tile,
+                       debug.tiles[t - 1].tile));
+    }
+    const TileImage* image = find_tile(application, tile.tile);
+    if (image == nullptr) {
+      fail(path + ".physicalTile", fmt::format("{} is not one of the package's tiles", tile.tile));
+    }
+    validate_tile_debug(application, *image, tile, path);
+  }
+  std::set<std::uint32_t> phase_ids;
+  for (std::size_t p = 0; p < debug.exchange_phases.size(); ++p) {
+    const ExchangePhase& phase = debug.exchange_phases[p];
+    const std::string path = fmt::format("debug.exchangePhases[{}]", p);
+    if (!phase_ids.insert(phase.id).second) {
+      fail(path + ".id", fmt::format("phase {} is described twice", phase.id));
+    }
+    for (std::size_t x = 0; x < phase.transfers.size(); ++x) {
+      const PlannedTransfer& transfer = phase.transfers[x];
+      const std::string transfer_path = fmt::format("{}.transfers[{}]", path, x);
+      if (transfer.words == 0 || transfer.words > target::kMaxTransferWords) {
+        fail(transfer_path + ".words", fmt::format("{} is outside 1..{}", transfer.words,
+                                                   target::kMaxTransferWords));
+      }
+      const std::uint64_t bytes = std::uint64_t{transfer.words} * 4;
+      require_tile(transfer_path + ".sourceTile", application, transfer.source_tile);
+      if (transfer.source_address % 4 != 0) {
+        fail(transfer_path + ".sourceAddress", "an exchange address is word-aligned");
+      }
+      require_in_sram(transfer_path + ".sourceAddress",
+                      range_at(transfer_path + ".words", transfer.source_address, bytes));
+      if (transfer.destinations.empty()) {
+        fail(transfer_path + ".destinations", "a transfer needs a destination");
+      }
+      for (std::size_t d = 0; d < transfer.destinations.size(); ++d) {
+        const TransferDestination& destination = transfer.destinations[d];
+        const std::string destination_path =
+            fmt::format("{}.destinations[{}]", transfer_path, d);
+        require_tile(destination_path + ".tile", application, destination.tile);
+        if (destination.address % 4 != 0) {
+          fail(destination_path + ".address", "an exchange address is word-aligned");
+        }
+        require_in_sram(destination_path + ".address",
+                        range_at(destination_path + ".address", destination.address, bytes));
+      }
+      require_provenance(transfer_path + ".provenance", transfer.provenance, debug);
+    }
+  }
+}
+
+}  // namespace
+
+void validate_blob_references(const Application& application) {
+  for (std::size_t t = 0; t < application.tiles.size(); ++t) {
+    for (std::size_t s = 0; s < application.tiles[t].segments.size(); ++s) {
+      validate_blob_reference(application, fmt::format("tiles[{}].segments[{}]", t, s),
+                              application.tiles[t].segments[s]);
+    }
+  }
+}
+
+void validate(const Application& application) {
+  if (application.compiler_version.empty()) {
+    fail("header.compilerVersion", "the producing compiler is not named");
+  }
+  validate_tiles(application);
+  std::map<std::string, std::string> names;
+  validate_bindings(application, "inputs", application.inputs, false, names);
+  validate_bindings(application, "outputs", application.outputs, true, names);
+  validate_bindings(application, "weights", application.weights, false, names);
+  validate_host_exchange(application.host_exchange);
+  validate_entry_points_and_config(application);
+  validate_debug(application);
+}
+
+}  // namespace tessera::schema

@@ -1,0 +1,216 @@
+// The reader against hostile input: forged headers, blobs, sizes and
+// messages, including the prior art's holes (review-findings.md #2, #12,
+// #13, #14).
+#include <capnp/any.h>
+#include <capnp/message.h>
+#include <capnp/serialize.h>
+#include <zstd.h>
+
+#include <cstring>
+#include <functional>
+
+#include <gtest/gtest.h>
+
+#include "schema/package_error.hpp"
+#include "schema/reader.hpp"
+#include "schema/sha256.hpp"
+#include "schema/wire.hpp"
+#include "schema/writer.hpp"
+#include "tests/testing/sample_package.hpp"
+
+namespace tessera::schema {
+namespace {
+
+std::vector<std::uint8_t> to_bytes(capnp::MessageBuilder& message) {
+  const auto words = capnp::messageToFlatArray(message);
+  return {words.asBytes().begin(), words.asBytes().end()};
+}
+
+// The sample package with its wire form edited.
+std::vector<std::uint8_t> edited(const std::function<void(wire::Application::Builder)>& edit) {
+  const auto bytes = serialize_package(testing::sample_application());
+  kj::Array<capnp::word> words = kj::heapArray<capnp::word>(bytes.size() / 8);
+  std::memcpy(words.begin(), bytes.data(), bytes.size());
+  capnp::FlatArrayMessageReader reader(words);
+  capnp::MallocMessageBuilder message;
+  message.setRoot(reader.getRoot<wire::Application>());
+  edit(message.getRoot<wire::Application>());
+  return to_bytes(message);
+}
+
+std::string read_error(const std::vector<std::uint8_t>& bytes, const ReadLimits& limits = {}) {
+  try {
+    (void)read_package(bytes, limits);
+  } catch (const PackageError& error) {
+    return error.what();
+  }
+  return "accepted";
+}
+
+void expect_error(const std::vector<std::uint8_t>& bytes, const std::string& fragment,
+                  const ReadLimits& limits = {}) {
+  const std::string error = read_error(bytes, limits);
+  EXPECT_NE(error.find(fragment), std::string::npos) << "got: " << error;
+}
+
+kj::ArrayPtr<const kj::byte> as_bytes(const std::vector<std::uint8_t>& bytes) {
+  return {bytes.data(), bytes.size()};
+}
+
+TEST(Reader, HeaderMustNameThisFormat) {
+  expect_error(edited([](auto a) { a.getHeader().setSchemaVersion(2); }),
+               "header.schemaVersion: 2 is not the supported version 1");
+  expect_error(edited([](auto a) { a.getHeader().setTarget("ipu2"); }),
+               "header.target: 'ipu2' is not 'ipu21'");
+  expect_error(edited([](auto a) { a.getHeader().setTileMemoryBase(0); }),
+               "header.tileMemoryBase: 0x0 is not 0x4c000");
+  expect_error(edited([](auto a) { a.getHeader().setTileMemorySize(0x100000); }),
+               "header.tileMemorySize: 0x100000 is not 0x9c000");
+}
+
+TEST(Reader, DigestMustMatchTheContents) {
+  expect_error(edited([](auto a) { a.getEntryPoints()[0].setCommand(99); }),
+               "buildDigest: does not match the package's contents");
+  expect_error(edited([](auto a) { a.setBuildDigest(kj::ArrayPtr<const kj::byte>()); }),
+               "buildDigest: does not match");
+}
+
+TEST(Reader, BlobHashIsCheckedAfterDecoding) {
+  expect_error(edited([](auto a) {
+                 auto data = a.getBlobs()[1].getData();
+                 data[0] = static_cast<kj::byte>(data[0] ^ 1);
+               }),
+               "blobs[1].sha256: does not match the blob's bytes");
+  expect_error(edited([](auto a) { a.getBlobs()[1].setSha256(kj::ArrayPtr<const kj::byte>()); }),
+               "blobs[1].sha256: 0 bytes is not a SHA-256 digest");
+}
+
+TEST(Reader, DuplicateBlobsAreRejected) {
+  expect_error(edited([](auto a) {
+                 auto blobs = a.getBlobs();
+                 blobs.setWithCaveats(2, blobs[1].asReader());
+               }),
+               "blobs[2].sha256: duplicates blobs[1]");
+}
+
+// review-findings.md #13: the prior art allocated the untrusted
+// uncompressedSize before checking anything.
+TEST(Reader, MultiGigabyteUncompressedSizeIsRejectedBeforeAllocating) {
+  expect_error(edited([](auto a) { a.getBlobs()[0].setUncompressedSize(8ull << 30); }),
+               "blobs[0].uncompressedSize: 8589934592 more bytes exceed the package limit");
+  // A per-blob cap below the total cap names the blob's own limit.
+  ReadLimits limits;
+  limits.max_blob_bytes = 100;
+  expect_error(serialize_package(testing::sample_application()),
+               "blobs[1]: uncompressedSize 256 exceeds the limit of 100 bytes", limits);
+}
+
+TEST(Reader, ZstdFramesMustBeExact) {
+  const std::vector<std::uint8_t> zeros(1000, 0);
+  std::vector<std::uint8_t> frame(ZSTD_compressBound(zeros.size()));
+  frame.resize(ZSTD_compress(frame.data(), frame.size(), zeros.data(), zeros.size(), 3));
+  const auto with_blob = [&](std::vector<std::uint8_t> data, std::uint64_t size) {
+    return edited([&](auto a) {
+      auto blob = a.getBlobs()[1];
+      blob.setCodec(wire::BlobCodec::ZSTD);
+      blob.setData(as_bytes(data));
+      blob.setUncompressedSize(size);
+    });
+  };
+  expect_error(with_blob(frame, 999), "blobs[1]: the zstd frame holds 1000 bytes but uncompressedSize is 999");
+  auto trailing = frame;
+  trailing.push_back(0);
+  expect_error(with_blob(trailing, 1000), "blobs[1]: 1 bytes follow the zstd frame");
+  expect_error(with_blob({1, 2, 3, 4}, 1000), "blobs[1]: not a zstd frame");
+  // Raw data must be exactly the declared size.
+  expect_error(edited([](auto a) { a.getBlobs()[1].setUncompressedSize(255); }),
+               "blobs[1]: raw data holds 256 bytes but uncompressedSize is 255");
+}
+
+TEST(Reader, UnknownEnumValuesAreErrors) {
+  expect_error(edited([](auto a) { a.getBlobs()[0].setCodec(static_cast<wire::BlobCodec>(7)); }),
+               "blobs[0].codec: 7 is not a known value");
+  expect_error(edited([](auto a) { a.getInputs()[0].setDtype(static_cast<wire::DType>(40)); }),
+               "inputs[0].dtype: 40 is not a known value");
+}
+
+TEST(Reader, TextMustBeUtf8) {
+  expect_error(edited([](auto a) { a.getEntryPoints()[0].setName("\xC3\x28"); }),
+               "entryPoints[0].name: is not valid UTF-8");
+}
+
+// review-findings.md #12: the prior art disabled the traversal limit, so a
+// small message whose pointers all point at one large list could make the
+// reader walk that list again and again. Forge exactly that: 2000 bindings
+// whose shape pointers all target binding 0's 60000-element shape.
+TEST(Reader, AmplifiedMessagesHitTheTraversalLimit) {
+  constexpr unsigned kBindings = 2000;
+  constexpr unsigned kShape = 60000;
+  capnp::MallocMessageBuilder message(1u << 20, capnp::AllocationStrategy::FIXED_SIZE);
+  auto root = message.initRoot<wire::Application>();
+  auto header = root.initHeader();
+  header.setSchemaVersion(kPackageSchemaVersion);
+  header.setTarget(std::string(kTargetName));
+  header.setTileMemoryBase(0x4C000);
+  header.setTileMemorySize(0x9C000);
+  auto inputs = root.initInputs(kBindings);
+  inputs[0].initShape(kShape);
+  for (unsigned i = 1; i < kBindings; ++i) inputs[i].initShape(0);
+  ASSERT_EQ(message.getSegmentsForOutput().size(), 1u);
+
+  const auto shape_bytes = capnp::AnyList::Reader(inputs[0].asReader().getShape()).getRawBytes();
+  for (unsigned i = 1; i < kBindings; ++i) {
+    // The shape pointer is the binding's second pointer, after its data word.
+    auto pointer_section = capnp::AnyStruct::Builder(inputs[i]).getDataSection().end();
+    auto* pointer = reinterpret_cast<std::uint64_t*>(pointer_section) + 1;
+    const auto offset_words = (reinterpret_cast<std::int64_t>(shape_bytes.begin()) -
+                               reinterpret_cast<std::int64_t>(pointer + 1)) / 8;
+    *pointer = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(offset_words << 2)) | 1u) |
+               (std::uint64_t{4} << 32) | (std::uint64_t{kShape} << 35);  // list of 32-bit values
+  }
+  const auto bytes = to_bytes(message);
+  // The file is about 60000·4 + 2000·32 bytes; walking every shape would
+  // read 2000 × 240000 bytes.
+  EXPECT_LT(bytes.size(), 400000u);
+  expect_error(bytes, "malformed Cap'n Proto message");
+}
+
+TEST(Reader, TraversalLimitIsConfigurableForLargeTrustedPackages) {
+  const auto bytes = serialize_package(testing::sample_application());
+  ReadLimits tight;
+  tight.traversal_limit_words = 16;
+  expect_error(bytes, "malformed Cap'n Proto message", tight);
+  ReadLimits generous;
+  generous.traversal_limit_words = 1ull << 40;
+  EXPECT_EQ(read_error(bytes, generous), "accepted");
+}
+
+TEST(Reader, DeeplyNestedMessagesHitTheNestingLimit) {
+  ReadLimits shallow;
+  shallow.nesting_limit = 2;
+  expect_error(serialize_package(testing::sample_application()), "malformed Cap'n Proto message",
+               shallow);
+}
+
+TEST(Reader, TruncatedAndPaddedInputIsRejected) {
+  const auto bytes = serialize_package(testing::sample_application());
+  expect_error({bytes.begin(), bytes.begin() + 100}, "package:");
+  expect_error({bytes.begin(), bytes.end() - 3}, "is not a whole number of 8-byte words");
+  auto padded = bytes;
+  padded.resize(padded.size() + 8, 0);
+  expect_error(padded, "package: bytes follow the message");
+  expect_error({}, "package:");
+}
+
+TEST(Reader, SegmentTableLargerThanTheFileIsRejected) {
+  // A forged segment table claiming 2^31 words in one segment.
+  std::vector<std::uint8_t> bytes(16, 0);
+  bytes[4] = 0x00;
+  bytes[5] = 0x00;
+  bytes[6] = 0x00;
+  bytes[7] = 0x80;
+  expect_error(bytes, "malformed Cap'n Proto message");
+}
+
+}  // namespace
+}  // namespace tessera::schema
