@@ -8,6 +8,8 @@ CommandSet standard_commands() {
   CommandSet commands;
   commands.add(disasm_command());
   commands.add(asm_command());
+  commands.add(inspect_command());
+  commands.add(validate_command());
   return commands;
 }
 

@@ -5,4 +5,6 @@
 namespace tessera::cli {
 Command disasm_command();
 Command asm_command();
+Command inspect_command();
+Command validate_command();
 }  // namespace tessera::cli
