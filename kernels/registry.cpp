@@ -1,0 +1,30 @@
+#include "kernels/registry.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace tessera::kernels {
+
+const KernelRegistry& KernelRegistry::standard() {
+  static const KernelRegistry registry = [] {
+    KernelRegistry r;
+    add_runtime_helpers(r);
+    return r;
+  }();
+  return registry;
+}
+
+void KernelRegistry::add(KernelSpec spec) {
+  if (find(spec.name) != nullptr) {
+    throw std::logic_error("kernel '" + spec.name + "' is registered twice");
+  }
+  specs_.push_back(std::move(spec));
+}
+
+const KernelSpec* KernelRegistry::find(std::string_view name) const noexcept {
+  const auto it = std::find_if(specs_.begin(), specs_.end(),
+                               [&](const KernelSpec& spec) { return spec.name == name; });
+  return it == specs_.end() ? nullptr : &*it;
+}
+
+}  // namespace tessera::kernels

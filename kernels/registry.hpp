@@ -1,0 +1,65 @@
+#pragma once
+// The kernel registry: for every kernel and runtime helper, by its symbol
+// name, the one description of its ABI — which registers are memory operands,
+// whether they are read or written, how many bytes each may touch (the only
+// source of footprints: the compiler asserts them, the simulator checks the
+// model's real accesses against the allocations), its preconditions, and its
+// host model.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/kernel_abi.hpp"
+
+namespace tessera::kernels {
+
+using Registers = std::array<std::uint32_t, 16>;
+
+enum class KernelKind : std::uint8_t { kKernel, kRuntimeHelper };
+enum class Access : std::uint8_t { kRead, kWrite, kReadWrite };
+
+struct OperandSpec {
+  unsigned reg = kOutputRegister;
+  Access access = Access::kRead;
+  std::string_view role;  // "destination", "source", …
+  // Bytes the kernel may touch from the operand's pointer, given the call's registers.
+  std::function<std::uint64_t(const Registers&)> footprint;
+};
+
+struct KernelSpec {
+  std::string name;
+  KernelKind kind = KernelKind::kKernel;
+  std::vector<OperandSpec> operands;
+  // What the call's registers must satisfy; the reason when they do not.
+  std::function<std::optional<std::string>(const Registers&)> precondition;
+  // The host model: reads and writes through call.memory, sets call.cycles.
+  std::function<void(KernelCall&)> model;
+};
+
+class KernelRegistry {
+ public:
+  // Every kernel and runtime helper Tessera ships.
+  static const KernelRegistry& standard();
+
+  void add(KernelSpec spec);
+  const KernelSpec* find(std::string_view name) const noexcept;
+  std::span<const KernelSpec> all() const noexcept { return specs_; }
+
+ private:
+  std::vector<KernelSpec> specs_;
+};
+
+// The runtime helpers the emitted code calls (kernels/runtime_helpers.cpp).
+inline constexpr std::string_view kWorkerBarrier = "tessera_worker_barrier";
+inline constexpr std::string_view kSampleCycles = "tessera_sample_cycles";
+inline constexpr std::string_view kCopyWords = "tessera_copy_words";
+inline constexpr std::string_view kFillWords = "tessera_fill_words";
+
+void add_runtime_helpers(KernelRegistry& registry);
+
+}  // namespace tessera::kernels

@@ -1,0 +1,464 @@
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include "sim/chip.hpp"
+
+#include <systemc>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "target/memory_map.hpp"
+
+namespace tessera::sim {
+namespace {
+
+// The one elaborated module every chip's processes live under.
+struct TopModule : sc_core::sc_module {
+  explicit TopModule(sc_core::sc_module_name name) : sc_core::sc_module(name) {}
+};
+
+void ensure_systemc() {
+  static TopModule* top = [] {
+    // The library prints a banner on stdout unless told not to.
+    ::setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+    return new TopModule("tessera");
+  }();
+  (void)top;
+}
+
+// One tile cycle is one nanosecond of SystemC time.
+sc_core::sc_time cycles(std::uint64_t n) { return sc_core::sc_time(static_cast<double>(n), sc_core::SC_NS); }
+
+std::uint64_t systemc_now() {
+  static const sc_core::sc_time::value_type kNs = sc_core::sc_time(1, sc_core::SC_NS).value();
+  return sc_core::sc_time_stamp().value() / kNs;
+}
+
+Chip* g_active_chip = nullptr;
+
+bool is_host_zone(std::uint32_t zone) { return zone == 7 || zone == 15; }
+
+}  // namespace
+
+struct Chip::TileProcess {
+  sc_core::sc_event release;
+  sc_core::sc_process_handle handle;
+};
+
+std::string_view stop_reason_name(StopReason reason) noexcept {
+  switch (reason) {
+    case StopReason::kAllHalted: return "all tiles halted";
+    case StopReason::kHostSync: return "a tile waits at a host sync";
+    case StopReason::kTrapped: return "a tile trapped";
+    case StopReason::kFault: return "fault";
+    case StopReason::kDeadlock: return "deadlock";
+    case StopReason::kCycleLimit: return "cycle limit";
+  }
+  return "?";
+}
+
+Chip::Chip(target::Topology topology, SimOptions options, const kernels::KernelRegistry& registry)
+    : topology_(std::move(topology)), options_(options), registry_(registry) {
+  if (g_active_chip != nullptr) {
+    throw Error("a simulated chip already exists in this process (SystemC has one kernel)");
+  }
+  if (options_.quantum_cycles == 0) throw UsageError("the quantum must be at least one cycle");
+  ensure_systemc();
+  for (const auto physical : topology_.physical_tiles()) {
+    tiles_.push_back(std::make_unique<Tile>(physical, options_, registry_));
+  }
+  loaded_.assign(tiles_.size(), false);
+  entry_points_.assign(tiles_.size(), target::kEntryPoint);
+  g_active_chip = this;
+}
+
+Chip::~Chip() {
+  kill_processes();
+  g_active_chip = nullptr;
+}
+
+std::size_t Chip::index_of(target::PhysicalTile tile) const {
+  const auto logical = topology_.logical(tile);
+  if (!logical) throw UsageError(fmt::format("{} is not a tile of this chip", tile));
+  return logical->value;
+}
+
+Tile& Chip::tile(target::PhysicalTile tile) { return *tiles_[index_of(tile)]; }
+const Tile& Chip::tile(target::PhysicalTile tile) const { return *tiles_[index_of(tile)]; }
+
+void Chip::kill_processes() {
+  for (auto& process : processes_) {
+    if (process && process->handle.valid() && !process->handle.terminated()) {
+      process->handle.kill();
+    }
+  }
+  processes_.clear();
+}
+
+void Chip::reset() {
+  kill_processes();
+  for (auto& tile : tiles_) tile->reset();
+  loaded_.assign(tiles_.size(), false);
+  entry_points_.assign(tiles_.size(), target::kEntryPoint);
+  started_.clear();
+  faults_.clear();
+  spans_.clear();
+  stop_requested_ = false;
+}
+
+void Chip::load(const schema::Application& application) {
+  reset();
+  for (const auto& image : application.tiles) {
+    const std::size_t index = index_of(image.tile);
+    for (const auto& segment : image.segments) {
+      const auto bytes = schema::segment_bytes(application, segment);
+      tiles_[index]->load_segment(segment.address, bytes,
+                                  (segment.flags & schema::kSegmentExecute) != 0);
+    }
+    entry_points_[index] = image.entry_point;
+    loaded_[index] = true;
+  }
+  for (const auto& debug : application.debug.tiles) {
+    tiles_[index_of(debug.tile)]->set_debug(TileDebugIndex(debug, application.debug.provenance));
+  }
+}
+
+void Chip::load_segment(target::PhysicalTile tile, std::uint32_t address,
+                        std::span<const std::uint8_t> bytes, bool executable) {
+  const std::size_t index = index_of(tile);
+  const auto range = target::AddressRange::from_size(
+      address, static_cast<std::uint32_t>(bytes.size()), "segment");
+  if (!target::in_sram(range)) {
+    throw UsageError(fmt::format("segment {} is outside tile memory {}", range, target::kSram));
+  }
+  tiles_[index]->load_segment(address, bytes, executable);
+  loaded_[index] = true;
+}
+
+void Chip::set_debug(target::PhysicalTile tile, const schema::TileDebug& debug,
+                     const std::vector<std::string>& provenance) {
+  tiles_[index_of(tile)]->set_debug(TileDebugIndex(debug, provenance));
+}
+
+void Chip::start(std::optional<std::vector<target::PhysicalTile>> tiles,
+                 std::optional<std::uint32_t> entry_point) {
+  kill_processes();
+  faults_.clear();
+  spans_.clear();
+  stop_requested_ = false;
+  started_.clear();
+  if (tiles) {
+    for (const auto tile : *tiles) started_.push_back(index_of(tile));
+  } else {
+    for (std::size_t i = 0; i < tiles_.size(); ++i) {
+      if (loaded_[i]) started_.push_back(i);
+    }
+  }
+  if (started_.empty()) throw UsageError("no tile to start: load a package first");
+  origin_ns_ = systemc_now();
+  internal_sync_.reset(tiles_.size(), started_.size(), options_.device_sync_cycles);
+  segment_start_.assign(tiles_.size(), 0);
+  processes_.resize(tiles_.size());
+  sc_core::sc_spawn_options spawn;
+  spawn.spawn_method();
+  for (const std::size_t index : started_) {
+    tiles_[index]->start(entry_point.value_or(entry_points_[index]), 0);
+    processes_[index] = std::make_unique<TileProcess>();
+    processes_[index]->handle = sc_core::sc_spawn([this, index] { on_tile_activation(index); },
+                                                  sc_core::sc_gen_unique_name("tile"), &spawn);
+  }
+}
+
+std::uint64_t Chip::now() const { return systemc_now() - origin_ns_; }
+
+void Chip::record_fault(const Fault& fault) { faults_.add(fault); }
+
+void Chip::request_stop() {
+  stop_requested_ = true;
+  sc_core::sc_pause();
+}
+
+void Chip::apply_releases(const std::vector<Release>& releases) {
+  const std::uint64_t now_cycle = now();
+  for (const auto& release : releases) {
+    Tile& tile = *tiles_[release.tile];
+    const std::uint64_t at = std::max(release.cycle, now_cycle);
+    if (options_.trace) {
+      spans_.push_back({release.tile, "compute", segment_start_[release.tile], tile.wait_started()});
+      spans_.push_back({release.tile, "sync wait", tile.wait_started(), at});
+    }
+    segment_start_[release.tile] = at;
+    tile.release(at);
+    processes_[release.tile]->release.notify(cycles(at - now_cycle));
+  }
+}
+
+void Chip::on_tile_activation(std::size_t index) {
+  Tile& tile = *tiles_[index];
+  TileProcess& process = *processes_[index];
+  if (tile.status() != TileStatus::kRunning) {
+    sc_core::next_trigger(process.release);
+    return;
+  }
+  const std::uint64_t now_cycle = now();
+  for (;;) {
+    if (stop_requested_ || tile.cycle() >= limit_) {
+      // Wait at the tile's own time; the next run() continues from here.
+      // Past the limit, wait at least a cycle so the kernel can reach it.
+      std::uint64_t delay = std::max(tile.cycle(), now_cycle) - now_cycle;
+      if (!stop_requested_ && delay == 0) delay = 1;
+      sc_core::next_trigger(cycles(delay));
+      return;
+    }
+    const RunOutcome outcome =
+        tile.run(std::min(tile.cycle() + options_.quantum_cycles, limit_));
+    switch (outcome.kind) {
+      case RunOutcome::Kind::kBudget:
+        sc_core::next_trigger(cycles(tile.cycle() - now_cycle));
+        return;
+      case RunOutcome::Kind::kSans:
+        if (outcome.zone == 0) apply_releases(internal_sync_.skip(index));
+        // sans 1 (host) is consumed by the host link's rounds.
+        continue;
+      case RunOutcome::Kind::kSync:
+        if (outcome.zone == 1) {
+          tile.begin_wait(1);
+          tile.release(tile.cycle() + options_.local_sync_cycles);
+          continue;
+        }
+        if (outcome.zone == 3) {
+          tile.begin_wait(3);
+          apply_releases(internal_sync_.arrive(index, tile.cycle()));
+          sc_core::next_trigger(process.release);
+          return;
+        }
+        if (is_host_zone(outcome.zone)) {
+          // The run goes on until nothing else can happen, so that every tile
+          // reaches its host sync before the host is asked to act.
+          tile.begin_wait(outcome.zone);
+          sc_core::next_trigger(process.release);
+          return;
+        }
+        tile.raise(FaultKind::kNotModelled,
+                   outcome.zone == 0
+                       ? std::string("sync 0 (host receive) needs the host link, which is not "
+                                     "modelled yet")
+                       : fmt::format("sync {}: not a known sync zone", outcome.zone));
+        [[fallthrough]];
+      case RunOutcome::Kind::kFaulted:
+        record_fault(*tile.fault());
+        if (!options_.keep_going) request_stop();
+        sc_core::next_trigger(process.release);
+        return;
+      case RunOutcome::Kind::kTrapped:
+        request_stop();
+        sc_core::next_trigger(process.release);
+        return;
+      case RunOutcome::Kind::kHalted:
+        if (options_.trace) spans_.push_back({index, "compute", segment_start_[index], tile.cycle()});
+        sc_core::next_trigger(process.release);
+        return;
+    }
+  }
+}
+
+RunResult Chip::run(std::uint64_t max_cycles) {
+  if (started_.empty()) throw UsageError("run() before start()");
+  limit_ = max_cycles;
+  stop_requested_ = false;
+  const std::size_t faults_before = faults_.all().size();
+  if (now() < limit_) {
+    if (max_cycles == ~std::uint64_t{0}) {
+      sc_core::sc_start();
+    } else {
+      // Exit on starvation so that a run waiting for the host or deadlocked
+      // returns at once instead of idling to the limit.
+      sc_core::sc_start(cycles(limit_ - now()), sc_core::SC_EXIT_ON_STARVATION);
+    }
+  }
+  RunResult result;
+  result.cycle = now();
+  std::size_t halted = 0, trapped = 0, host = 0, waiting = 0, faulted = 0;
+  for (const std::size_t index : started_) {
+    const Tile& tile = *tiles_[index];
+    switch (tile.status()) {
+      case TileStatus::kHalted: ++halted; break;
+      case TileStatus::kTrapped: ++trapped; break;
+      case TileStatus::kFaulted: ++faulted; break;
+      case TileStatus::kWaiting:
+        (is_host_zone(tile.waiting_zone()) ? host : waiting)++;
+        break;
+      default: break;
+    }
+  }
+  if (faults_.all().size() > faults_before && !options_.keep_going) {
+    result.reason = StopReason::kFault;
+  } else if (trapped > 0) {
+    result.reason = StopReason::kTrapped;
+  } else if (host > 0) {
+    result.reason = StopReason::kHostSync;
+  } else if (halted + faulted == started_.size()) {
+    result.reason = faulted > 0 ? StopReason::kFault : StopReason::kAllHalted;
+  } else if (!sc_core::sc_pending_activity() && waiting > 0) {
+    diagnose_deadlock();
+    result.reason = StopReason::kDeadlock;
+  } else {
+    // Every running tile has reached the limit (the kernel stops early when
+    // the next activity lies beyond it).
+    result.reason = StopReason::kCycleLimit;
+    result.cycle = std::max(result.cycle, limit_);
+  }
+  return result;
+}
+
+void Chip::diagnose_deadlock() {
+  std::string where;
+  for (const std::size_t index : started_) {
+    const Tile& tile = *tiles_[index];
+    if (!where.empty()) where += "; ";
+    if (tile.status() == TileStatus::kWaiting) {
+      where += fmt::format("{} waits at sync {} (pc {:#x}, cycle {}", tile.id(), tile.waiting_zone(),
+                           tile.pc() - 4, tile.wait_started());
+      if (tile.waiting_zone() == 3) {
+        const std::uint64_t round = internal_sync_.round_of(index) - 1;
+        where += fmt::format(", round {}: {} of {} tiles present", round,
+                             internal_sync_.present(round), started_.size());
+      }
+      where += ")";
+    } else {
+      where += fmt::format("{} {} (pc {:#x}, cycle {})", tile.id(),
+                           tile_status_name(tile.status()), tile.pc(), tile.cycle());
+    }
+  }
+  Fault fault;
+  fault.kind = FaultKind::kDeadlock;
+  for (const std::size_t index : started_) fault.cycle = std::max(fault.cycle, tiles_[index]->cycle());
+  fault.message = "no tile can make progress: " + where;
+  faults_.add(std::move(fault));
+}
+
+void Chip::release_host_syncs() {
+  std::vector<Release> releases;
+  std::uint64_t last = now();
+  for (const std::size_t index : started_) {
+    const Tile& tile = *tiles_[index];
+    if (tile.status() == TileStatus::kWaiting && is_host_zone(tile.waiting_zone())) {
+      releases.push_back({index, 0});
+      last = std::max(last, tile.wait_started());
+    }
+  }
+  for (auto& release : releases) release.cycle = last + options_.host_sync_cycles;
+  apply_releases(releases);
+}
+
+std::vector<target::PhysicalTile> Chip::tiles_waiting_at_host_sync() const {
+  std::vector<target::PhysicalTile> waiting;
+  for (const std::size_t index : started_) {
+    const Tile& tile = *tiles_[index];
+    if (tile.status() == TileStatus::kWaiting && is_host_zone(tile.waiting_zone())) {
+      waiting.push_back(tile.id());
+    }
+  }
+  return waiting;
+}
+
+void Chip::resume(target::PhysicalTile physical) {
+  const std::size_t index = index_of(physical);
+  Tile& tile = *tiles_[index];
+  if (tile.status() != TileStatus::kTrapped) {
+    throw UsageError(fmt::format("{} is {}, not trapped", physical, tile_status_name(tile.status())));
+  }
+  const std::uint64_t at = std::max(tile.cycle(), now());
+  tile.resume(at);
+  processes_[index]->release.notify(cycles(at - now()));
+}
+
+RunReport Chip::report() const {
+  RunReport report;
+  for (const std::size_t index : started_) {
+    report.total_cycles = std::max(report.total_cycles, tiles_[index]->cycle());
+  }
+  std::vector<std::size_t> order = started_;
+  std::sort(order.begin(), order.end(),
+            [&](auto a, auto b) { return tiles_[a]->id() < tiles_[b]->id(); });
+  for (const std::size_t index : order) {
+    const Tile& tile = *tiles_[index];
+    TileReport entry;
+    entry.tile = tile.id();
+    entry.status = tile.status();
+    entry.end_cycle = tile.cycle();
+    entry.busy = tile.cycles().busy;
+    entry.sync_wait = tile.cycles().sync_wait;
+    const std::uint64_t accounted = entry.busy + entry.sync_wait;
+    entry.idle = report.total_cycles > accounted ? report.total_cycles - accounted : 0;
+    report.tiles.push_back(entry);
+  }
+  for (const auto& tile : tiles_) report.sram_bytes_touched += tile->sram().touched_bytes();
+  return report;
+}
+
+nlohmann::json RunReport::to_json() const {
+  nlohmann::json tiles_json = nlohmann::json::array();
+  for (const auto& tile : tiles) {
+    tiles_json.push_back({{"tile", tile.tile.value},
+                          {"status", tile_status_name(tile.status)},
+                          {"endCycle", tile.end_cycle},
+                          {"busy", tile.busy},
+                          {"syncWait", tile.sync_wait},
+                          {"idle", tile.idle}});
+  }
+  return {{"totalCycles", total_cycles}, {"sramBytesTouched", sram_bytes_touched},
+          {"tiles", tiles_json}};
+}
+
+std::string RunReport::to_text() const {
+  std::string text = fmt::format("total cycles  {}\n", total_cycles);
+  if (tiles.empty()) return text;
+  std::uint64_t busy_sum = 0, wait_sum = 0, busy_max = 0;
+  for (const auto& tile : tiles) {
+    busy_sum += tile.busy;
+    wait_sum += tile.sync_wait;
+    busy_max = std::max(busy_max, tile.busy);
+  }
+  const double n = static_cast<double>(tiles.size());
+  text += fmt::format("tiles         {}\n", tiles.size());
+  text += fmt::format("busy          mean {:.0f}, max {}\n", static_cast<double>(busy_sum) / n, busy_max);
+  text += fmt::format("sync wait     mean {:.0f}\n", static_cast<double>(wait_sum) / n);
+  text += fmt::format("sram touched  {} bytes\n", sram_bytes_touched);
+  if (tiles.size() <= 16) {
+    text += "tile    status   end       busy      sync wait idle\n";
+    for (const auto& t : tiles) {
+      text += fmt::format("{:<7} {:<8} {:<9} {:<9} {:<9} {}\n", fmt::format("{}", t.tile),
+                          tile_status_name(t.status), t.end_cycle, t.busy, t.sync_wait, t.idle);
+    }
+  }
+  return text;
+}
+
+nlohmann::json Chip::trace() const {
+  // Chrome trace event format: complete events ("X") with microsecond
+  // timestamps; one thread per tile. Cycles are shown at the C600's 1.5 GHz.
+  constexpr double kCyclesPerMicrosecond = 1500.0;
+  nlohmann::json events = nlohmann::json::array();
+  for (const auto& span : spans_) {
+    if (span.end < span.start) continue;
+    events.push_back({{"name", span.name},
+                      {"ph", "X"},
+                      {"pid", 0},
+                      {"tid", tiles_[span.tile]->id().value},
+                      {"ts", static_cast<double>(span.start) / kCyclesPerMicrosecond},
+                      {"dur", static_cast<double>(span.end - span.start) / kCyclesPerMicrosecond}});
+  }
+  for (const std::size_t index : started_) {
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", 0},
+                      {"tid", tiles_[index]->id().value},
+                      {"args", {{"name", fmt::format("{}", tiles_[index]->id())}}}});
+  }
+  return {{"traceEvents", events}, {"displayTimeUnit", "ns"}};
+}
+
+}  // namespace tessera::sim

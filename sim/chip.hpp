@@ -1,0 +1,149 @@
+#pragma once
+// The simulated IPU21: tiles from a topology, the internal sync, the fault
+// log, and the co-simulation API through which a host program drives it.
+//
+// SystemC elaborates once per process, so the chip owns no SystemC modules:
+// one process-wide top module is elaborated on first use, and each started
+// tile runs as a dynamically spawned SystemC method process that executes
+// supervisor code with temporal decoupling and meets the kernel's global
+// time only at interactions (syncs, the quantum, stops). A Chip can be built,
+// loaded, run, reset and destroyed any number of times in one process; only
+// one may exist at a time.
+//
+// The host drives the simulation (it does not run inside SystemC): load(),
+// start(), then run() advances simulated time until a stop condition holds.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "kernels/registry.hpp"
+#include "schema/model.hpp"
+#include "sim/fault.hpp"
+#include "sim/options.hpp"
+#include "sim/sync_controller.hpp"
+#include "sim/tile.hpp"
+#include "target/topology.hpp"
+
+namespace tessera::sim {
+
+enum class StopReason : std::uint8_t {
+  kAllHalted,   // every started tile branched to 0
+  kHostSync,    // a tile waits at a host sync (zone 7 or 15)
+  kTrapped,     // a tile stopped at `trap`
+  kFault,       // a fault stopped the run (the first one, unless keep_going)
+  kDeadlock,    // no tile can make progress
+  kCycleLimit,  // the cycle limit passed
+};
+
+std::string_view stop_reason_name(StopReason reason) noexcept;
+
+struct RunResult {
+  StopReason reason = StopReason::kAllHalted;
+  std::uint64_t cycle = 0;  // simulated cycles since start()
+};
+
+// Per-tile and total cycles of a run.
+struct TileReport {
+  target::PhysicalTile tile;
+  TileStatus status = TileStatus::kIdle;
+  std::uint64_t end_cycle = 0;  // where the tile stopped (halt, trap, fault, wait)
+  std::uint64_t busy = 0;
+  std::uint64_t sync_wait = 0;
+  std::uint64_t idle = 0;  // total − busy − sync wait
+};
+
+struct RunReport {
+  std::uint64_t total_cycles = 0;  // the latest tile's end
+  std::vector<TileReport> tiles;   // started tiles, by physical id
+  std::uint64_t sram_bytes_touched = 0;
+  nlohmann::json to_json() const;
+  std::string to_text() const;
+};
+
+class Chip {
+ public:
+  explicit Chip(target::Topology topology, SimOptions options = {},
+                const kernels::KernelRegistry& registry = kernels::KernelRegistry::standard());
+  ~Chip();
+  Chip(const Chip&) = delete;
+  Chip& operator=(const Chip&) = delete;
+
+  const target::Topology& topology() const noexcept { return topology_; }
+  const SimOptions& options() const noexcept { return options_; }
+
+  // Resets the chip (cheap: tiles free their SRAM pages) and loads every tile
+  // image of the package; a package tile outside the topology is an error.
+  void load(const schema::Application& application);
+  // Loads one segment by hand (tests, debuggers): bytes into a tile's SRAM.
+  void load_segment(target::PhysicalTile tile, std::uint32_t address,
+                    std::span<const std::uint8_t> bytes, bool executable);
+  void set_debug(target::PhysicalTile tile, const schema::TileDebug& debug,
+                 const std::vector<std::string>& provenance = {});
+  // Starts the given tiles (by default every tile the package loaded) at
+  // `entry_point` (default: the package's entry point, or target::kEntryPoint).
+  void start(std::optional<std::vector<target::PhysicalTile>> tiles = std::nullopt,
+             std::optional<std::uint32_t> entry_point = std::nullopt);
+  // Back to the state after construction: nothing loaded, nothing running.
+  void reset();
+
+  // Advances simulated time until a stop condition holds or `max_cycles`
+  // (since start) pass.
+  RunResult run(std::uint64_t max_cycles = ~std::uint64_t{0});
+
+  // Host side of a host sync: releases every tile waiting at zones 7 and 15.
+  void release_host_syncs();
+  // Debugger: resumes a trapped tile (it re-traps while the trap is there).
+  void resume(target::PhysicalTile tile);
+
+  Tile& tile(target::PhysicalTile tile);
+  const Tile& tile(target::PhysicalTile tile) const;
+  std::vector<target::PhysicalTile> tiles_waiting_at_host_sync() const;
+
+  const FaultLog& faults() const noexcept { return faults_; }
+  std::uint64_t now() const;  // simulated cycles since start()
+  RunReport report() const;
+  // Chrome/Perfetto trace JSON of the run (needs options.trace).
+  nlohmann::json trace() const;
+
+  // Internal: the SystemC side calls these.
+  struct TileProcess;
+  void on_tile_activation(std::size_t index);
+
+ private:
+  std::size_t index_of(target::PhysicalTile tile) const;
+  void apply_releases(const std::vector<Release>& releases);
+  void record_fault(const Fault& fault);
+  void request_stop();
+  void kill_processes();
+  void diagnose_deadlock();
+
+  target::Topology topology_;
+  SimOptions options_;
+  const kernels::KernelRegistry& registry_;
+  std::vector<std::unique_ptr<Tile>> tiles_;  // by logical index
+  std::vector<bool> loaded_;
+  std::vector<std::uint32_t> entry_points_;
+  std::vector<std::size_t> started_;
+  std::vector<std::unique_ptr<TileProcess>> processes_;
+  InternalSync internal_sync_;
+  FaultLog faults_;
+  std::uint64_t origin_ns_ = 0;  // SystemC time of start(), in cycles (1 cycle = 1 ns)
+  std::uint64_t limit_ = ~std::uint64_t{0};
+  bool stop_requested_ = false;
+
+  struct Span {
+    std::size_t tile;
+    const char* name;
+    std::uint64_t start;
+    std::uint64_t end;
+  };
+  std::vector<Span> spans_;
+  std::vector<std::uint64_t> segment_start_;
+};
+
+}  // namespace tessera::sim

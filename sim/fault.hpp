@@ -1,0 +1,67 @@
+#pragma once
+// Faults the simulator raises: structured records (kind, tile, context, pc,
+// cycle, message, provenance), printed readably and exported as JSON.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "support/error.hpp"
+#include "target/topology.hpp"
+
+namespace tessera::sim {
+
+enum class FaultKind : std::uint8_t {
+  kInvalidInstruction,  // INVALID_INSTR: a word no instruction matches, or never-written code
+  kInvalidAddress,      // INVALID_ADDR: a fetch, load or store outside its memory
+  kKernelOverrun,       // a kernel model touched memory outside its operand's allocation
+  kUninitializedRead,   // a kernel model read bytes nothing ever wrote (--check-uninitialized)
+  kKernelPrecondition,  // a kernel was called with registers its ABI forbids
+  kNotModelled,         // an instruction or feature the simulator does not model yet
+  kDeadlock,            // no tile can make progress
+};
+
+std::string_view fault_kind_name(FaultKind kind) noexcept;
+
+struct Fault {
+  FaultKind kind = FaultKind::kInvalidInstruction;
+  std::optional<target::PhysicalTile> tile;
+  unsigned context = 0;  // 0 = supervisor, 1..6 = workers
+  std::optional<std::uint32_t> pc;
+  std::uint64_t cycle = 0;
+  std::string message;
+  std::string provenance;  // the graph operation behind the code, when known
+};
+
+// "KernelOverrun on p5 (supervisor) at pc 0x4c018, cycle 120: <message> [graph: matmul %3]"
+std::string describe(const Fault& fault);
+nlohmann::json to_json(const Fault& fault);
+
+class FaultLog {
+ public:
+  void add(Fault fault) { faults_.push_back(std::move(fault)); }
+  const std::vector<Fault>& all() const noexcept { return faults_; }
+  bool empty() const noexcept { return faults_.empty(); }
+  void clear() noexcept { faults_.clear(); }
+  nlohmann::json to_json() const;
+
+ private:
+  std::vector<Fault> faults_;
+};
+
+// Thrown by the co-simulation API when a run stops on a fault and the caller
+// asked for exceptions; carries the fault.
+class FaultError : public Error {
+ public:
+  explicit FaultError(Fault fault) : Error(describe(fault)), fault_(std::move(fault)) {}
+  const Fault& fault() const noexcept { return fault_; }
+
+ private:
+  Fault fault_;
+};
+
+}  // namespace tessera::sim

@@ -1,0 +1,40 @@
+#pragma once
+// Everything about the simulator's timing and checking that a user may set.
+// Defaults and why they are what they are are documented beside each field.
+
+#include <cstdint>
+
+namespace tessera::sim {
+
+struct SimOptions {
+  // Cycles one supervisor instruction takes. The IPU issues from six worker
+  // contexts and the supervisor on one barrel-threaded pipeline: a context
+  // issues at most once per six-cycle round [HW: reference §3], so a
+  // supervisor instruction costs six tile cycles.
+  std::uint32_t supervisor_instruction_cycles = 6;
+  // Cycles from the last arrival at a device-wide sync (`sync 3`) to the
+  // release: the SDK's global-sync figure the prior art used [SDK].
+  std::uint64_t device_sync_cycles = 600;
+  // Cycles for a local `sync 1`: the supervisor waits for its workers, which
+  // the kernel models have already finished, so only the handoff remains [INF].
+  std::uint64_t local_sync_cycles = 6;
+  // Cycles from the host's release of a host sync (zones 7, 15) to the tiles
+  // running again [INF].
+  std::uint64_t host_sync_cycles = 600;
+  // How far (in cycles) a tile may run ahead of the global clock before it
+  // yields to the SystemC kernel (temporal decoupling, TLM-2.0 LT quantum).
+  std::uint64_t quantum_cycles = 100'000;
+  // What reads of never-written SRAM return: all ones is a NaN as f32 and as
+  // both f16 halves, so padding that was never written poisons arithmetic
+  // instead of passing as zero (kernels-siglip-f143.md H8).
+  std::uint32_t poison = 0xFFFFFFFF;
+  // Report kernel reads of never-written bytes as faults.
+  bool check_uninitialized = false;
+  // Record faults and keep the other tiles running, instead of stopping at
+  // the first fault.
+  bool keep_going = false;
+  // Record per-tile spans (compute, sync wait) for a Chrome/Perfetto trace.
+  bool trace = false;
+};
+
+}  // namespace tessera::sim

@@ -1,0 +1,347 @@
+#include "sim/tile.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/checked_memory.hpp"
+#include "target/assembly.hpp"
+
+namespace tessera::sim {
+namespace {
+
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+using Continue = std::optional<RunOutcome>;  // nullopt: keep executing
+
+}  // namespace
+
+std::string_view tile_status_name(TileStatus status) noexcept {
+  switch (status) {
+    case TileStatus::kIdle: return "idle";
+    case TileStatus::kRunning: return "running";
+    case TileStatus::kWaiting: return "waiting";
+    case TileStatus::kTrapped: return "trapped";
+    case TileStatus::kHalted: return "halted";
+    case TileStatus::kFaulted: return "faulted";
+  }
+  return "?";
+}
+
+Tile::Tile(target::PhysicalTile id, const SimOptions& options,
+           const kernels::KernelRegistry& registry)
+    : id_(id), options_(options), registry_(registry), sram_(options.poison) {}
+
+void Tile::reset() {
+  sram_.clear();
+  sram_.set_poison(options_.poison);
+  debug_ = {};
+  code_ranges_.clear();
+  status_ = TileStatus::kIdle;
+  registers_ = {};
+  csrs_ = {};
+  pc_ = 0;
+  exception_ = ExceptionType::kNone;
+  cycle_ = 0;
+  cycles_ = {};
+  fault_.reset();
+  waiting_zone_ = 0;
+  decode_cache_.clear();
+}
+
+void Tile::load_segment(std::uint32_t address, std::span<const std::uint8_t> bytes,
+                        bool executable) {
+  sram_.write(address, bytes);
+  if (executable) {
+    code_ranges_.push_back(
+        target::AddressRange{address, address + static_cast<std::uint32_t>(bytes.size())});
+  }
+  decode_cache_.clear();
+}
+
+void Tile::start(std::uint32_t entry_point, std::uint64_t cycle) {
+  pc_ = entry_point;
+  cycle_ = cycle;
+  status_ = TileStatus::kRunning;
+}
+
+void Tile::set_reg(unsigned index, std::uint32_t value) {
+  if (index >= registers_.size()) throw std::out_of_range("register index");
+  if (index != 15) registers_[index] = value;  // $m15 reads as zero
+}
+
+std::uint32_t Tile::csr(std::uint8_t index) const noexcept {
+  if (index == static_cast<std::uint8_t>(isa::Csr::kPc)) return pc_;
+  if (index == static_cast<std::uint8_t>(isa::Csr::kStatus)) {
+    return static_cast<std::uint32_t>(exception_) << 4;
+  }
+  return csrs_[index];
+}
+
+void Tile::begin_wait(std::uint32_t zone) noexcept {
+  status_ = TileStatus::kWaiting;
+  waiting_zone_ = zone;
+  wait_started_ = cycle_;
+}
+
+void Tile::release(std::uint64_t at_cycle) noexcept {
+  cycles_.sync_wait += at_cycle - wait_started_;
+  cycle_ = at_cycle;
+  status_ = TileStatus::kRunning;
+}
+
+void Tile::raise(FaultKind kind, std::string message) { (void)fail(kind, std::move(message)); }
+
+void Tile::resume(std::uint64_t at_cycle) {
+  if (status_ != TileStatus::kTrapped) return;
+  exception_ = ExceptionType::kNone;
+  status_ = TileStatus::kRunning;
+  cycle_ = std::max(cycle_, at_cycle);
+}
+
+bool Tile::in_code(std::uint32_t address, std::uint32_t size) const noexcept {
+  const target::AddressRange touched{address, address + size};
+  for (const auto& range : code_ranges_) {
+    if (range.overlaps(touched)) return true;
+  }
+  return false;
+}
+
+std::uint32_t Tile::read_register(isa::Reg reg) const noexcept {
+  return registers_[static_cast<std::size_t>(reg)];
+}
+
+void Tile::write_register(isa::Reg reg, std::uint32_t value) noexcept {
+  if (reg != isa::kZeroReg) registers_[static_cast<std::size_t>(reg)] = value;
+}
+
+bool Tile::data_address_ok(std::uint32_t address) const noexcept {
+  return address % 4 == 0 && address >= target::kSramBase && address <= target::kSramEnd - 4;
+}
+
+RunOutcome Tile::fail(FaultKind kind, std::string message, std::string provenance) {
+  Fault fault;
+  fault.kind = kind;
+  fault.tile = id_;
+  fault.pc = pc_;
+  fault.cycle = cycle_;
+  fault.message = std::move(message);
+  fault.provenance = std::move(provenance);
+  fault_ = std::move(fault);
+  status_ = TileStatus::kFaulted;
+  exception_ = kind == FaultKind::kInvalidAddress ? ExceptionType::kInvalidAddress
+                                                  : ExceptionType::kInvalidInstruction;
+  return RunOutcome{RunOutcome::Kind::kFaulted};
+}
+
+const Tile::CachedInstruction& Tile::decode_at(std::uint32_t pc, std::uint32_t word0) {
+  if (decode_cache_.empty()) decode_cache_.resize(kDecodeCacheSize);
+  CachedInstruction& entry = decode_cache_[(pc >> 2) % kDecodeCacheSize];
+  // A hit needs the same address and the same words: code that was
+  // overwritten (a patched row) decodes afresh.
+  if (entry.pc == pc && entry.word0 == word0 &&
+      (entry.size == 1 || (target::is_executable({pc + 4, pc + 8}) &&
+                           entry.word1 == sram_.read_u32(pc + 4)))) {
+    return entry;
+  }
+  std::array<std::uint32_t, 2> words{word0, 0};
+  std::size_t available = 1;
+  if (target::is_executable({pc + 4, pc + 8})) {
+    words[1] = sram_.read_u32(pc + 4);
+    available = 2;
+  }
+  const isa::Decoded decoded = isa::decode(std::span(words.data(), available));
+  entry.pc = pc;
+  entry.word0 = word0;
+  entry.word1 = words[1];
+  entry.size = static_cast<std::uint8_t>(decoded.words);
+  entry.instruction = decoded.instruction;
+  return entry;
+}
+
+RunOutcome Tile::run(std::uint64_t budget_end) {
+  if (status_ != TileStatus::kRunning) return RunOutcome{RunOutcome::Kind::kBudget};
+  while (cycle_ < budget_end) {
+    if (pc_ % 4 != 0 || !target::is_executable({pc_, pc_ + 4})) {
+      return fail(FaultKind::kInvalidAddress,
+                  fmt::format("instruction fetch from {:#x}, outside executable memory {}", pc_,
+                              target::kExecutableRange));
+    }
+    bool written = false;
+    const std::uint32_t word0 = sram_.read_u32(pc_, &written);
+    if (!written) {
+      return fail(FaultKind::kInvalidInstruction,
+                  fmt::format("instruction fetch from {:#x}, which nothing ever wrote", pc_));
+    }
+    const CachedInstruction& fetched = decode_at(pc_, word0);
+    const std::uint32_t size = fetched.size;
+    const isa::Instruction instruction = fetched.instruction;
+    const std::uint64_t before = cycle_;
+    cycle_ += options_.supervisor_instruction_cycles;
+    const std::uint32_t pc = pc_;
+    pc_ += 4 * size;
+    if (Continue outcome = execute(instruction)) {
+      if (outcome->kind == RunOutcome::Kind::kFaulted || outcome->kind == RunOutcome::Kind::kTrapped ||
+          outcome->kind == RunOutcome::Kind::kHalted) {
+        // Report the instruction that faulted, trapped or halted, as the
+        // hardware's PC does.
+        pc_ = pc;
+        if (fault_) fault_->pc = pc;
+      }
+      cycles_.busy += cycle_ - before;
+      return *outcome;
+    }
+    cycles_.busy += cycle_ - before;
+  }
+  return RunOutcome{RunOutcome::Kind::kBudget};
+}
+
+Continue Tile::branch_to(std::uint32_t target) {
+  if (target == 0) {  // completion: the supervisor halts [HW, mechanism INF]
+    status_ = TileStatus::kHalted;
+    return RunOutcome{RunOutcome::Kind::kHalted};
+  }
+  pc_ = target;  // a bad target faults at its fetch, as on the hardware
+  return std::nullopt;
+}
+
+Continue Tile::call(const isa::Call& instruction) {
+  const std::uint32_t call_pc = pc_ - 4;
+  const std::uint32_t return_address = pc_;
+  write_register(instruction.link, return_address);
+  const schema::Symbol* symbol = debug_.symbol_at(instruction.target);
+  const bool is_model = symbol != nullptr && (symbol->kind == schema::SymbolKind::kKernel ||
+                                              symbol->kind == schema::SymbolKind::kRuntimeHelper);
+  if (!is_model) return branch_to(instruction.target);
+
+  const schema::CallSite* site = debug_.call_site_at(call_pc);
+  const std::string provenance = site != nullptr ? debug_.provenance(site->provenance) : "";
+  const kernels::KernelSpec* kernel = registry_.find(symbol->name);
+  if (kernel == nullptr) {
+    pc_ = call_pc;
+    return fail(FaultKind::kNotModelled,
+                fmt::format("call to kernel '{}', which has no host model", symbol->name),
+                provenance);
+  }
+  if (auto violation = kernel->precondition ? kernel->precondition(registers_) : std::nullopt) {
+    pc_ = call_pc;
+    return fail(FaultKind::kKernelPrecondition,
+                fmt::format("kernel '{}' called with {}", kernel->name, *violation), provenance);
+  }
+  CheckedKernelMemory memory(*this, *kernel, call_pc, site, cycle_);
+  kernels::KernelCall kernel_call{registers_, memory, cycle_, 0};
+  try {
+    kernel->model(kernel_call);
+  } catch (const KernelFault& error) {
+    fault_ = error.fault();
+    status_ = TileStatus::kFaulted;
+    exception_ = ExceptionType::kInvalidAddress;
+    return RunOutcome{RunOutcome::Kind::kFaulted};
+  }
+  cycle_ += kernel_call.cycles;
+  // The kernel returns through its link register, like the device code's
+  // closing `br $m10`.
+  return branch_to(read_register(instruction.link));
+}
+
+Continue Tile::execute(const isa::Instruction& instruction) {
+  using isa::Reg;
+  return std::visit(
+      Overloaded{
+          [&](const isa::Nop&) -> Continue { return std::nullopt; },
+          [&](const isa::Setzi& i) -> Continue {
+            write_register(i.dst, i.value);
+            return std::nullopt;
+          },
+          [&](const isa::Add& i) -> Continue {
+            write_register(i.dst, read_register(i.src) + static_cast<std::uint32_t>(i.immediate));
+            return std::nullopt;
+          },
+          [&](const isa::And& i) -> Continue {
+            write_register(i.dst, read_register(i.src) & i.immediate);
+            return std::nullopt;
+          },
+          [&](const isa::Shl& i) -> Continue {
+            write_register(i.dst, i.amount >= 32 ? 0u : read_register(i.src) << i.amount);
+            return std::nullopt;
+          },
+          [&](const isa::Ld32& i) -> Continue {
+            const std::uint32_t address =
+                read_register(i.base) + read_register(i.delta) + 4 * i.offset_words;
+            if (!data_address_ok(address)) {
+              return fail(FaultKind::kInvalidAddress,
+                          fmt::format("ld32 from {:#x}: not a word-aligned SRAM address", address));
+            }
+            write_register(i.dst, sram_.read_u32(address));
+            return std::nullopt;
+          },
+          [&](const isa::St32& i) -> Continue {
+            const std::uint32_t address =
+                read_register(i.base) + read_register(i.delta) + 4 * i.offset_words;
+            if (!data_address_ok(address)) {
+              return fail(FaultKind::kInvalidAddress,
+                          fmt::format("st32 to {:#x}: not a word-aligned SRAM address", address));
+            }
+            sram_.write_u32(address, read_register(i.src));
+            return std::nullopt;
+          },
+          [&](const isa::Get& i) -> Continue {
+            // Reading $PC gives the address of the `get` itself [INF]; a
+            // debugger's view of the PC is the next instruction.
+            write_register(i.dst, i.csr == isa::Csr::kPc ? pc_ - 4
+                                                          : csr(static_cast<std::uint8_t>(i.csr)));
+            return std::nullopt;
+          },
+          [&](const isa::Put& i) -> Continue {
+            csrs_[static_cast<std::uint8_t>(i.csr)] = read_register(i.src);
+            return std::nullopt;
+          },
+          [&](const isa::Call& i) -> Continue { return call(i); },
+          [&](const isa::Br& i) -> Continue { return branch_to(read_register(i.target)); },
+          [&](const isa::Bri& i) -> Continue { return branch_to(i.target); },
+          [&](const isa::Brz& i) -> Continue {
+            return read_register(i.condition) == 0 ? branch_to(i.target) : std::nullopt;
+          },
+          [&](const isa::Sync& i) -> Continue {
+            return RunOutcome{RunOutcome::Kind::kSync, i.zone};
+          },
+          [&](const isa::Sans& i) -> Continue {
+            // sans 0: skip the next internal sync; sans 1: the next host sync [INF].
+            if (i.zone > 1) {
+              return fail(FaultKind::kNotModelled,
+                          fmt::format("sans {}: only sans 0 and sans 1 are known", i.zone));
+            }
+            return RunOutcome{RunOutcome::Kind::kSans, i.zone};
+          },
+          [&](const isa::Trap& i) -> Continue {
+            if (i.code > 1) {
+              return fail(FaultKind::kNotModelled,
+                          fmt::format("trap {}: only trap 0 and trap 1 are known", i.code));
+            }
+            exception_ = i.code == 0 ? ExceptionType::kPbrk0 : ExceptionType::kPbrk1;
+            status_ = TileStatus::kTrapped;
+            return RunOutcome{RunOutcome::Kind::kTrapped};
+          },
+          [&](const isa::Delay& i) -> Continue {
+            // Outside an exchange row `delay` stalls the supervisor; the
+            // instruction's own issue slot is one of the cycles.
+            cycle_ += i.events - std::min<std::uint64_t>(i.events, options_.supervisor_instruction_cycles);
+            return std::nullopt;
+          },
+          [&](const isa::Unknown& i) -> Continue {
+            return fail(FaultKind::kInvalidInstruction,
+                        fmt::format("{:#010x} is not an instruction", i.word));
+          },
+          [&](const auto& exchange) -> Continue {
+            return fail(FaultKind::kNotModelled,
+                        fmt::format("'{}': the exchange fabric is not modelled yet",
+                                    isa::disassemble(isa::Instruction{exchange})));
+          },
+      },
+      instruction);
+}
+
+}  // namespace tessera::sim

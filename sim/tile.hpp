@@ -1,0 +1,147 @@
+#pragma once
+// One simulated tile: its SRAM, its supervisor context, and the interpreter
+// that executes the supervisor code fetched from that SRAM through target/'s
+// decoder (ARCHITECTURE.md decision 1). Kernel calls run host models through
+// checked memory (decisions 2 and 3). A tile runs loosely timed: run() keeps
+// executing and adding to the tile's own cycle count until it reaches an
+// interaction (a sync, a halt, a trap, a fault) or its budget; the chip
+// decides what happens next (decision 5).
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "kernels/registry.hpp"
+#include "sim/fault.hpp"
+#include "sim/options.hpp"
+#include "sim/sram.hpp"
+#include "sim/tile_debug.hpp"
+#include "target/isa.hpp"
+#include "target/memory_map.hpp"
+#include "target/topology.hpp"
+
+namespace tessera::sim {
+
+namespace isa = target::isa;
+
+enum class TileStatus : std::uint8_t {
+  kIdle,     // nothing loaded or not started
+  kRunning,
+  kWaiting,  // at a sync, waiting for its release
+  kTrapped,  // stopped by `trap` (PBRK); the debugger may resume it
+  kHalted,   // branched to address 0: done
+  kFaulted,
+};
+
+std::string_view tile_status_name(TileStatus status) noexcept;
+
+// Exception types of the status CSR (reference §3).
+enum class ExceptionType : std::uint8_t {
+  kNone = 0,
+  kPbrk0 = 2,
+  kPbrk1 = 3,
+  kInvalidAddress = 8,
+  kInvalidInstruction = 12,
+};
+
+// Where a run() stopped.
+struct RunOutcome {
+  enum class Kind : std::uint8_t { kSync, kSans, kHalted, kTrapped, kFaulted, kBudget };
+  Kind kind = Kind::kBudget;
+  std::uint32_t zone = 0;  // the sync zone (kSync) or the sans class (kSans)
+};
+
+// Cycle accounting per tile (the run report).
+struct TileCycles {
+  std::uint64_t busy = 0;       // executing instructions and kernel models
+  std::uint64_t sync_wait = 0;  // from arriving at a sync to its release
+};
+
+class Tile {
+ public:
+  Tile(target::PhysicalTile id, const SimOptions& options, const kernels::KernelRegistry& registry);
+
+  target::PhysicalTile id() const noexcept { return id_; }
+  TileSram& sram() noexcept { return sram_; }
+  const TileSram& sram() const noexcept { return sram_; }
+
+  // Loading: clears the tile, writes segment bytes, records executable
+  // ranges (kernel models may not touch them) and the debug records.
+  void reset();
+  void load_segment(std::uint32_t address, std::span<const std::uint8_t> bytes, bool executable);
+  void set_debug(TileDebugIndex debug) { debug_ = std::move(debug); }
+  void start(std::uint32_t entry_point, std::uint64_t cycle);
+
+  // Executes until an interaction or until the tile's cycle count reaches
+  // `budget_end`.
+  RunOutcome run(std::uint64_t budget_end);
+
+  // ---- State, as a debugger sees it --------------------------------------------
+  TileStatus status() const noexcept { return status_; }
+  std::uint32_t pc() const noexcept { return pc_; }
+  std::uint32_t reg(unsigned index) const { return registers_.at(index); }
+  void set_reg(unsigned index, std::uint32_t value);
+  void set_pc(std::uint32_t pc) noexcept { pc_ = pc; }
+  std::uint32_t csr(std::uint8_t index) const noexcept;
+  ExceptionType exception() const noexcept { return exception_; }
+  std::uint64_t cycle() const noexcept { return cycle_; }
+  const TileCycles& cycles() const noexcept { return cycles_; }
+  const std::optional<Fault>& fault() const noexcept { return fault_; }
+
+  // Faults the tile from outside (the chip's sync handling).
+  void raise(FaultKind kind, std::string message);
+
+  // Sync bookkeeping (driven by the chip's SyncController).
+  void begin_wait(std::uint32_t zone) noexcept;
+  void release(std::uint64_t at_cycle) noexcept;
+  std::uint32_t waiting_zone() const noexcept { return waiting_zone_; }
+  std::uint64_t wait_started() const noexcept { return wait_started_; }
+
+  // Resumes a trapped tile at its pc, at `at_cycle` (it re-traps if the trap
+  // is still there).
+  void resume(std::uint64_t at_cycle);
+
+ private:
+  struct CachedInstruction {
+    std::uint32_t pc = 0xFFFFFFFF;
+    std::uint32_t word0 = 0;
+    std::uint32_t word1 = 0;
+    std::uint8_t size = 0;
+    isa::Instruction instruction;
+  };
+  static constexpr std::size_t kDecodeCacheSize = 512;
+
+  const CachedInstruction& decode_at(std::uint32_t pc, std::uint32_t word0);
+  RunOutcome fail(FaultKind kind, std::string message, std::string provenance = {});
+  std::optional<RunOutcome> execute(const isa::Instruction& instruction);
+  std::optional<RunOutcome> call(const isa::Call& instruction);
+  std::optional<RunOutcome> branch_to(std::uint32_t target);
+  bool data_address_ok(std::uint32_t address) const noexcept;
+  void write_register(isa::Reg reg, std::uint32_t value) noexcept;
+  std::uint32_t read_register(isa::Reg reg) const noexcept;
+  bool in_code(std::uint32_t address, std::uint32_t size) const noexcept;
+
+  friend class CheckedKernelMemory;
+
+  target::PhysicalTile id_;
+  const SimOptions& options_;
+  const kernels::KernelRegistry& registry_;
+  TileSram sram_;
+  TileDebugIndex debug_;
+  std::vector<target::AddressRange> code_ranges_;
+
+  TileStatus status_ = TileStatus::kIdle;
+  std::array<std::uint32_t, 16> registers_{};
+  std::array<std::uint32_t, 256> csrs_{};
+  std::uint32_t pc_ = 0;
+  ExceptionType exception_ = ExceptionType::kNone;
+  std::uint64_t cycle_ = 0;
+  TileCycles cycles_;
+  std::optional<Fault> fault_;
+  std::uint32_t waiting_zone_ = 0;
+  std::uint64_t wait_started_ = 0;
+  std::vector<CachedInstruction> decode_cache_;
+};
+
+}  // namespace tessera::sim

@@ -1,0 +1,39 @@
+#pragma once
+// One tile's debug records from the package, indexed for the questions the
+// simulator asks while running: is this call target a kernel, which
+// allocation does this operand belong to, which allocation holds this byte.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "schema/model.hpp"
+
+namespace tessera::sim {
+
+class TileDebugIndex {
+ public:
+  TileDebugIndex() = default;
+  TileDebugIndex(const schema::TileDebug& debug, const std::vector<std::string>& provenance);
+
+  // The symbol starting exactly at `address`, if any.
+  const schema::Symbol* symbol_at(std::uint32_t address) const;
+  const schema::CallSite* call_site_at(std::uint32_t pc) const;
+  const schema::Allocation* allocation(std::uint32_t id) const;
+  // The allocation containing `address` (the lowest-addressed one, when
+  // allocations share bytes at different live ranges).
+  const schema::Allocation* allocation_containing(std::uint32_t address) const;
+  // A provenance string, or "" for kNoProvenance.
+  const std::string& provenance(std::uint32_t index) const;
+
+ private:
+  std::map<std::uint32_t, schema::Symbol> symbols_;
+  std::unordered_map<std::uint32_t, schema::CallSite> call_sites_;
+  std::map<std::uint32_t, schema::Allocation> allocations_by_id_;
+  std::multimap<std::uint32_t, std::uint32_t> allocation_ids_by_address_;
+  std::vector<std::string> provenance_;
+};
+
+}  // namespace tessera::sim

@@ -1,0 +1,202 @@
+// Kernel emulation at the call boundary, with every model access checked
+// against the allocation the debug section gives each operand.
+#include <gtest/gtest.h>
+
+#include "kernels/costs.hpp"
+#include "kernels/registry.hpp"
+#include "sim/chip.hpp"
+#include "tests/sim/program.hpp"
+
+namespace tessera::sim {
+namespace {
+
+using namespace testing;
+using schema::Allocation;
+using schema::AllocationKind;
+using schema::CallOperand;
+using schema::CallSite;
+using schema::Symbol;
+using schema::SymbolKind;
+
+const target::PhysicalTile kTile = target::c600_physical(target::LogicalTile(0));
+constexpr std::uint32_t kHelpers = 0x4D000;  // where the helper symbols point
+constexpr std::uint32_t kCopy = kHelpers;
+constexpr std::uint32_t kFill = kHelpers + 8;
+constexpr std::uint32_t kSample = kHelpers + 16;
+constexpr std::uint32_t kX = 0x60000;  // source tensor, 64 bytes
+constexpr std::uint32_t kY = 0x60100;  // destination tensor, 64 bytes
+constexpr std::uint32_t kW = 0x60140;  // the tensor right after y
+
+// A tile whose program calls one helper with m2 = dst, m3 = src/value, m4 = count.
+struct KernelCallFixture {
+  KernelCallFixture(std::uint32_t helper, std::uint32_t dst, std::uint32_t src, std::uint32_t count,
+                    SimOptions options = {}, bool with_call_site = true)
+      : chip(small_topology(1), options) {
+    const auto program = load_constant(Reg::m2, dst) + load_constant(Reg::m3, src) +
+                         load_constant(Reg::m4, count) +
+                         std::vector<isa::Instruction>{isa::Call{Reg::m10, helper}} + halt();
+    call_pc = target::kLoadBase + 4 * 3;  // after three setzi
+    load_program(chip, kTile, program);
+    // The helpers' device code is never executed; it only has to exist.
+    load_program(chip, kTile, {isa::Br{Reg::m10}, isa::Nop{}, isa::Br{Reg::m10}, isa::Nop{},
+                               isa::Br{Reg::m10}}, kHelpers);
+    std::vector<std::uint8_t> x(64);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<std::uint8_t>(i + 1);
+    chip.load_segment(kTile, kX, x, false);
+
+    schema::TileDebug debug;
+    debug.tile = kTile;
+    debug.symbols = {Symbol{"tessera_copy_words", kCopy, 4, SymbolKind::kRuntimeHelper},
+                     Symbol{"tessera_fill_words", kFill, 4, SymbolKind::kRuntimeHelper},
+                     Symbol{"tessera_sample_cycles", kSample, 4, SymbolKind::kRuntimeHelper}};
+    debug.allocations = {Allocation{1, "x", "%x", kX, 64, 0, 9, AllocationKind::kTensor, 0},
+                         Allocation{2, "y", "%y", kY, 64, 0, 9, AllocationKind::kTensor, 0},
+                         Allocation{3, "w", "%w", kW, 64, 0, 9, AllocationKind::kTensor, 1}};
+    // Each operand belongs to the tensor its pointer starts in (y by default).
+    const auto owner = [](std::uint32_t address) -> std::uint32_t {
+      return address == kX ? 1 : address == kW ? 3 : 2;
+    };
+    if (with_call_site) {
+      debug.call_sites = {CallSite{call_pc,
+                                   "helper",
+                                   {CallOperand{2, owner(dst), dst, 64, true},
+                                    CallOperand{3, owner(src), src, 64, false}},
+                                   0}};
+    }
+    chip.set_debug(kTile, debug, {"graph: copy %y <- %x", "graph: weights %w"});
+    chip.start();
+    result = chip.run();
+  }
+  const Fault& fault() const { return chip.faults().all().at(0); }
+  std::uint32_t word(std::uint32_t address) { return chip.tile(kTile).sram().read_u32(address); }
+
+  Chip chip;
+  std::uint32_t call_pc = 0;
+  RunResult result;
+};
+
+TEST(KernelCall, CopyRunsTheModelAndReturns) {
+  KernelCallFixture run(kCopy, kY, kX, 16);
+  ASSERT_EQ(run.result.reason, StopReason::kAllHalted) << describe(run.fault());
+  for (std::uint32_t i = 0; i < 16; ++i) EXPECT_EQ(run.word(kY + 4 * i), run.word(kX + 4 * i));
+  EXPECT_EQ(run.word(kY), 0x04030201u);
+  // Six cycles per supervisor instruction plus the copy's cost.
+  EXPECT_EQ(run.chip.report().total_cycles, 6u * 6 + kernels::local_copy_cycles(64));
+  EXPECT_EQ(run.chip.tile(kTile).reg(10), run.call_pc + 4) << "the link register holds the return";
+}
+
+TEST(KernelCall, ZeroWordCopyTouchesNothing) {
+  KernelCallFixture run(kCopy, kY, kX, 0);
+  ASSERT_EQ(run.result.reason, StopReason::kAllHalted);
+  EXPECT_FALSE(run.chip.tile(kTile).sram().initialized(kY, 4));
+}
+
+TEST(KernelCall, OverrunNamesTileKernelOperandAndBothAllocations) {
+  // 17 words: one word past y, into w (review-findings.md #1's class).
+  KernelCallFixture run(kCopy, kY, kX, 17);
+  ASSERT_EQ(run.result.reason, StopReason::kFault);
+  const Fault& fault = run.fault();
+  EXPECT_EQ(fault.kind, FaultKind::kKernelOverrun);
+  EXPECT_EQ(fault.tile, kTile);
+  EXPECT_EQ(fault.pc, run.call_pc);
+  EXPECT_EQ(fault.provenance, "graph: copy %y <- %x");
+  // The source overruns first (the model reads before it writes).
+  EXPECT_EQ(fault.message,
+            "kernel 'tessera_copy_words' called at 0x4c01c: operand $m3 read [0x60040, 0x60044) (4 "
+            "bytes) outside its allocation #1 'x' (tensor %x) [0x60000, 0x60040) from 'graph: copy "
+            "%y <- %x'; the bytes at 0x60040 belong to no allocation");
+}
+
+TEST(KernelCall, WriteOverrunNamesTheAllocationHit) {
+  // Fill y with 17 words: the 17th lands in w.
+  KernelCallFixture run(kFill, kY, 0xAB, 17);
+  ASSERT_EQ(run.result.reason, StopReason::kFault);
+  EXPECT_EQ(run.fault().message,
+            "kernel 'tessera_fill_words' called at 0x4c01c: operand $m2 wrote [0x60140, 0x60144) "
+            "(4 bytes) outside its allocation #2 'y' (tensor %y) [0x60100, 0x60140) from 'graph: "
+            "copy %y <- %x'; the bytes at 0x60140 belong to allocation #3 'w' (tensor %w) "
+            "[0x60140, 0x60180) from 'graph: weights %w'");
+  EXPECT_EQ(run.word(kY + 60), 0xABu) << "the words inside y were written";
+  EXPECT_NE(run.word(kW), 0xABu) << "the stray word was not";
+}
+
+TEST(KernelCall, WriteIntoCodeIsCaught) {
+  KernelCallFixture run(kFill, target::kLoadBase, 0, 1);
+  ASSERT_EQ(run.result.reason, StopReason::kFault);
+  EXPECT_EQ(run.fault().kind, FaultKind::kKernelOverrun);
+  EXPECT_NE(run.fault().message.find("operand $m2 wrote [0x4c010, 0x4c014) (4 bytes) inside the "
+                                     "tile's code"),
+            std::string::npos)
+      << run.fault().message;
+}
+
+TEST(KernelCall, AccessOutsideSramIsCaught) {
+  KernelCallFixture run(kFill, target::kSramEnd, 0, 1);
+  ASSERT_EQ(run.result.reason, StopReason::kFault);
+  EXPECT_NE(run.fault().message.find("outside SRAM"), std::string::npos) << run.fault().message;
+}
+
+TEST(KernelCall, WithoutACallSiteRecordMemoryAccessFaults) {
+  KernelCallFixture run(kCopy, kY, kX, 1, {}, /*with_call_site=*/false);
+  ASSERT_EQ(run.result.reason, StopReason::kFault);
+  EXPECT_NE(run.fault().message.find("records no call site"), std::string::npos);
+}
+
+TEST(KernelCall, PreconditionViolationIsAFault) {
+  KernelCallFixture run(kCopy, kY + 2, kX, 1);
+  ASSERT_EQ(run.result.reason, StopReason::kFault);
+  EXPECT_EQ(run.fault().kind, FaultKind::kKernelPrecondition);
+  EXPECT_NE(run.fault().message.find("$m2 = 0x60102 is not word-aligned"), std::string::npos);
+}
+
+TEST(KernelCall, UninitializedReadsAreReportedWhenAsked) {
+  SimOptions options;
+  options.check_uninitialized = true;
+  // y was never written; copy y into x.
+  KernelCallFixture run(kCopy, kX, kY, 1, options);
+  ASSERT_EQ(run.result.reason, StopReason::kFault);
+  EXPECT_EQ(run.fault().kind, FaultKind::kUninitializedRead);
+}
+
+TEST(KernelCall, UninitializedMemoryReadsAsThePoison) {
+  KernelCallFixture run(kCopy, kX, kY, 1);  // unchecked by default
+  ASSERT_EQ(run.result.reason, StopReason::kAllHalted);
+  EXPECT_EQ(run.word(kX), 0xFFFFFFFFu);
+}
+
+TEST(KernelCall, CycleSampleStoresTheCounter) {
+  KernelCallFixture run(kSample, kY, 0, 0);
+  ASSERT_EQ(run.result.reason, StopReason::kAllHalted) << describe(run.fault());
+  // Three setzi and the call issue first (4 × 6 cycles); the sample lands
+  // half-way through the handoff.
+  EXPECT_EQ(run.word(kY), 4u * 6 + kernels::kWorkerBarrierCycles / 2);
+}
+
+TEST(KernelCall, UnknownKernelIsNotModelled) {
+  Chip chip(small_topology(1));
+  load_program(chip, kTile, std::vector<isa::Instruction>{isa::Call{Reg::m10, kHelpers}} + halt());
+  load_program(chip, kTile, {isa::Br{Reg::m10}}, kHelpers);
+  schema::TileDebug debug;
+  debug.tile = kTile;
+  debug.symbols = {Symbol{"gemm_f8_does_not_exist", kHelpers, 4, SymbolKind::kKernel}};
+  chip.set_debug(kTile, debug);
+  chip.start();
+  ASSERT_EQ(chip.run().reason, StopReason::kFault);
+  EXPECT_EQ(chip.faults().all().at(0).kind, FaultKind::kNotModelled);
+}
+
+TEST(KernelCall, CallToPlainCodeJumps) {
+  // A call whose target is not a kernel symbol executes the code there.
+  Chip chip(small_topology(1));
+  load_program(chip, kTile,
+               std::vector<isa::Instruction>{isa::Call{Reg::m10, kHelpers}, isa::Setzi{Reg::m1, kY},
+                                             isa::St32{Reg::m7, Reg::m1, Reg::m15, 0}} +
+                   halt());
+  load_program(chip, kTile, {isa::Setzi{Reg::m7, 77}, isa::Br{Reg::m10}}, kHelpers);
+  chip.start();
+  ASSERT_EQ(chip.run().reason, StopReason::kAllHalted);
+  EXPECT_EQ(chip.tile(kTile).sram().read_u32(kY), 77u);
+}
+
+}  // namespace
+}  // namespace tessera::sim
