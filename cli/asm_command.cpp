@@ -1,5 +1,4 @@
 // tessera asm: encode assembly text to instruction words.
-#include <fstream>
 #include <ostream>
 #include <string>
 
@@ -7,34 +6,13 @@
 
 #include "cli/command.hpp"
 #include "cli/commands.hpp"
+#include "cli/assembly_source.hpp"
 #include "cli/raw_words.hpp"
 #include "target/assembly.hpp"
 
 namespace po = boost::program_options;
 
 namespace tessera::cli {
-namespace {
-
-// Assembly lines from a file: one instruction per line; `#` starts a comment.
-std::vector<std::string> read_source_lines(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw IoError(fmt::format("{}: cannot open", path));
-  std::vector<std::string> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-std::string_view strip_comment(std::string_view line) {
-  const auto hash = line.find('#');
-  line = line.substr(0, hash);
-  while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) {
-    line.remove_suffix(1);
-  }
-  while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
-  return line;
-}
-
-}  // namespace
 
 Command asm_command() {
   return Command{
@@ -66,24 +44,15 @@ Command asm_command() {
         const std::string origin = from_file ? (*values)["file"].as<std::string>() : "argument";
         const auto lines = from_file ? read_source_lines(origin)
                                      : (*values)["instruction"].as<std::vector<std::string>>();
-        std::vector<std::uint32_t> words;
-        std::vector<std::string> printed;
-        for (std::size_t i = 0; i < lines.size(); ++i) {
-          const std::string_view text = strip_comment(lines[i]);
-          if (text.empty()) continue;
-          const auto instruction = with_context(fmt::format("{} {}", origin, i + 1), [&] {
-            return target::isa::parse_instruction(text);
-          });
-          const auto encoded = target::isa::encode(instruction);
-          words.insert(words.end(), encoded.words.begin(), encoded.words.begin() + encoded.count);
-          printed.push_back(encoded.count == 2
-                                ? fmt::format("{:08x} {:08x}", encoded.words[0], encoded.words[1])
-                                : fmt::format("{:08x}", encoded.words[0]));
-        }
+        const auto assembled = assemble_lines(lines, origin);
         if (values->count("output")) {
-          write_raw_words((*values)["output"].as<std::string>(), words);
+          write_raw_words((*values)["output"].as<std::string>(), words_of(assembled));
         } else {
-          for (const auto& line : printed) io.out << line << '\n';
+          for (const auto& line : assembled) {
+            io.out << (line.words.size() == 2
+                           ? fmt::format("{:08x} {:08x}\n", line.words[0], line.words[1])
+                           : fmt::format("{:08x}\n", line.words[0]));
+          }
         }
         return kExitSuccess;
       }};

@@ -7,4 +7,6 @@ Command disasm_command();
 Command asm_command();
 Command inspect_command();
 Command validate_command();
+Command pack_command();
+Command simulate_command();
 }  // namespace tessera::cli

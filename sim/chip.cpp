@@ -280,6 +280,10 @@ RunResult Chip::run(std::uint64_t max_cycles) {
   }
   RunResult result;
   result.cycle = now();
+  // Tiles run ahead of the kernel's clock: the run reached the latest of them.
+  for (const std::size_t index : started_) {
+    result.cycle = std::max(result.cycle, tiles_[index]->cycle());
+  }
   std::size_t halted = 0, trapped = 0, host = 0, waiting = 0, faulted = 0;
   for (const std::size_t index : started_) {
     const Tile& tile = *tiles_[index];

@@ -1,0 +1,101 @@
+// `tessera pack` and `tessera simulate`: a hand-written program on the
+// simulated chip, as a user runs it.
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "tests/testing/process.hpp"
+
+namespace {
+
+using tessera::testing::ProcessResult;
+using tessera::testing::run_process;
+
+ProcessResult tessera_cli(std::vector<std::string> args) {
+  args.insert(args.begin(), TESSERA_CLI_PATH);
+  return run_process(args);
+}
+
+class SimulateCommand : public ::testing::Test {
+ protected:
+  SimulateCommand() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "tessera-sim-XXXXXX").string();
+    directory_ = ::mkdtemp(pattern.data());
+  }
+  ~SimulateCommand() override { std::filesystem::remove_all(directory_); }
+  std::string write(const std::string& name, const std::string& text) {
+    const auto path = directory_ / name;
+    std::ofstream(path) << text;
+    return path.string();
+  }
+  std::string path(const std::string& name) const { return (directory_ / name).string(); }
+  std::filesystem::path directory_;
+};
+
+constexpr const char* kProgram =
+    "setzi $m1, 0x60000\n"
+    "setzi $m2, 42\n"
+    "st32 $m2, $m1, $m15, 0\n"
+    "sync 3          # every tile meets here\n"
+    "setzi $m0, 0\n"
+    "br $m0          # halt\n";
+
+TEST_F(SimulateCommand, PackThenSimulateOnEveryTile) {
+  const auto source = write("program.s", kProgram);
+  const auto package = path("program.ipuexe");
+  const auto packed = tessera_cli({"pack", source, "-o", package});
+  ASSERT_EQ(packed.exit_status, 0) << packed.err;
+  EXPECT_NE(packed.out.find("6 instruction words on 1472 tiles"), std::string::npos) << packed.out;
+
+  const auto report = path("report.json");
+  const auto trace = path("trace.json");
+  const auto run = tessera_cli({"simulate", package, "--report", report, "--trace", trace});
+  ASSERT_EQ(run.exit_status, 0) << run.err << run.out;
+  // Four instructions, the device-wide sync (600), two more instructions.
+  EXPECT_NE(run.out.find("all tiles halted after 636 cycles"), std::string::npos) << run.out;
+  const auto json = nlohmann::json::parse(std::ifstream(report));
+  EXPECT_EQ(json["totalCycles"], 636);
+  EXPECT_EQ(json["tiles"].size(), 1472u);
+  const auto spans = nlohmann::json::parse(std::ifstream(trace));
+  EXPECT_GT(spans["traceEvents"].size(), 1472u);
+}
+
+TEST_F(SimulateCommand, SimulateReportsAFaultAndExitsOne) {
+  const auto source = write("bad.s", "setzi $m1, 0x40000\nst32 $m1, $m1, $m15, 0\n");
+  const auto package = path("bad.ipuexe");
+  ASSERT_EQ(tessera_cli({"pack", source, "-o", package, "--tiles", "2"}).exit_status, 0);
+  const auto faults = path("faults.json");
+  const auto run = tessera_cli({"simulate", package, "--faults", faults});
+  EXPECT_EQ(run.exit_status, 1);
+  EXPECT_NE(run.out.find("fault: InvalidAddress on p0 (supervisor) at pc 0x4c014"), std::string::npos)
+      << run.out;
+  const auto json = nlohmann::json::parse(std::ifstream(faults));
+  EXPECT_EQ(json[0]["kind"], "InvalidAddress");
+}
+
+TEST_F(SimulateCommand, SimulateStopsAtTheCycleLimit) {
+  const auto source = write("loop.s", "bri 0x4c010\n");
+  const auto package = path("loop.ipuexe");
+  ASSERT_EQ(tessera_cli({"pack", source, "-o", package, "--tiles", "1"}).exit_status, 0);
+  const auto run = tessera_cli({"simulate", package, "--cycles", "100000"});
+  EXPECT_EQ(run.exit_status, 1);
+  EXPECT_NE(run.out.find("cycle limit"), std::string::npos) << run.out;
+}
+
+TEST_F(SimulateCommand, PackRejectsBadInput) {
+  EXPECT_EQ(tessera_cli({"pack", write("e.s", "# nothing\n"), "-o", path("e.ipuexe")}).exit_status, 1);
+  EXPECT_EQ(tessera_cli({"pack", write("x.s", "nop\n"), "-o", path("x.ipuexe"), "--tiles", "0"})
+                .exit_status,
+            2);
+  const auto bad = tessera_cli({"pack", write("y.s", "nop\nfrob 1\n"), "-o", path("y.ipuexe")});
+  EXPECT_EQ(bad.exit_status, 1);
+  EXPECT_NE(bad.err.find("y.s 2: unknown mnemonic 'frob'"), std::string::npos) << bad.err;
+  EXPECT_FALSE(std::filesystem::exists(path("y.ipuexe")));
+}
+
+}  // namespace
