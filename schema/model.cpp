@@ -18,10 +18,26 @@ std::uint32_t BlobStore::add(std::vector<std::uint8_t> bytes) {
 
 std::uint32_t BlobStore::add_verified(std::vector<std::uint8_t> bytes, const Sha256& digest) {
   if (const auto found = index_of_.find(digest); found != index_of_.end()) return found->second;
-  const auto index = checked_cast<std::uint32_t>(blobs_.size(), "blob count");
-  total_bytes_ = checked_add<std::uint64_t>(total_bytes_, bytes.size(), "total blob bytes");
-  blobs_.push_back(
+  return add_entry(
       Entry{digest, std::make_shared<const std::vector<std::uint8_t>>(std::move(bytes))});
+}
+
+std::uint32_t BlobStore::add_shared(const BlobStore& source, std::uint32_t index) {
+  if (index >= source.blobs_.size()) {
+    throw std::out_of_range(fmt::format("blob {} of {}", index, source.blobs_.size()));
+  }
+  const Entry& entry = source.blobs_[index];
+  if (const auto found = index_of_.find(entry.digest); found != index_of_.end()) {
+    return found->second;
+  }
+  return add_entry(entry);
+}
+
+std::uint32_t BlobStore::add_entry(Entry entry) {
+  const auto index = checked_cast<std::uint32_t>(blobs_.size(), "blob count");
+  total_bytes_ = checked_add<std::uint64_t>(total_bytes_, entry.bytes->size(), "total blob bytes");
+  const Sha256 digest = entry.digest;
+  blobs_.push_back(std::move(entry));
   index_of_.emplace(digest, index);
   return index;
 }
@@ -113,11 +129,10 @@ Application canonical(const Application& application) {
   for (auto& tile : result.tiles) {
     std::sort(tile.segments.begin(), tile.segments.end(),
               [](const auto& a, const auto& b) { return a.address < b.address; });
-    // Renumber blobs in order of first use; the store deduplicates.
+    // Renumber blobs in order of first use; the store deduplicates and the
+    // bytes are shared with `application`, not copied.
     for (auto& segment : tile.segments) {
-      const auto bytes = application.blobs.bytes(segment.blob);
-      segment.blob = result.blobs.add_verified({bytes.begin(), bytes.end()},
-                                               application.blobs.digest(segment.blob));
+      segment.blob = result.blobs.add_shared(application.blobs, segment.blob);
     }
   }
   result.inputs = application.inputs;

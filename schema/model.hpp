@@ -27,6 +27,9 @@ class BlobStore {
   std::uint32_t add(std::vector<std::uint8_t> bytes);
   // Adds bytes whose digest is already known (the reader verified it).
   std::uint32_t add_verified(std::vector<std::uint8_t> bytes, const Sha256& digest);
+  // Adds blob `index` of `source`, sharing its bytes instead of copying them
+  // (blob bytes are immutable). Throws std::out_of_range for a bad index.
+  std::uint32_t add_shared(const BlobStore& source, std::uint32_t index);
 
   std::size_t size() const noexcept { return blobs_.size(); }
   std::span<const std::uint8_t> bytes(std::uint32_t index) const;
@@ -42,6 +45,8 @@ class BlobStore {
     Sha256 digest;
     std::shared_ptr<const std::vector<std::uint8_t>> bytes;
   };
+  std::uint32_t add_entry(Entry entry);
+
   std::vector<Entry> blobs_;
   std::map<Sha256, std::uint32_t> index_of_;
   std::uint64_t total_bytes_ = 0;

@@ -38,6 +38,34 @@ TEST(BlobStore, StoresEqualBytesOnce) {
   EXPECT_EQ(store.total_bytes(), 5u);
 }
 
+TEST(BlobStore, AddSharedReusesTheBytesAndDeduplicates) {
+  BlobStore source;
+  source.add({1, 2, 3});
+  source.add({4, 5});
+  BlobStore store;
+  EXPECT_EQ(store.add_shared(source, 1), 0u);
+  EXPECT_EQ(store.add_shared(source, 0), 1u);
+  EXPECT_EQ(store.add_shared(source, 1), 0u);
+  EXPECT_EQ(store.size(), 2u);
+  EXPECT_EQ(store.total_bytes(), 5u);
+  EXPECT_EQ(store.digest(0), source.digest(1));
+  EXPECT_EQ(store.bytes(0).data(), source.bytes(1).data()) << "shared, not copied";
+  EXPECT_THROW(store.add_shared(source, 2), std::out_of_range);
+}
+
+TEST(Package, CanonicalSharesBlobBytes) {
+  const Application app = sample_application();
+  const Application result = canonical(app);
+  for (const auto& tile : app.tiles) {
+    const auto& canonical_tile = *std::find_if(result.tiles.begin(), result.tiles.end(),
+                                               [&](const auto& t) { return t.tile == tile.tile; });
+    for (std::size_t s = 0; s < tile.segments.size(); ++s) {
+      EXPECT_EQ(result.blobs.bytes(canonical_tile.segments[s].blob).data(),
+                app.blobs.bytes(tile.segments[s].blob).data());
+    }
+  }
+}
+
 TEST(Package, SampleRoundTrips) {
   const Application app = sample_application();
   const auto bytes = serialize_package(app);
