@@ -23,6 +23,7 @@ constexpr std::uint32_t kHelpers = 0x4D000;  // where the helper symbols point
 constexpr std::uint32_t kCopy = kHelpers;
 constexpr std::uint32_t kFill = kHelpers + 8;
 constexpr std::uint32_t kSample = kHelpers + 16;
+constexpr std::uint32_t kBarrier = kHelpers + 24;
 constexpr std::uint32_t kX = 0x60000;  // source tensor, 64 bytes
 constexpr std::uint32_t kY = 0x60100;  // destination tensor, 64 bytes
 constexpr std::uint32_t kW = 0x60140;  // the tensor right after y
@@ -39,7 +40,7 @@ struct KernelCallFixture {
     load_program(chip, kTile, program);
     // The helpers' device code is never executed; it only has to exist.
     load_program(chip, kTile, {isa::Br{Reg::m10}, isa::Nop{}, isa::Br{Reg::m10}, isa::Nop{},
-                               isa::Br{Reg::m10}}, kHelpers);
+                               isa::Br{Reg::m10}, isa::Nop{}, isa::Br{Reg::m10}}, kHelpers);
     std::vector<std::uint8_t> x(64);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<std::uint8_t>(i + 1);
     chip.load_segment(kTile, kX, x, false);
@@ -48,7 +49,8 @@ struct KernelCallFixture {
     debug.tile = kTile;
     debug.symbols = {Symbol{"tessera_copy_words", kCopy, 4, SymbolKind::kRuntimeHelper},
                      Symbol{"tessera_fill_words", kFill, 4, SymbolKind::kRuntimeHelper},
-                     Symbol{"tessera_sample_cycles", kSample, 4, SymbolKind::kRuntimeHelper}};
+                     Symbol{"tessera_sample_cycles", kSample, 4, SymbolKind::kRuntimeHelper},
+                     Symbol{"tessera_worker_barrier", kBarrier, 4, SymbolKind::kRuntimeHelper}};
     debug.allocations = {Allocation{1, "x", "%x", kX, 64, 0, 9, AllocationKind::kTensor, 0},
                          Allocation{2, "y", "%y", kY, 64, 0, 9, AllocationKind::kTensor, 0},
                          Allocation{3, "w", "%w", kW, 64, 0, 9, AllocationKind::kTensor, 1}};
@@ -170,6 +172,13 @@ TEST(KernelCall, CycleSampleStoresTheCounter) {
   // Three setzi and the call issue first (4 × 6 cycles); the sample lands
   // half-way through the handoff.
   EXPECT_EQ(run.word(kY), 4u * 6 + kernels::kWorkerBarrierCycles / 2);
+}
+
+TEST(KernelCall, WorkerBarrierTakesItsHandoffAndTouchesNothing) {
+  KernelCallFixture run(kBarrier, kY, kX, 0);
+  ASSERT_EQ(run.result.reason, StopReason::kAllHalted) << describe(run.fault());
+  EXPECT_EQ(run.chip.report().total_cycles, 6u * 6 + kernels::kWorkerBarrierCycles);
+  EXPECT_FALSE(run.chip.tile(kTile).sram().initialized(kY, 4));
 }
 
 TEST(KernelCall, UnknownKernelIsNotModelled) {
