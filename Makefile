@@ -4,12 +4,21 @@
 BUILD_DIR   ?= build
 RELEASE_DIR ?= build-release
 ASAN_DIR    ?= build-asan
+FUZZ_DIR    ?= build-fuzz
 JOBS        ?= 2
 CMAKE_FLAGS ?=
 
 CONFIGURE = cmake -G Ninja -Wno-dev $(CMAKE_FLAGS)
 
-.PHONY: all setup build test demo release test-asan format clean
+# make fuzz: the package reader's libFuzzer target under ASan/UBSan (clang),
+# seeded from tessera_fuzz_seed_corpus. The corpus it grows and any crash-*
+# files stay in $(FUZZ_DIR)/fuzz/ (docs/CONTRIBUTING.md, "Fuzzing the package reader").
+FUZZ_SECONDS ?= 600
+FUZZ_MAX_LEN ?= 65536
+FUZZ_FLAGS   ?=
+FUZZ_WORK     = $(FUZZ_DIR)/fuzz
+
+.PHONY: all setup build test demo release test-asan fuzz format clean
 
 all: build
 
@@ -36,8 +45,21 @@ test-asan: setup
 	@cmake --build $(ASAN_DIR) -j $(JOBS)
 	@ctest --test-dir $(ASAN_DIR) --output-on-failure -j $(JOBS)
 
+fuzz:
+	@scripts/setup fuzz
+	@CC=clang CXX=clang++ $(CONFIGURE) -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DTESSERA_FUZZ=ON -DTESSERA_SANITIZE=address,undefined >/dev/null
+	@cmake --build $(FUZZ_DIR) -j $(JOBS) --target tessera_fuzz_package_reader tessera_fuzz_seed_corpus
+	@rm -rf $(FUZZ_WORK)/seeds
+	@$(FUZZ_DIR)/tests/fuzz/tessera_fuzz_seed_corpus $(FUZZ_WORK)/seeds
+	@mkdir -p $(FUZZ_WORK)/corpus $(FUZZ_WORK)/artifacts
+	UBSAN_OPTIONS=print_stacktrace=1 $(FUZZ_DIR)/tests/fuzz/tessera_fuzz_package_reader \
+	  $(FUZZ_WORK)/corpus $(FUZZ_WORK)/seeds -max_len=$(FUZZ_MAX_LEN) \
+	  -max_total_time=$(FUZZ_SECONDS) -timeout=10 -artifact_prefix=$(FUZZ_WORK)/artifacts/ \
+	  -print_final_stats=1 $(FUZZ_FLAGS)
+
 format:
 	@git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD_DIR) $(RELEASE_DIR) $(ASAN_DIR)
+	rm -rf $(BUILD_DIR) $(RELEASE_DIR) $(ASAN_DIR) $(FUZZ_DIR)

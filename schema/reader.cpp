@@ -198,7 +198,11 @@ void read_header(wire::Header::Reader header) {
 
 void read_blobs(capnp::List<wire::Blob>::Reader blobs, const ReadLimits& limits,
                 std::uint64_t tile_count, BlobStore& store) {
-  const std::uint64_t derived_cap = tile_count * target::kSramSize;
+  // A valid package has at most one image per tile on the chip; the tile
+  // list's length is untrusted (validated only after the blobs) and cheap to
+  // forge, so it counts only up to kTileCount.
+  const std::uint64_t derived_cap =
+      std::min(tile_count, static_cast<std::uint64_t>(target::kTileCount)) * target::kSramSize;
   const std::uint64_t per_blob_cap = limits.max_blob_bytes != 0 ? limits.max_blob_bytes : derived_cap;
   const std::uint64_t total_cap =
       limits.max_total_blob_bytes != 0 ? limits.max_total_blob_bytes : derived_cap;

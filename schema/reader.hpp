@@ -22,7 +22,8 @@ struct ReadLimits {
   int nesting_limit = 64;
   // Caps on decompressed bytes, checked before allocating. 0 derives them
   // from the package: every blob byte is loaded into some tile, so no valid
-  // package holds more than tiles × SRAM size of blob bytes.
+  // package holds more than tiles × SRAM size of blob bytes (tiles counted up
+  // to the chip's kTileCount, since the list's length is not yet validated).
   std::uint64_t max_blob_bytes = 0;
   std::uint64_t max_total_blob_bytes = 0;
 };

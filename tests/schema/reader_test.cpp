@@ -105,6 +105,47 @@ TEST(Reader, MultiGigabyteUncompressedSizeIsRejectedBeforeAllocating) {
                "blobs[1]: uncompressedSize 256 exceeds the limit of 100 bytes", limits);
 }
 
+// A zstd frame header that records `content_size` (single segment, 8-byte
+// content size field) followed by one empty last raw block: zstd's frame
+// parser accepts it, and only decoding finds that it holds no bytes.
+std::vector<std::uint8_t> forged_zstd_frame(std::uint64_t content_size) {
+  std::vector<std::uint8_t> frame = {0x28, 0xB5, 0x2F, 0xFD, 0xE0};
+  for (int i = 0; i < 8; ++i) frame.push_back(static_cast<std::uint8_t>(content_size >> (8 * i)));
+  frame.insert(frame.end(), {0x01, 0x00, 0x00});
+  return frame;
+}
+
+// Found with tests/fuzz (libFuzzer: out-of-memory (malloc(2147483648))): the
+// derived decompression cap was tiles × SRAM size with the tile list's
+// untrusted length, and a tile costs 16 bytes on the wire. 3400 empty tiles
+// (54 KB) raised the cap above 2 GiB, so a 16-byte zstd frame claiming 2 GiB
+// was allocated in full before decoding failed (std::bad_alloc where memory
+// is short). The cap now counts at most the chip's 1472 tiles, which is all a
+// valid package can have.
+TEST(Reader, ForgedTileCountCannotRaiseTheDecompressionCap) {
+  constexpr std::uint64_t kClaimed = 2ull << 30;
+  capnp::MallocMessageBuilder message;
+  auto root = message.initRoot<wire::Application>();
+  auto header = root.initHeader();
+  header.setSchemaVersion(kPackageSchemaVersion);
+  header.setCompilerVersion("x");
+  header.setTarget(std::string(kTargetName));
+  header.setTileMemoryBase(0x4C000);
+  header.setTileMemorySize(0x9C000);
+  root.initTiles(3400);
+  auto blob = root.initBlobs(1)[0];
+  const std::vector<std::uint8_t> digest(32, 0);
+  blob.setSha256(as_bytes(digest));
+  blob.setCodec(wire::BlobCodec::ZSTD);
+  blob.setUncompressedSize(kClaimed);
+  blob.setData(as_bytes(forged_zstd_frame(kClaimed)));
+  const auto bytes = to_bytes(message);
+  ASSERT_LT(bytes.size(), 65536u);
+  expect_error(bytes,
+               "blobs[0].uncompressedSize: 2147483648 more bytes exceed the package limit of "
+               "940572672 decompressed bytes");  // 1472 × 0x9C000
+}
+
 TEST(Reader, ZstdFramesMustBeExact) {
   const std::vector<std::uint8_t> zeros(1000, 0);
   std::vector<std::uint8_t> frame(ZSTD_compressBound(zeros.size()));

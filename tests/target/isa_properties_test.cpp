@@ -90,8 +90,8 @@ void expect_rejected_when_a_field_is_wrong() {
                                                                        field.max_value() + (1ll << 33))};
     if (field.scale > 1) wrong.push_back(field.min_value() + 1);
     const std::int64_t value = *rc::gen::elementOf(wrong);
-    using Stored = std::conditional_t<std::is_enum_v<V>, std::underlying_type<V>,
-                                      std::type_identity<V>>::type;
+    using Stored = typename std::conditional_t<std::is_enum_v<V>, std::underlying_type<V>,
+                                               std::type_identity<V>>::type;
     if (!std::in_range<Stored>(value)) return;  // the operand's type cannot hold it
     operand = detail::operand_from_value<V>(value);
     changed = true;
