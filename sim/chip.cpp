@@ -40,6 +40,10 @@ Chip* g_active_chip = nullptr;
 
 bool is_host_zone(std::uint32_t zone) { return zone == 7 || zone == 15; }
 
+// A tile whose exchange row returned waits here, like at a sync, until the
+// phase's words have moved (the fabric needs every row of the phase).
+constexpr std::uint32_t kExchangeWait = 0x100;
+
 }  // namespace
 
 struct Chip::TileProcess {
@@ -106,6 +110,10 @@ void Chip::reset() {
   faults_.clear();
   spans_.clear();
   stop_requested_ = false;
+  planned_phases_.clear();
+  phase_participants_.clear();
+  phase_pending_.clear();
+  exchange_stats_ = {};
 }
 
 void Chip::load(const schema::Application& application) {
@@ -123,6 +131,7 @@ void Chip::load(const schema::Application& application) {
   for (const auto& debug : application.debug.tiles) {
     tiles_[index_of(debug.tile)]->set_debug(TileDebugIndex(debug, application.debug.provenance));
   }
+  for (const auto& phase : application.debug.exchange_phases) planned_phases_[phase.id] = phase;
 }
 
 void Chip::load_segment(target::PhysicalTile tile, std::uint32_t address,
@@ -158,6 +167,9 @@ void Chip::start(std::optional<std::vector<target::PhysicalTile>> tiles,
   }
   if (started_.empty()) throw UsageError("no tile to start: load a package first");
   origin_ns_ = systemc_now();
+  phase_participants_.clear();
+  phase_pending_.clear();
+  exchange_stats_ = {};
   internal_sync_.reset(tiles_.size(), started_.size(), options_.device_sync_cycles);
   segment_start_.assign(tiles_.size(), 0);
   processes_.resize(tiles_.size());
@@ -180,19 +192,69 @@ void Chip::request_stop() {
   sc_core::sc_pause();
 }
 
-void Chip::apply_releases(const std::vector<Release>& releases) {
+std::uint64_t Chip::delay_until(std::uint64_t cycle) const {
   const std::uint64_t now_cycle = now();
+  return cycle > now_cycle ? cycle - now_cycle : 0;
+}
+
+// Releases tiles at their release cycles. A release may lie behind the
+// kernel's clock (tiles run ahead and behind it); the tile's own cycle count
+// is what matters, the event only wakes its process.
+void Chip::apply_releases(const std::vector<Release>& releases) {
   for (const auto& release : releases) {
     Tile& tile = *tiles_[release.tile];
-    const std::uint64_t at = std::max(release.cycle, now_cycle);
+    if (tile.status() != TileStatus::kWaiting) continue;  // faulted meanwhile
+    const std::uint64_t at = release.cycle;
     if (options_.trace) {
       spans_.push_back({release.tile, "compute", segment_start_[release.tile], tile.wait_started()});
       spans_.push_back({release.tile, "sync wait", tile.wait_started(), at});
     }
     segment_start_[release.tile] = at;
     tile.release(at);
-    processes_[release.tile]->release.notify(cycles(at - now_cycle));
+    processes_[release.tile]->release.notify(cycles(delay_until(at)));
   }
+}
+
+void Chip::open_exchange_phase(std::uint64_t round, const std::vector<Release>& releases) {
+  phase_round_ = round;
+  phase_participants_.clear();
+  for (const auto& release : releases) {
+    phase_participants_.push_back(release.tile);
+    tiles_[release.tile]->begin_exchange_phase(round);
+  }
+  std::sort(phase_participants_.begin(), phase_participants_.end());
+  phase_pending_ = phase_participants_;
+}
+
+void Chip::leave_exchange_phase(std::size_t index) {
+  const auto it = std::find(phase_pending_.begin(), phase_pending_.end(), index);
+  if (it == phase_pending_.end()) return;
+  phase_pending_.erase(it);
+  if (auto& record = tiles_[index]->exchange()) record->done = true;
+  if (phase_pending_.empty()) solve_exchange_phase();
+}
+
+void Chip::solve_exchange_phase() {
+  std::vector<Tile*> tiles;
+  for (auto& tile : tiles_) tiles.push_back(tile.get());
+  const auto planned = planned_phases_.find(static_cast<std::uint32_t>(phase_round_));
+  const auto faults = sim::solve_exchange_phase(
+      tiles, phase_participants_, phase_round_,
+      planned == planned_phases_.end() ? nullptr : &planned->second, exchange_stats_);
+  for (const auto& fault : faults) record_fault(fault);
+  if (!faults.empty() && !options_.keep_going) request_stop();
+  // Rows that returned go on at their own cycle: the phase cost them their
+  // events, not a wait.
+  std::vector<Release> releases;
+  for (const std::size_t index : phase_participants_) {
+    Tile& tile = *tiles_[index];
+    if (tile.status() == TileStatus::kWaiting && tile.waiting_zone() == kExchangeWait) {
+      releases.push_back({index, tile.wait_started(), phase_round_});
+    }
+  }
+  for (const std::size_t index : phase_participants_) tiles_[index]->exchange().reset();
+  phase_participants_.clear();
+  apply_releases(releases);
 }
 
 void Chip::on_tile_activation(std::size_t index) {
@@ -202,24 +264,35 @@ void Chip::on_tile_activation(std::size_t index) {
     sc_core::next_trigger(process.release);
     return;
   }
-  const std::uint64_t now_cycle = now();
   for (;;) {
     if (stop_requested_ || tile.cycle() >= limit_) {
       // Wait at the tile's own time; the next run() continues from here.
       // Past the limit, wait at least a cycle so the kernel can reach it.
-      std::uint64_t delay = std::max(tile.cycle(), now_cycle) - now_cycle;
+      std::uint64_t delay = delay_until(tile.cycle());
       if (!stop_requested_ && delay == 0) delay = 1;
       sc_core::next_trigger(cycles(delay));
       return;
     }
     const RunOutcome outcome =
         tile.run(std::min(tile.cycle() + options_.quantum_cycles, limit_));
+    if (outcome.kind != RunOutcome::Kind::kBudget && outcome.kind != RunOutcome::Kind::kRowDone) {
+      leave_exchange_phase(index);  // a tile that syncs, halts or stops has left its phase
+    }
     switch (outcome.kind) {
       case RunOutcome::Kind::kBudget:
-        sc_core::next_trigger(cycles(tile.cycle() - now_cycle));
+        sc_core::next_trigger(cycles(delay_until(tile.cycle())));
+        return;
+      case RunOutcome::Kind::kRowDone:
+        tile.begin_wait(kExchangeWait);
+        leave_exchange_phase(index);
+        sc_core::next_trigger(process.release);
         return;
       case RunOutcome::Kind::kSans:
-        if (outcome.zone == 0) apply_releases(internal_sync_.skip(index));
+        if (outcome.zone == 0) {
+          const auto releases = internal_sync_.skip(index);
+          if (!releases.empty()) open_exchange_phase(releases.front().round, releases);
+          apply_releases(releases);
+        }
         // sans 1 (host) is consumed by the host link's rounds.
         continue;
       case RunOutcome::Kind::kSync:
@@ -230,7 +303,9 @@ void Chip::on_tile_activation(std::size_t index) {
         }
         if (outcome.zone == 3) {
           tile.begin_wait(3);
-          apply_releases(internal_sync_.arrive(index, tile.cycle()));
+          const auto releases = internal_sync_.arrive(index, tile.cycle());
+          if (!releases.empty()) open_exchange_phase(releases.front().round, releases);
+          apply_releases(releases);
           sc_core::next_trigger(process.release);
           return;
         }
@@ -322,7 +397,10 @@ void Chip::diagnose_deadlock() {
   for (const std::size_t index : started_) {
     const Tile& tile = *tiles_[index];
     if (!where.empty()) where += "; ";
-    if (tile.status() == TileStatus::kWaiting) {
+    if (tile.status() == TileStatus::kWaiting && tile.waiting_zone() == kExchangeWait) {
+      where += fmt::format("{} waits for the other rows of exchange phase {} (cycle {})", tile.id(),
+                           phase_round_, tile.wait_started());
+    } else if (tile.status() == TileStatus::kWaiting) {
       where += fmt::format("{} waits at sync {} (pc {:#x}, cycle {}", tile.id(), tile.waiting_zone(),
                            tile.pc() - 4, tile.wait_started());
       if (tile.waiting_zone() == 3) {
@@ -376,7 +454,7 @@ void Chip::resume(target::PhysicalTile physical) {
   }
   const std::uint64_t at = std::max(tile.cycle(), now());
   tile.resume(at);
-  processes_[index]->release.notify(cycles(at - now()));
+  processes_[index]->release.notify(cycles(delay_until(at)));
 }
 
 RunReport Chip::report() const {

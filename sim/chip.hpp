@@ -14,6 +14,7 @@
 // start(), then run() advances simulated time until a stop condition holds.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,6 +24,7 @@
 
 #include "kernels/registry.hpp"
 #include "schema/model.hpp"
+#include "sim/exchange_fabric.hpp"
 #include "sim/fault.hpp"
 #include "sim/options.hpp"
 #include "sim/sync_controller.hpp"
@@ -105,6 +107,7 @@ class Chip {
   std::vector<target::PhysicalTile> tiles_waiting_at_host_sync() const;
 
   const FaultLog& faults() const noexcept { return faults_; }
+  const ExchangeStats& exchange_stats() const noexcept { return exchange_stats_; }
   std::uint64_t now() const;  // simulated cycles since start()
   RunReport report() const;
   // Chrome/Perfetto trace JSON of the run (needs options.trace).
@@ -121,6 +124,10 @@ class Chip {
   void request_stop();
   void kill_processes();
   void diagnose_deadlock();
+  void open_exchange_phase(std::uint64_t round, const std::vector<Release>& releases);
+  void leave_exchange_phase(std::size_t index);
+  void solve_exchange_phase();
+  std::uint64_t delay_until(std::uint64_t cycle) const;
 
   target::Topology topology_;
   SimOptions options_;
@@ -134,6 +141,13 @@ class Chip {
   FaultLog faults_;
   std::uint64_t origin_ns_ = 0;  // SystemC time of start(), in cycles (1 cycle = 1 ns)
   std::uint64_t limit_ = ~std::uint64_t{0};
+  // The open exchange phase: the round that opened it, its participants and
+  // those whose rows are not done yet.
+  std::uint64_t phase_round_ = 0;
+  std::vector<std::size_t> phase_participants_;
+  std::vector<std::size_t> phase_pending_;
+  std::map<std::uint32_t, schema::ExchangePhase> planned_phases_;
+  ExchangeStats exchange_stats_;
   bool stop_requested_ = false;
 
   struct Span {

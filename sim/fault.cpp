@@ -14,6 +14,9 @@ std::string_view fault_kind_name(FaultKind kind) noexcept {
     case FaultKind::kKernelPrecondition: return "KernelPrecondition";
     case FaultKind::kNotModelled: return "NotModelled";
     case FaultKind::kDeadlock: return "Deadlock";
+    case FaultKind::kExchangeConflict: return "ExchangeConflict";
+    case FaultKind::kExchangeAddress: return "ExchangeAddress";
+    case FaultKind::kExchangeMismatch: return "ExchangeMismatch";
   }
   return "?";
 }

@@ -23,6 +23,9 @@ enum class FaultKind : std::uint8_t {
   kKernelPrecondition,  // a kernel was called with registers its ABI forbids
   kNotModelled,         // an instruction or feature the simulator does not model yet
   kDeadlock,            // no tile can make progress
+  kExchangeConflict,    // TEXCPT_CONFLICT: exchange data in the element of the executing row
+  kExchangeAddress,     // ERERR ADDR: a send or receive outside SRAM, or a receive into code
+  kExchangeMismatch,    // the words delivered differ from the package's planned transfers
 };
 
 std::string_view fault_kind_name(FaultKind kind) noexcept;

@@ -37,7 +37,10 @@ std::vector<Release> InternalSync::complete_if_ready(std::uint64_t round) {
   std::uint64_t last = 0;
   for (const auto& arrival : it->second.arrivals) last = std::max(last, arrival.cycle);
   std::vector<Release> releases = std::move(it->second.arrivals);
-  for (auto& release : releases) release.cycle = last + latency_;
+  for (auto& release : releases) {
+    release.cycle = last + latency_;
+    release.round = round;
+  }
   rounds_.erase(it);
   return releases;
 }

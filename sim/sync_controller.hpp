@@ -18,6 +18,7 @@ namespace tessera::sim {
 struct Release {
   std::size_t tile = 0;  // index among the chip's tiles
   std::uint64_t cycle = 0;
+  std::uint64_t round = 0;  // the internal-sync round completed (it opens an exchange phase)
 };
 
 class InternalSync {

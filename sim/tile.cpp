@@ -4,6 +4,7 @@
 
 #include "sim/checked_memory.hpp"
 #include "target/assembly.hpp"
+#include "target/host_exchange.hpp"
 
 namespace tessera::sim {
 namespace {
@@ -50,6 +51,16 @@ void Tile::reset() {
   fault_.reset();
   waiting_zone_ = 0;
   decode_cache_.clear();
+  exchange_.reset();
+  incoming_pointer_ = 0;
+  // The runtime's startup sets the mux neutral before any exchange [HW]; a
+  // reset tile starts that way so that it receives nothing by accident.
+  csrs_[static_cast<std::uint8_t>(isa::Csr::kIncomingMux)] = target::kNeutralMux;
+}
+
+void Tile::begin_exchange_phase(std::uint64_t phase) {
+  exchange_.emplace();
+  exchange_->phase = phase;
 }
 
 void Tile::load_segment(std::uint32_t address, std::span<const std::uint8_t> bytes,
@@ -183,7 +194,11 @@ RunOutcome Tile::run(std::uint64_t budget_end) {
     cycle_ += options_.supervisor_instruction_cycles;
     const std::uint32_t pc = pc_;
     pc_ += 4 * size;
-    if (Continue outcome = execute(instruction)) {
+    Continue outcome = exchange_ && !exchange_->done && target::exchange_advance(instruction) &&
+                               !std::holds_alternative<isa::Sync>(instruction)
+                           ? exchange_step(instruction, pc, 4 * size, before)
+                           : execute(instruction);
+    if (outcome) {
       if (outcome->kind == RunOutcome::Kind::kFaulted || outcome->kind == RunOutcome::Kind::kTrapped ||
           outcome->kind == RunOutcome::Kind::kHalted) {
         // Report the instruction that faulted, trapped or halted, as the
@@ -197,6 +212,33 @@ RunOutcome Tile::run(std::uint64_t budget_end) {
     cycles_.busy += cycle_ - before;
   }
   return RunOutcome{RunOutcome::Kind::kBudget};
+}
+
+// One instruction of an exchange row: the outgoing stream decides when it
+// sends and which receive controls it applies; it costs its events (one
+// event is one cycle) instead of a supervisor issue slot.
+Continue Tile::exchange_step(const isa::Instruction& instruction, std::uint32_t pc,
+                             std::uint32_t bytes, std::uint64_t issued_at) {
+  ExchangeRecord& record = *exchange_;
+  if (!record.started) {
+    record.started = true;
+    record.incoming_base = csrs_[static_cast<std::uint8_t>(isa::Csr::kIncomingBase)];
+    record.outgoing_base = csrs_[static_cast<std::uint8_t>(isa::Csr::kOutgoingBase)];
+  }
+  if (std::holds_alternative<isa::Br>(instruction)) {
+    Continue outcome = execute(instruction);
+    (void)record.stream.step(instruction);
+    record.done = true;
+    return outcome ? outcome : Continue{RunOutcome{RunOutcome::Kind::kRowDone}};
+  }
+  record.note_instruction(pc, bytes);
+  const target::RowStep step = record.stream.step(instruction);
+  if (step.send) record.sends.push_back(*step.send);
+  for (const auto& control : step.controls) {
+    if (control) record.controls.push_back(*control);
+  }
+  cycle_ = issued_at + static_cast<std::uint64_t>(step.advance);
+  return std::nullopt;
 }
 
 Continue Tile::branch_to(std::uint32_t target) {
@@ -337,7 +379,9 @@ Continue Tile::execute(const isa::Instruction& instruction) {
           },
           [&](const auto& exchange) -> Continue {
             return fail(FaultKind::kNotModelled,
-                        fmt::format("'{}': the exchange fabric is not modelled yet",
+                        fmt::format("'{}' outside an exchange phase: exchange instructions are "
+                                    "modelled only in the row a tile runs after leaving a "
+                                    "device-wide sync",
                                     isa::disassemble(isa::Instruction{exchange})));
           },
       },

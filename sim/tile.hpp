@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/registry.hpp"
+#include "sim/exchange_record.hpp"
 #include "sim/fault.hpp"
 #include "sim/options.hpp"
 #include "sim/sram.hpp"
@@ -47,7 +48,9 @@ enum class ExceptionType : std::uint8_t {
 
 // Where a run() stopped.
 struct RunOutcome {
-  enum class Kind : std::uint8_t { kSync, kSans, kHalted, kTrapped, kFaulted, kBudget };
+  // kRowDone: the tile's exchange row returned; it waits for the phase's
+  // words to move before it may read them.
+  enum class Kind : std::uint8_t { kSync, kSans, kHalted, kTrapped, kFaulted, kBudget, kRowDone };
   Kind kind = Kind::kBudget;
   std::uint32_t zone = 0;  // the sync zone (kSync) or the sans class (kSans)
 };
@@ -89,8 +92,20 @@ class Tile {
   const TileCycles& cycles() const noexcept { return cycles_; }
   const std::optional<Fault>& fault() const noexcept { return fault_; }
 
-  // Faults the tile from outside (the chip's sync handling).
+  // Faults the tile from outside (the chip's sync handling, the fabric).
   void raise(FaultKind kind, std::string message);
+
+  // Exchange phases: the chip opens one when the tile leaves a device-wide
+  // sync; exchange instructions are recorded on its event clock.
+  void begin_exchange_phase(std::uint64_t phase);
+  std::optional<ExchangeRecord>& exchange() noexcept { return exchange_; }
+  // The receive state that persists between phases: the source select (the
+  // INCOMING_MUX register) and the incoming memory pointer (word address).
+  std::uint32_t incoming_mux() const noexcept { return csrs_[0xA0]; }
+  void set_incoming_mux(std::uint32_t value) noexcept { csrs_[0xA0] = value; }
+  std::uint32_t incoming_pointer() const noexcept { return incoming_pointer_; }
+  void set_incoming_pointer(std::uint32_t value) noexcept { incoming_pointer_ = value; }
+  bool in_code(std::uint32_t address, std::uint32_t size) const noexcept;
 
   // Sync bookkeeping (driven by the chip's SyncController).
   void begin_wait(std::uint32_t zone) noexcept;
@@ -120,7 +135,8 @@ class Tile {
   bool data_address_ok(std::uint32_t address) const noexcept;
   void write_register(isa::Reg reg, std::uint32_t value) noexcept;
   std::uint32_t read_register(isa::Reg reg) const noexcept;
-  bool in_code(std::uint32_t address, std::uint32_t size) const noexcept;
+  std::optional<RunOutcome> exchange_step(const isa::Instruction& instruction, std::uint32_t pc,
+                                          std::uint32_t bytes, std::uint64_t issued_at);
 
   friend class CheckedKernelMemory;
 
@@ -142,6 +158,8 @@ class Tile {
   std::uint32_t waiting_zone_ = 0;
   std::uint64_t wait_started_ = 0;
   std::vector<CachedInstruction> decode_cache_;
+  std::optional<ExchangeRecord> exchange_;
+  std::uint32_t incoming_pointer_ = 0;
 };
 
 }  // namespace tessera::sim

@@ -1,0 +1,46 @@
+#pragma once
+// The exchange fabric: moves the words of one exchange phase once every
+// participating tile has recorded its row (decision 4 of ARCHITECTURE.md).
+//
+// Words carry no destination. A word that tile s sends at event t reaches
+// tile d's incoming mux at event t + ttm(s, d) + 1 — if the send's sctl names
+// the direction from s to d — and d takes it only when its source select
+// (XPIC) names s at that event. A taken word reaches memory 52 + 2·row(d)
+// events later and is written through d's incoming pointer (PIC), which
+// advances one word per word written. The timing functions are target/'s,
+// the same ones the compiler schedules with (one owner); this solver only
+// replays them on one event timeline per phase, in plain C++.
+//
+// Checks, each a fault naming phase, tiles and addresses: a send that reads,
+// or a receive that writes, the memory element of the executing row
+// (TEXCPT_CONFLICT, including the 64-byte fetch lookahead); a receive outside
+// SRAM or into code (ERERR ADDR); and, when the package plans the phase, any
+// difference between the words delivered and the planned transfers.
+// The 64-bit paired mode is refused as not modelled.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "schema/model.hpp"
+#include "sim/fault.hpp"
+#include "sim/tile.hpp"
+
+namespace tessera::sim {
+
+struct ExchangeStats {
+  std::uint64_t words_sent = 0;
+  std::uint64_t words_delivered = 0;
+};
+
+// Solves one phase. `tiles` are all of the chip's tiles (a tile whose source
+// select still names a sender from an earlier phase receives too);
+// `participants` index the tiles whose records belong to this phase.
+// `planned` is the package's plan for this phase, or null. Faults are
+// returned (and also raised on the tile they concern).
+std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
+                                        std::span<const std::size_t> participants,
+                                        std::uint64_t phase, const schema::ExchangePhase* planned,
+                                        ExchangeStats& stats);
+
+}  // namespace tessera::sim

@@ -1,0 +1,336 @@
+// The exchange fabric on hand-built rows: point-to-point at the hardware-
+// verified sizes, routes in both directions, disjoint pairs, multicasts, a
+// relay, element conflicts and planned-transfer checks. Every destination is
+// surrounded by guard words that must survive.
+#include <gtest/gtest.h>
+
+#include "schema/model.hpp"
+#include "sim/chip.hpp"
+#include "target/host_exchange.hpp"
+#include "tests/sim/program.hpp"
+#include "tests/sim/rows.hpp"
+
+namespace tessera::sim {
+namespace {
+
+using namespace testing;
+using target::Event;
+using target::PhysicalTile;
+using Kind = RowAction::Kind;
+
+constexpr std::uint32_t kRow = 0x4D000;
+constexpr std::uint32_t kSource = 0x60000;       // element 5
+constexpr std::uint32_t kDestination = 0x70000;  // element 9
+constexpr std::uint32_t kGuardWords = 4;
+constexpr std::uint32_t kGuard = 0xEEEEEEEE;
+
+PhysicalTile p(std::uint16_t id) { return PhysicalTile(id); }
+
+std::uint32_t source_word(PhysicalTile tile, std::uint32_t i) {
+  return (std::uint32_t{tile.value} << 16) | i;
+}
+
+// One phase: every tile syncs, calls its row (if any), syncs again, halts.
+class Phase {
+ public:
+  explicit Phase(std::vector<PhysicalTile> tiles, SimOptions options = {})
+      : tiles_(tiles), chip_(target::Topology::from_physical(std::move(tiles)), options) {}
+
+  void row(PhysicalTile tile, std::vector<isa::Instruction> instructions) {
+    rows_.emplace_back(tile, std::move(instructions));
+  }
+  // Source words source_word(tile, i) for i < words at kSource.
+  void source(PhysicalTile tile, std::uint32_t words) {
+    std::vector<std::uint8_t> bytes;
+    for (std::uint32_t i = 0; i < words; ++i) append(bytes, source_word(tile, i));
+    data_.emplace_back(tile, kSource, bytes);
+  }
+  // Guard words around [address, address + 4·words).
+  void guarded_destination(PhysicalTile tile, std::uint32_t address, std::uint32_t words) {
+    std::vector<std::uint8_t> bytes;
+    for (std::uint32_t i = 0; i < words + 2 * kGuardWords; ++i) append(bytes, kGuard);
+    data_.emplace_back(tile, address - 4 * kGuardWords, bytes);
+  }
+  void plan(schema::ExchangePhase planned) { planned_ = std::move(planned); }
+
+  RunResult run() {
+    schema::Application app;
+    app.compiler_version = "exchange test";
+    std::map<std::uint16_t, std::vector<isa::Instruction>> rows;
+    for (auto& [tile, row] : rows_) rows[tile.value] = row;
+    for (const auto tile : tiles_) {
+      schema::TileImage image{tile, target::kEntryPoint, {}};
+      const bool has_row = rows.contains(tile.value);
+      const auto program = has_row ? std::vector<isa::Instruction>{isa::Sync{3},
+                                                                   isa::Call{Reg::m10, kRow},
+                                                                   isa::Sync{3}} + halt()
+                                   : std::vector<isa::Instruction>{isa::Sync{3}, isa::Sync{3}} +
+                                         halt();
+      add_segment(app, image, target::kLoadBase, assemble(program), true);
+      if (has_row) add_segment(app, image, kRow, assemble(rows[tile.value]), true);
+      for (const auto& [data_tile, address, bytes] : data_) {
+        if (data_tile == tile) add_segment(app, image, address, bytes, false);
+      }
+      std::sort(image.segments.begin(), image.segments.end(),
+                [](const auto& a, const auto& b) { return a.address < b.address; });
+      app.tiles.push_back(image);
+    }
+    if (planned_) app.debug.exchange_phases.push_back(*planned_);
+    chip_.load(app);
+    chip_.start();
+    return chip_.run();
+  }
+
+  Chip& chip() { return chip_; }
+  std::uint32_t word(PhysicalTile tile, std::uint32_t address) {
+    return chip_.tile(tile).sram().read_u32(address);
+  }
+  // The destination holds the sender's words and its guards are intact.
+  void expect_received(PhysicalTile receiver, std::uint32_t address, PhysicalTile sender,
+                       std::uint32_t words) {
+    for (std::uint32_t i = 0; i < kGuardWords; ++i) {
+      ASSERT_EQ(word(receiver, address - 4 * (i + 1)), kGuard) << "guard before, " << receiver;
+      ASSERT_EQ(word(receiver, address + 4 * (words + i)), kGuard) << "guard after, " << receiver;
+    }
+    for (std::uint32_t i = 0; i < words; ++i) {
+      ASSERT_EQ(word(receiver, address + 4 * i), source_word(sender, i))
+          << "word " << i << " of " << words << " at " << receiver;
+    }
+  }
+
+ private:
+  static void append(std::vector<std::uint8_t>& bytes, std::uint32_t word) {
+    for (int shift = 0; shift < 32; shift += 8) bytes.push_back(static_cast<std::uint8_t>(word >> shift));
+  }
+  static void add_segment(schema::Application& app, schema::TileImage& image, std::uint32_t address,
+                          const std::vector<std::uint8_t>& bytes, bool executable) {
+    const std::uint32_t blob = app.blobs.add(bytes);
+    const auto size = static_cast<std::uint32_t>(bytes.size());
+    image.segments.push_back(schema::Segment{
+        address, size, blob, 0, size,
+        schema::kSegmentRead | (executable ? schema::kSegmentExecute : schema::kSegmentWrite)});
+  }
+
+  std::vector<PhysicalTile> tiles_;
+  Chip chip_;
+  std::vector<std::pair<PhysicalTile, std::vector<isa::Instruction>>> rows_;
+  std::vector<std::tuple<PhysicalTile, std::uint32_t, std::vector<std::uint8_t>>> data_;
+  std::optional<schema::ExchangePhase> planned_;
+};
+
+std::vector<isa::Instruction> sender_row(PhysicalTile sender, std::vector<PhysicalTile> receivers,
+                                         Event start, std::uint32_t words) {
+  return build_row({{Kind::kSend, start, kSource / 4, words, target::word32_sctl(sender, receivers)}},
+                   start + words, kRow);
+}
+
+// s → d, n words, at the earliest start.
+void point_to_point(PhysicalTile s, PhysicalTile d, std::uint32_t n) {
+  Phase phase({s, d});
+  const Event start = target::earliest_send_start(s, d);
+  const auto timing = target::word32_transfer(s, d, start, n);
+  phase.row(s, sender_row(s, {d}, start, n));
+  phase.row(d, build_row(receive_actions(timing, s.value, kDestination / 4), timing.horizon, kRow));
+  phase.source(s, n);
+  phase.guarded_destination(d, kDestination, n);
+  const RunResult result = phase.run();
+  ASSERT_EQ(result.reason, StopReason::kAllHalted)
+      << describe(phase.chip().faults().all().at(0));
+  phase.expect_received(d, kDestination, s, n);
+  EXPECT_EQ(phase.chip().exchange_stats().words_delivered, n);
+}
+
+TEST(Exchange, PointToPointAtTheHardwareVerifiedSizes) {
+  for (const std::uint32_t n : {1u, 52u, 64u, 65u, 512u, 1024u, 4148u}) {
+    SCOPED_TRACE(n);
+    point_to_point(p(0), p(53), n);
+  }
+}
+
+TEST(Exchange, RoutesInBothDirectionsAcrossRowsAndColumns) {
+  const std::vector<std::pair<std::uint16_t, std::uint16_t>> routes = {
+      {0, 1471}, {1471, 0}, {32, 260}, {260, 32}, {53, 63}, {63, 53}, {1024, 0}, {5, 1400}};
+  for (const auto& [s, d] : routes) {
+    SCOPED_TRACE(fmt::format("{} -> {}", s, d));
+    point_to_point(p(s), p(d), 64);
+  }
+}
+
+TEST(Exchange, FourDisjointPairsInOneLaunch) {
+  const std::vector<std::pair<PhysicalTile, PhysicalTile>> pairs = {
+      {p(0), p(53)}, {p(64), p(700)}, {p(1471), p(2)}, {p(300), p(301)}};
+  std::vector<PhysicalTile> tiles;
+  for (const auto& [s, d] : pairs) {
+    tiles.push_back(s);
+    tiles.push_back(d);
+  }
+  Phase phase(tiles);
+  for (const auto& [s, d] : pairs) {
+    const Event start = target::earliest_send_start(s, d);
+    const auto timing = target::word32_transfer(s, d, start, 100);
+    phase.row(s, sender_row(s, {d}, start, 100));
+    phase.row(d, build_row(receive_actions(timing, s.value, kDestination / 4), timing.horizon, kRow));
+    phase.source(s, 100);
+    phase.guarded_destination(d, kDestination, 100);
+  }
+  ASSERT_EQ(phase.run().reason, StopReason::kAllHalted);
+  for (const auto& [s, d] : pairs) phase.expect_received(d, kDestination, s, 100);
+}
+
+void multicast(PhysicalTile sender, std::vector<PhysicalTile> receivers, std::uint32_t n) {
+  std::vector<PhysicalTile> tiles = receivers;
+  tiles.insert(tiles.begin(), sender);
+  Phase phase(tiles);
+  const auto timing = target::multicast_transfer(sender, receivers, n);
+  phase.row(sender, sender_row(sender, receivers, timing.send_start, n));
+  phase.source(sender, n);
+  for (std::size_t i = 0; i < receivers.size(); ++i) {
+    const auto& t = timing.receivers[i];
+    phase.row(receivers[i],
+              build_row(receive_actions(t, sender.value, kDestination / 4), t.horizon, kRow));
+    phase.guarded_destination(receivers[i], kDestination, n);
+  }
+  ASSERT_EQ(phase.run().reason, StopReason::kAllHalted)
+      << describe(phase.chip().faults().all().at(0));
+  for (const auto receiver : receivers) phase.expect_received(receiver, kDestination, sender, n);
+  EXPECT_EQ(phase.chip().exchange_stats().words_delivered, n * receivers.size());
+}
+
+TEST(Exchange, MulticastToTwoTiles) { multicast(p(0), {p(32), p(53)}, 64); }
+
+TEST(Exchange, MulticastToAllOtherTiles) {
+  std::vector<PhysicalTile> everyone;
+  for (std::uint16_t t = 1; t < target::kTileCount; ++t) everyone.push_back(p(t));
+  multicast(p(0), everyone, 16);
+}
+
+TEST(Exchange, MulticastPlusADependentRelayInOneLaunch) {
+  // 0 → {32, 53}; then 53 sends what it received on to 1400, later in the
+  // same phase (rule 8: the relay is ordered after the transfer filling it).
+  const PhysicalTile s = p(0), a = p(32), relay = p(53), end = p(1400);
+  const std::uint32_t n = 40;
+  Phase phase({s, a, relay, end});
+  const auto first = target::multicast_transfer(s, std::vector{a, relay}, n);
+  phase.row(s, sender_row(s, {a, relay}, first.send_start, n));
+  phase.source(s, n);
+  phase.row(a, build_row(receive_actions(first.receivers[0], s.value, kDestination / 4),
+                         first.receivers[0].horizon, kRow));
+  phase.guarded_destination(a, kDestination, n);
+  // The relay receives into kSource's place on its own tile, then sends it.
+  const auto& in = first.receivers[1];
+  const Event relay_start = std::max(in.horizon, target::earliest_send_start(relay, end)) + 10;
+  const auto out = target::word32_transfer(relay, end, relay_start, n);
+  auto relay_actions = receive_actions(in, s.value, kSource / 4);
+  const std::vector<PhysicalTile> end_only{end};
+  relay_actions.push_back(
+      RowAction{Kind::kSend, relay_start, kSource / 4, n, target::word32_sctl(relay, end_only)});
+  phase.row(relay, build_row(relay_actions, relay_start + n, kRow));
+  phase.row(end, build_row(receive_actions(out, relay.value, kDestination / 4), out.horizon, kRow));
+  phase.guarded_destination(end, kDestination, n);
+  ASSERT_EQ(phase.run().reason, StopReason::kAllHalted)
+      << describe(phase.chip().faults().all().at(0));
+  phase.expect_received(a, kDestination, s, n);
+  phase.expect_received(end, kDestination, s, n);  // the original sender's words, relayed
+}
+
+TEST(Exchange, WrongDirectionDeliversNothing) {
+  // direction(0 → 53) is 1; sending with only direction 2 set reaches nobody.
+  Phase phase({p(0), p(53)});
+  const Event start = target::earliest_send_start(p(0), p(53));
+  const auto timing = target::word32_transfer(p(0), p(53), start, 8);
+  phase.row(p(0), build_row({{Kind::kSend, start, kSource / 4, 8, 2}}, start + 8, kRow));
+  phase.row(p(53), build_row(receive_actions(timing, 0, kDestination / 4), timing.horizon, kRow));
+  phase.source(p(0), 8);
+  phase.guarded_destination(p(53), kDestination, 8);
+  ASSERT_EQ(phase.run().reason, StopReason::kAllHalted);
+  EXPECT_EQ(phase.chip().exchange_stats().words_delivered, 0u);
+  EXPECT_EQ(phase.word(p(53), kDestination), kGuard);
+}
+
+TEST(Exchange, SendingFromTheRowsOwnElementIsAConflict) {
+  // Reference §2.2 [HW]: code and send data in one element raised
+  // TEXCPT_CONFLICT at the sender's send.
+  Phase phase({p(0), p(53)});
+  const Event start = target::earliest_send_start(p(0), p(53));
+  const auto timing = target::word32_transfer(p(0), p(53), start, 4);
+  const std::uint32_t in_row_element = kRow + 0x400;
+  phase.row(p(0), build_row({{Kind::kSend, start, in_row_element / 4, 4, 1}}, start + 4, kRow));
+  phase.row(p(53), build_row(receive_actions(timing, 0, kDestination / 4), timing.horizon, kRow));
+  ASSERT_EQ(phase.run().reason, StopReason::kFault);
+  const Fault& fault = phase.chip().faults().all().at(0);
+  EXPECT_EQ(fault.kind, FaultKind::kExchangeConflict);
+  EXPECT_EQ(fault.tile, p(0));
+  EXPECT_NE(fault.message.find("p0 sends from 0x4d400"), std::string::npos) << fault.message;
+}
+
+TEST(Exchange, ReceivingIntoCodeIsAnAddressFault) {
+  Phase phase({p(0), p(53)});
+  const Event start = target::earliest_send_start(p(0), p(53));
+  const auto timing = target::word32_transfer(p(0), p(53), start, 4);
+  phase.row(p(0), sender_row(p(0), {p(53)}, start, 4));
+  phase.source(p(0), 4);
+  phase.row(p(53), build_row(receive_actions(timing, 0, target::kLoadBase / 4), timing.horizon, kRow));
+  ASSERT_EQ(phase.run().reason, StopReason::kFault);
+  EXPECT_EQ(phase.chip().faults().all().at(0).kind, FaultKind::kExchangeAddress);
+  EXPECT_NE(phase.chip().faults().all().at(0).message.find("inside its code"), std::string::npos);
+}
+
+schema::ExchangePhase plan(PhysicalTile s, PhysicalTile d, std::uint32_t words) {
+  // The first device-wide sync opens round 0.
+  return schema::ExchangePhase{
+      0, {schema::PlannedTransfer{s, kSource, words, {schema::TransferDestination{d, kDestination}},
+                                  schema::kNoProvenance}}};
+}
+
+TEST(Exchange, PlannedTransfersThatArriveAsPlannedPass) {
+  Phase phase({p(0), p(53)});
+  const Event start = target::earliest_send_start(p(0), p(53));
+  const auto timing = target::word32_transfer(p(0), p(53), start, 16);
+  phase.row(p(0), sender_row(p(0), {p(53)}, start, 16));
+  phase.row(p(53), build_row(receive_actions(timing, 0, kDestination / 4), timing.horizon, kRow));
+  phase.source(p(0), 16);
+  phase.guarded_destination(p(53), kDestination, 16);
+  phase.plan(plan(p(0), p(53), 16));
+  EXPECT_EQ(phase.run().reason, StopReason::kAllHalted);
+}
+
+TEST(Exchange, ARowOneEventOffIsCaughtByThePlan) {
+  // The receiver selects the source one event late: the first word goes by,
+  // the rest land one word early. The plan check names the first wrong word.
+  Phase phase({p(0), p(53)});
+  const Event start = target::earliest_send_start(p(0), p(53));
+  auto timing = target::word32_transfer(p(0), p(53), start, 16);
+  auto actions = receive_actions(timing, 0, kDestination / 4);
+  actions[0].event += 1;
+  phase.row(p(0), sender_row(p(0), {p(53)}, start, 16));
+  phase.row(p(53), build_row(actions, timing.horizon, kRow));
+  phase.source(p(0), 16);
+  phase.guarded_destination(p(53), kDestination, 16);
+  phase.plan(plan(p(0), p(53), 16));
+  ASSERT_EQ(phase.run().reason, StopReason::kFault);
+  const Fault& fault = phase.chip().faults().all().at(0);
+  EXPECT_EQ(fault.kind, FaultKind::kExchangeMismatch);
+  EXPECT_EQ(fault.tile, p(53));
+  EXPECT_NE(fault.message.find("p53 0x70000 should receive p0 0x60000's word but received p0 "
+                               "0x60004's"),
+            std::string::npos)
+      << fault.message;
+}
+
+TEST(Exchange, PairedModeIsRefusedAsNotModelled) {
+  Phase phase({p(0), p(64), p(66)});
+  phase.row(p(0), build_row({{Kind::kSend, 31, kSource / 8, 64, 5}}, 95, kRow));
+  phase.source(p(0), 128);
+  ASSERT_EQ(phase.run().reason, StopReason::kFault);
+  EXPECT_EQ(phase.chip().faults().all().at(0).kind, FaultKind::kNotModelled);
+}
+
+TEST(Exchange, TilesWithoutRowsWaitForNothing) {
+  // A phase where nobody exchanges completes like two plain syncs.
+  Phase phase({p(0), p(1), p(2)});
+  ASSERT_EQ(phase.run().reason, StopReason::kAllHalted);
+  EXPECT_EQ(phase.chip().exchange_stats().words_sent, 0u);
+}
+
+}  // namespace
+}  // namespace tessera::sim
