@@ -9,6 +9,7 @@ const KernelRegistry& KernelRegistry::standard() {
   static const KernelRegistry registry = [] {
     KernelRegistry r;
     add_runtime_helpers(r);
+    add_elementwise_kernels(r);
     return r;
   }();
   return registry;

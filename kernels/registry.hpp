@@ -62,4 +62,9 @@ inline constexpr std::string_view kFillWords = "tessera_fill_words";
 
 void add_runtime_helpers(KernelRegistry& registry);
 
+// Element-wise kernels (kernels/elementwise.cpp).
+inline constexpr std::string_view kAddU32 = "tessera_add_u32";
+
+void add_elementwise_kernels(KernelRegistry& registry);
+
 }  // namespace tessera::kernels

@@ -8,6 +8,7 @@
 #include "sim/chip.hpp"
 #include "target/host_exchange.hpp"
 #include "tests/sim/program.hpp"
+#include "tests/sim/phase.hpp"
 #include "tests/sim/rows.hpp"
 
 namespace tessera::sim {
@@ -18,105 +19,7 @@ using target::Event;
 using target::PhysicalTile;
 using Kind = RowAction::Kind;
 
-constexpr std::uint32_t kRow = 0x4D000;
-constexpr std::uint32_t kSource = 0x60000;       // element 5
-constexpr std::uint32_t kDestination = 0x70000;  // element 9
-constexpr std::uint32_t kGuardWords = 4;
-constexpr std::uint32_t kGuard = 0xEEEEEEEE;
-
 PhysicalTile p(std::uint16_t id) { return PhysicalTile(id); }
-
-std::uint32_t source_word(PhysicalTile tile, std::uint32_t i) {
-  return (std::uint32_t{tile.value} << 16) | i;
-}
-
-// One phase: every tile syncs, calls its row (if any), syncs again, halts.
-class Phase {
- public:
-  explicit Phase(std::vector<PhysicalTile> tiles, SimOptions options = {})
-      : tiles_(tiles), chip_(target::Topology::from_physical(std::move(tiles)), options) {}
-
-  void row(PhysicalTile tile, std::vector<isa::Instruction> instructions) {
-    rows_.emplace_back(tile, std::move(instructions));
-  }
-  // Source words source_word(tile, i) for i < words at kSource.
-  void source(PhysicalTile tile, std::uint32_t words) {
-    std::vector<std::uint8_t> bytes;
-    for (std::uint32_t i = 0; i < words; ++i) append(bytes, source_word(tile, i));
-    data_.emplace_back(tile, kSource, bytes);
-  }
-  // Guard words around [address, address + 4·words).
-  void guarded_destination(PhysicalTile tile, std::uint32_t address, std::uint32_t words) {
-    std::vector<std::uint8_t> bytes;
-    for (std::uint32_t i = 0; i < words + 2 * kGuardWords; ++i) append(bytes, kGuard);
-    data_.emplace_back(tile, address - 4 * kGuardWords, bytes);
-  }
-  void plan(schema::ExchangePhase planned) { planned_ = std::move(planned); }
-
-  RunResult run() {
-    schema::Application app;
-    app.compiler_version = "exchange test";
-    std::map<std::uint16_t, std::vector<isa::Instruction>> rows;
-    for (auto& [tile, row] : rows_) rows[tile.value] = row;
-    for (const auto tile : tiles_) {
-      schema::TileImage image{tile, target::kEntryPoint, {}};
-      const bool has_row = rows.contains(tile.value);
-      const auto program = has_row ? std::vector<isa::Instruction>{isa::Sync{3},
-                                                                   isa::Call{Reg::m10, kRow},
-                                                                   isa::Sync{3}} + halt()
-                                   : std::vector<isa::Instruction>{isa::Sync{3}, isa::Sync{3}} +
-                                         halt();
-      add_segment(app, image, target::kLoadBase, assemble(program), true);
-      if (has_row) add_segment(app, image, kRow, assemble(rows[tile.value]), true);
-      for (const auto& [data_tile, address, bytes] : data_) {
-        if (data_tile == tile) add_segment(app, image, address, bytes, false);
-      }
-      std::sort(image.segments.begin(), image.segments.end(),
-                [](const auto& a, const auto& b) { return a.address < b.address; });
-      app.tiles.push_back(image);
-    }
-    if (planned_) app.debug.exchange_phases.push_back(*planned_);
-    chip_.load(app);
-    chip_.start();
-    return chip_.run();
-  }
-
-  Chip& chip() { return chip_; }
-  std::uint32_t word(PhysicalTile tile, std::uint32_t address) {
-    return chip_.tile(tile).sram().read_u32(address);
-  }
-  // The destination holds the sender's words and its guards are intact.
-  void expect_received(PhysicalTile receiver, std::uint32_t address, PhysicalTile sender,
-                       std::uint32_t words) {
-    for (std::uint32_t i = 0; i < kGuardWords; ++i) {
-      ASSERT_EQ(word(receiver, address - 4 * (i + 1)), kGuard) << "guard before, " << receiver;
-      ASSERT_EQ(word(receiver, address + 4 * (words + i)), kGuard) << "guard after, " << receiver;
-    }
-    for (std::uint32_t i = 0; i < words; ++i) {
-      ASSERT_EQ(word(receiver, address + 4 * i), source_word(sender, i))
-          << "word " << i << " of " << words << " at " << receiver;
-    }
-  }
-
- private:
-  static void append(std::vector<std::uint8_t>& bytes, std::uint32_t word) {
-    for (int shift = 0; shift < 32; shift += 8) bytes.push_back(static_cast<std::uint8_t>(word >> shift));
-  }
-  static void add_segment(schema::Application& app, schema::TileImage& image, std::uint32_t address,
-                          const std::vector<std::uint8_t>& bytes, bool executable) {
-    const std::uint32_t blob = app.blobs.add(bytes);
-    const auto size = static_cast<std::uint32_t>(bytes.size());
-    image.segments.push_back(schema::Segment{
-        address, size, blob, 0, size,
-        schema::kSegmentRead | (executable ? schema::kSegmentExecute : schema::kSegmentWrite)});
-  }
-
-  std::vector<PhysicalTile> tiles_;
-  Chip chip_;
-  std::vector<std::pair<PhysicalTile, std::vector<isa::Instruction>>> rows_;
-  std::vector<std::tuple<PhysicalTile, std::uint32_t, std::vector<std::uint8_t>>> data_;
-  std::optional<schema::ExchangePhase> planned_;
-};
 
 std::vector<isa::Instruction> sender_row(PhysicalTile sender, std::vector<PhysicalTile> receivers,
                                          Event start, std::uint32_t words) {
