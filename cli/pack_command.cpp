@@ -10,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "schema/sha256.hpp"
 #include "schema/writer.hpp"
+#include "support/little_endian.hpp"
 #include "support/version.hpp"
 #include "target/memory_map.hpp"
 
@@ -49,10 +50,7 @@ Command pack_command() {
         const std::string source = (*values)["source"].as<std::string>();
         const auto words = words_of(assemble_lines(read_source_lines(source), source));
         if (words.empty()) throw InputError(fmt::format("{}: no instructions", source));
-        std::vector<std::uint8_t> code;
-        for (const auto word : words) {
-          for (int shift = 0; shift < 32; shift += 8) code.push_back(static_cast<std::uint8_t>(word >> shift));
-        }
+        const std::vector<std::uint8_t> code = words_to_bytes(words);
         const auto code_range = target::AddressRange::from_size(
             target::kLoadBase, static_cast<std::uint32_t>(code.size()), "program");
         if (!target::is_executable(code_range)) {

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "support/error.hpp"
+#include "support/little_endian.hpp"
 
 namespace tessera::cli {
 
@@ -24,29 +25,18 @@ std::vector<std::uint32_t> read_raw_words(const std::filesystem::path& path) {
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError(fmt::format("{}: {}", path.string(), std::strerror(errno)));
-  std::vector<unsigned char> bytes(static_cast<std::size_t>(size));
+  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
   in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   if (in.gcount() != static_cast<std::streamsize>(bytes.size())) {
     throw IoError(fmt::format("{}: short read ({} of {} bytes)", path.string(), in.gcount(), size));
   }
   std::vector<std::uint32_t> words(bytes.size() / 4);
-  for (std::size_t i = 0; i < words.size(); ++i) {
-    words[i] = static_cast<std::uint32_t>(bytes[4 * i]) |
-               static_cast<std::uint32_t>(bytes[4 * i + 1]) << 8 |
-               static_cast<std::uint32_t>(bytes[4 * i + 2]) << 16 |
-               static_cast<std::uint32_t>(bytes[4 * i + 3]) << 24;
-  }
+  for (std::size_t i = 0; i < words.size(); ++i) words[i] = load_u32_le(&bytes[4 * i]);
   return words;
 }
 
 void write_raw_words(const std::filesystem::path& path, std::span<const std::uint32_t> words) {
-  std::vector<unsigned char> bytes;
-  bytes.reserve(words.size() * 4);
-  for (const std::uint32_t word : words) {
-    for (int shift = 0; shift < 32; shift += 8) {
-      bytes.push_back(static_cast<unsigned char>(word >> shift));
-    }
-  }
+  const std::vector<std::uint8_t> bytes = words_to_bytes(words);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   out.close();

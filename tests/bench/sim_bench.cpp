@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/chip.hpp"
+#include "tests/sim/program.hpp"
 #include "target/isa.hpp"
 #include "target/memory_map.hpp"
 
@@ -21,16 +22,7 @@ using namespace tessera;
 namespace isa = target::isa;
 using isa::Reg;
 using Clock = std::chrono::steady_clock;
-
-std::vector<std::uint8_t> assemble(const std::vector<isa::Instruction>& program) {
-  std::vector<std::uint32_t> words;
-  for (const auto& instruction : program) isa::encode_into(instruction, words);
-  std::vector<std::uint8_t> bytes;
-  for (const auto word : words) {
-    for (int shift = 0; shift < 32; shift += 8) bytes.push_back(static_cast<std::uint8_t>(word >> shift));
-  }
-  return bytes;
-}
+using sim::testing::assemble;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();

@@ -8,31 +8,16 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "tests/testing/process.hpp"
+#include "tests/cli/tessera_cli.hpp"
+#include "tests/testing/scratch.hpp"
 
 namespace {
 
-using tessera::testing::ProcessResult;
-using tessera::testing::run_process;
+using ScratchDir = tessera::testing::ScratchDirectory;
 
-ProcessResult tessera(std::vector<std::string> args) {
-  args.insert(args.begin(), TESSERA_CLI_PATH);
-  return run_process(args);
+tessera::testing::ProcessResult tessera(std::vector<std::string> args) {
+  return tessera::testing::run_tessera(std::move(args));
 }
-
-// A scratch directory removed at the end of the test.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "tessera-cli-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~ScratchDir() { std::filesystem::remove_all(path_); }
-  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
-
- private:
-  std::filesystem::path path_;
-};
 
 TEST(DisasmCommand, PrintsASendAndTheRowReturn) {
   // The example: `tessera disasm 0x782A03CB 0x43A00000`.
@@ -61,12 +46,12 @@ TEST(DisasmCommand, BadArgumentsAreUsageErrors) {
 
 TEST(DisasmCommand, FileErrorsAreOneLineFailures) {
   ScratchDir dir;
-  const auto missing = tessera({"disasm", "--file", (dir / "missing.bin").string()});
+  const auto missing = tessera({"disasm", "--file", dir.path("missing.bin")});
   EXPECT_EQ(missing.exit_status, 1);
   EXPECT_NE(missing.err.find("missing.bin"), std::string::npos);
 
-  std::ofstream(dir / "odd.bin") << "12345";
-  const auto odd = tessera({"disasm", "--file", (dir / "odd.bin").string()});
+  std::ofstream(dir.path("odd.bin")) << "12345";
+  const auto odd = tessera({"disasm", "--file", dir.path("odd.bin")});
   EXPECT_EQ(odd.exit_status, 1);
   EXPECT_NE(odd.err.find("size 5 is not a whole number of 32-bit words"), std::string::npos)
       << odd.err;
@@ -81,19 +66,19 @@ TEST(AsmCommand, AssemblesToTheReferenceWords) {
 
 TEST(AsmCommand, RawFileRoundTripsThroughDisasm) {
   ScratchDir dir;
-  const auto source = dir / "row.s";
+  const auto source = dir.path("row.s");
   std::ofstream(source) << "# SDK receiver row, first three instructions\n"
                            "delayxpic 1, 0, 0x82\n"
                            "\n"
                            "delay 51   # until event 52\n"
                            "sendpicp 52, 0x0, 0, 0, 0, 0xc0, 0x14048\n";
-  const auto raw = dir / "row.bin";
-  const auto assembled = tessera({"asm", "--file", source.string(), "-o", raw.string()});
+  const auto raw = dir.path("row.bin");
+  const auto assembled = tessera({"asm", "--file", source, "-o", raw});
   ASSERT_EQ(assembled.exit_status, 0) << assembled.err;
   EXPECT_EQ(assembled.out, "");
   EXPECT_EQ(std::filesystem::file_size(raw), 16u);
 
-  const auto listing = tessera({"disasm", "--file", raw.string()});
+  const auto listing = tessera({"disasm", "--file", raw});
   EXPECT_EQ(listing.exit_status, 0) << listing.err;
   EXPECT_EQ(listing.out,
             "0004c010  64000082           delayxpic 1, 0, 0x82\n"
@@ -103,9 +88,9 @@ TEST(AsmCommand, RawFileRoundTripsThroughDisasm) {
 
 TEST(AsmCommand, OutOfRangeOperandNamesLineFieldAndValue) {
   ScratchDir dir;
-  const auto source = dir / "bad.s";
+  const auto source = dir.path("bad.s");
   std::ofstream(source) << "nop\nsend 65, 0x0, 3\n";
-  const auto result = tessera({"asm", "--file", source.string()});
+  const auto result = tessera({"asm", "--file", source});
   EXPECT_EQ(result.exit_status, 1);
   EXPECT_EQ(result.out, "") << "nothing is printed when any line is wrong";
   EXPECT_NE(result.err.find("bad.s 2: send: field 'words' = 65 is out of range [1, 64]"),

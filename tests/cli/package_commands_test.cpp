@@ -11,7 +11,9 @@
 #include "schema/digest.hpp"
 #include "schema/sha256.hpp"
 #include "schema/writer.hpp"
+#include "tests/cli/tessera_cli.hpp"
 #include "tests/testing/process.hpp"
+#include "tests/testing/scratch.hpp"
 #include "tests/testing/sample_package.hpp"
 
 namespace {
@@ -20,21 +22,17 @@ using tessera::testing::ProcessResult;
 using tessera::testing::run_process;
 
 ProcessResult tessera_cli(std::vector<std::string> args) {
-  args.insert(args.begin(), TESSERA_CLI_PATH);
-  return run_process(args);
+  return tessera::testing::run_tessera(std::move(args));
 }
 
 class PackageFile : public ::testing::Test {
  protected:
   PackageFile() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "tessera-pkg-XXXXXX").string();
-    directory_ = ::mkdtemp(pattern.data());
-    path_ = (directory_ / "sample.ipuexe").string();
+    path_ = scratch_.path("sample.ipuexe");
     digest_ = tessera::schema::write_package(tessera::testing::sample_application(), path_);
   }
-  ~PackageFile() override { std::filesystem::remove_all(directory_); }
 
-  std::filesystem::path directory_;
+  tessera::testing::ScratchDirectory scratch_;
   std::string path_;
   tessera::schema::Sha256 digest_{};
 };
@@ -58,7 +56,7 @@ TEST_F(PackageFile, ValidateRejectsACorruptPackageOnOneLine) {
 }
 
 TEST_F(PackageFile, ValidateOfAMissingFileFails) {
-  const auto result = tessera_cli({"validate", (directory_ / "missing.ipuexe").string()});
+  const auto result = tessera_cli({"validate", scratch_.path("missing.ipuexe")});
   EXPECT_EQ(result.exit_status, 1);
   EXPECT_NE(result.err.find("missing.ipuexe"), std::string::npos);
 }

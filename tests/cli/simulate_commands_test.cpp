@@ -9,32 +9,20 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
-#include "tests/testing/process.hpp"
+#include "tests/cli/tessera_cli.hpp"
+#include "tests/testing/scratch.hpp"
 
 namespace {
 
-using tessera::testing::ProcessResult;
-using tessera::testing::run_process;
-
-ProcessResult tessera_cli(std::vector<std::string> args) {
-  args.insert(args.begin(), TESSERA_CLI_PATH);
-  return run_process(args);
-}
+using tessera::testing::run_tessera;
 
 class SimulateCommand : public ::testing::Test {
  protected:
-  SimulateCommand() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "tessera-sim-XXXXXX").string();
-    directory_ = ::mkdtemp(pattern.data());
-  }
-  ~SimulateCommand() override { std::filesystem::remove_all(directory_); }
   std::string write(const std::string& name, const std::string& text) {
-    const auto path = directory_ / name;
-    std::ofstream(path) << text;
-    return path.string();
+    return scratch_.write(name, text);
   }
-  std::string path(const std::string& name) const { return (directory_ / name).string(); }
-  std::filesystem::path directory_;
+  std::string path(const std::string& name) const { return scratch_.path(name); }
+  tessera::testing::ScratchDirectory scratch_;
 };
 
 constexpr const char* kProgram =
@@ -48,13 +36,13 @@ constexpr const char* kProgram =
 TEST_F(SimulateCommand, PackThenSimulateOnEveryTile) {
   const auto source = write("program.s", kProgram);
   const auto package = path("program.ipuexe");
-  const auto packed = tessera_cli({"pack", source, "-o", package});
+  const auto packed = run_tessera({"pack", source, "-o", package});
   ASSERT_EQ(packed.exit_status, 0) << packed.err;
   EXPECT_NE(packed.out.find("6 instruction words on 1472 tiles"), std::string::npos) << packed.out;
 
   const auto report = path("report.json");
   const auto trace = path("trace.json");
-  const auto run = tessera_cli({"simulate", package, "--report", report, "--trace", trace});
+  const auto run = run_tessera({"simulate", package, "--report", report, "--trace", trace});
   ASSERT_EQ(run.exit_status, 0) << run.err << run.out;
   // Four instructions, the device-wide sync (600), two more instructions.
   EXPECT_NE(run.out.find("all tiles halted after 636 cycles"), std::string::npos) << run.out;
@@ -68,9 +56,9 @@ TEST_F(SimulateCommand, PackThenSimulateOnEveryTile) {
 TEST_F(SimulateCommand, SimulateReportsAFaultAndExitsOne) {
   const auto source = write("bad.s", "setzi $m1, 0x40000\nst32 $m1, $m1, $m15, 0\n");
   const auto package = path("bad.ipuexe");
-  ASSERT_EQ(tessera_cli({"pack", source, "-o", package, "--tiles", "2"}).exit_status, 0);
+  ASSERT_EQ(run_tessera({"pack", source, "-o", package, "--tiles", "2"}).exit_status, 0);
   const auto faults = path("faults.json");
-  const auto run = tessera_cli({"simulate", package, "--faults", faults});
+  const auto run = run_tessera({"simulate", package, "--faults", faults});
   EXPECT_EQ(run.exit_status, 1);
   EXPECT_NE(run.out.find("fault: InvalidAddress on p0 (supervisor) at pc 0x4c014"), std::string::npos)
       << run.out;
@@ -81,18 +69,18 @@ TEST_F(SimulateCommand, SimulateReportsAFaultAndExitsOne) {
 TEST_F(SimulateCommand, SimulateStopsAtTheCycleLimit) {
   const auto source = write("loop.s", "bri 0x4c010\n");
   const auto package = path("loop.ipuexe");
-  ASSERT_EQ(tessera_cli({"pack", source, "-o", package, "--tiles", "1"}).exit_status, 0);
-  const auto run = tessera_cli({"simulate", package, "--cycles", "100000"});
+  ASSERT_EQ(run_tessera({"pack", source, "-o", package, "--tiles", "1"}).exit_status, 0);
+  const auto run = run_tessera({"simulate", package, "--cycles", "100000"});
   EXPECT_EQ(run.exit_status, 1);
   EXPECT_NE(run.out.find("cycle limit"), std::string::npos) << run.out;
 }
 
 TEST_F(SimulateCommand, PackRejectsBadInput) {
-  EXPECT_EQ(tessera_cli({"pack", write("e.s", "# nothing\n"), "-o", path("e.ipuexe")}).exit_status, 1);
-  EXPECT_EQ(tessera_cli({"pack", write("x.s", "nop\n"), "-o", path("x.ipuexe"), "--tiles", "0"})
+  EXPECT_EQ(run_tessera({"pack", write("e.s", "# nothing\n"), "-o", path("e.ipuexe")}).exit_status, 1);
+  EXPECT_EQ(run_tessera({"pack", write("x.s", "nop\n"), "-o", path("x.ipuexe"), "--tiles", "0"})
                 .exit_status,
             2);
-  const auto bad = tessera_cli({"pack", write("y.s", "nop\nfrob 1\n"), "-o", path("y.ipuexe")});
+  const auto bad = run_tessera({"pack", write("y.s", "nop\nfrob 1\n"), "-o", path("y.ipuexe")});
   EXPECT_EQ(bad.exit_status, 1);
   EXPECT_NE(bad.err.find("y.s 2: unknown mnemonic 'frob'"), std::string::npos) << bad.err;
   EXPECT_FALSE(std::filesystem::exists(path("y.ipuexe")));

@@ -13,6 +13,7 @@
 #include "kernels/registry.hpp"
 #include "schema/model.hpp"
 #include "sim/chip.hpp"
+#include "support/little_endian.hpp"
 #include "tests/sim/program.hpp"
 
 namespace tessera::sim::testing {
@@ -110,15 +111,7 @@ class Phase {
 
  private:
   static void append(std::vector<std::uint8_t>& bytes, std::uint32_t word) {
-    for (int shift = 0; shift < 32; shift += 8) bytes.push_back(static_cast<std::uint8_t>(word >> shift));
-  }
-  static void add_segment(schema::Application& app, schema::TileImage& image, std::uint32_t address,
-                          const std::vector<std::uint8_t>& bytes, bool executable) {
-    const std::uint32_t blob = app.blobs.add(bytes);
-    const auto size = static_cast<std::uint32_t>(bytes.size());
-    image.segments.push_back(schema::Segment{
-        address, size, blob, 0, size,
-        schema::kSegmentRead | (executable ? schema::kSegmentExecute : schema::kSegmentWrite)});
+    append_u32_le(bytes, word);
   }
 
   static constexpr std::uint32_t kSampleCode = 0x4E000;

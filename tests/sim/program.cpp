@@ -1,15 +1,13 @@
 #include "tests/sim/program.hpp"
 
+#include "support/little_endian.hpp"
+
 namespace tessera::sim::testing {
 
 std::vector<std::uint8_t> assemble(const std::vector<isa::Instruction>& program) {
   std::vector<std::uint32_t> words;
   for (const auto& instruction : program) isa::encode_into(instruction, words);
-  std::vector<std::uint8_t> bytes;
-  for (const auto word : words) {
-    for (int shift = 0; shift < 32; shift += 8) bytes.push_back(static_cast<std::uint8_t>(word >> shift));
-  }
-  return bytes;
+  return words_to_bytes(words);
 }
 
 void load_program(Chip& chip, target::PhysicalTile tile,
@@ -29,6 +27,15 @@ std::vector<isa::Instruction> operator+(std::vector<isa::Instruction> a,
                                         const std::vector<isa::Instruction>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
+}
+
+void add_segment(schema::Application& app, schema::TileImage& image, std::uint32_t address,
+                 const std::vector<std::uint8_t>& bytes, bool executable) {
+  const std::uint32_t blob = app.blobs.add(bytes);
+  const auto size = static_cast<std::uint32_t>(bytes.size());
+  image.segments.push_back(schema::Segment{
+      address, size, blob, 0, size,
+      schema::kSegmentRead | (executable ? schema::kSegmentExecute : schema::kSegmentWrite)});
 }
 
 target::Topology small_topology(std::size_t count) {

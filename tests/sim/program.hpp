@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "schema/model.hpp"
 #include "sim/chip.hpp"
 #include "target/isa.hpp"
 #include "target/memory_map.hpp"
@@ -30,6 +31,11 @@ std::vector<isa::Instruction> halt();
 
 std::vector<isa::Instruction> operator+(std::vector<isa::Instruction> a,
                                         const std::vector<isa::Instruction>& b);
+
+// Adds `bytes` at `address` to a package tile image (R-X when executable,
+// RW- otherwise), storing the bytes as a blob of `app`.
+void add_segment(schema::Application& app, schema::TileImage& image, std::uint32_t address,
+                 const std::vector<std::uint8_t>& bytes, bool executable);
 
 // A topology of the first `count` C600 tiles in logical order.
 target::Topology small_topology(std::size_t count);

@@ -7,6 +7,7 @@
 #include "kernels/registry.hpp"
 #include "schema/model.hpp"
 #include "sim/chip.hpp"
+#include "support/little_endian.hpp"
 #include "tests/sim/program.hpp"
 #include "tests/sim/rows.hpp"
 
@@ -25,17 +26,9 @@ constexpr std::uint32_t kIncoming = 0x60010;
 constexpr int kRounds = 11;
 
 std::vector<std::uint8_t> word_bytes(std::uint32_t value) {
-  return {static_cast<std::uint8_t>(value), static_cast<std::uint8_t>(value >> 8),
-          static_cast<std::uint8_t>(value >> 16), static_cast<std::uint8_t>(value >> 24)};
-}
-
-void add_segment(schema::Application& app, schema::TileImage& image, std::uint32_t address,
-                 const std::vector<std::uint8_t>& bytes, bool executable) {
-  const std::uint32_t blob = app.blobs.add(bytes);
-  const auto size = static_cast<std::uint32_t>(bytes.size());
-  image.segments.push_back(schema::Segment{
-      address, size, blob, 0, size,
-      schema::kSegmentRead | (executable ? schema::kSegmentExecute : schema::kSegmentWrite)});
+  std::vector<std::uint8_t> bytes;
+  append_u32_le(bytes, value);
+  return bytes;
 }
 
 TEST(Reduction, ElevenRoundsOverAllTilesSumOneToN) {
