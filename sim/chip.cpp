@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "target/config_space.hpp"
 #include "target/memory_map.hpp"
 
 namespace tessera::sim {
@@ -110,6 +111,7 @@ void Chip::reset() {
   faults_.clear();
   spans_.clear();
   stop_requested_ = false;
+  hsp_marks_ = {};
   planned_phases_.clear();
   phase_participants_.clear();
   phase_pending_.clear();
@@ -171,6 +173,12 @@ void Chip::start(std::optional<std::vector<target::PhysicalTile>> tiles,
   phase_pending_.clear();
   exchange_stats_ = {};
   internal_sync_.reset(tiles_.size(), started_.size(), options_.device_sync_cycles);
+  host_sync_.reset(tiles_.size(), started_.size(), options_.host_sync_cycles, [this] {
+    std::uint16_t& credits = hsp_marks_[options_.host_sync_mark == target::kHspGs1Control ? 0 : 1];
+    if (credits == 0) return false;
+    --credits;
+    return true;
+  });
   segment_start_.assign(tiles_.size(), 0);
   processes_.resize(tiles_.size());
   sc_core::sc_spawn_options spawn;
@@ -293,7 +301,7 @@ void Chip::on_tile_activation(std::size_t index) {
           if (!releases.empty()) open_exchange_phase(releases.front().round, releases);
           apply_releases(releases);
         }
-        // sans 1 (host) is consumed by the host link's rounds.
+        if (outcome.zone == 1) apply_releases(host_sync_.skip(index));
         continue;
       case RunOutcome::Kind::kSync:
         if (outcome.zone == 1) {
@@ -310,9 +318,11 @@ void Chip::on_tile_activation(std::size_t index) {
           return;
         }
         if (is_host_zone(outcome.zone)) {
-          // The run goes on until nothing else can happen, so that every tile
-          // reaches its host sync before the host is asked to act.
+          // Released when every tile is there and the host has granted the
+          // round; the run goes on until nothing else can happen, so that
+          // every tile reaches its host sync before the host is asked to act.
           tile.begin_wait(outcome.zone);
+          apply_releases(host_sync_.arrive(index, tile.cycle()));
           sc_core::next_trigger(process.release);
           return;
         }
@@ -421,19 +431,24 @@ void Chip::diagnose_deadlock() {
   faults_.add(std::move(fault));
 }
 
-void Chip::release_host_syncs() {
-  std::vector<Release> releases;
-  std::uint64_t last = now();
-  for (const std::size_t index : started_) {
-    const Tile& tile = *tiles_[index];
-    if (tile.status() == TileStatus::kWaiting && is_host_zone(tile.waiting_zone())) {
-      releases.push_back({index, 0});
-      last = std::max(last, tile.wait_started());
-    }
+namespace {
+
+std::size_t hsp_index(std::uint32_t offset) {
+  if (!target::is_hsp_mark_register(offset)) {
+    throw UsageError(fmt::format("{:#x} is not an HSP mark register (GS1 {:#x}, GS2 {:#x})", offset,
+                                 target::kHspGs1Control, target::kHspGs2Control));
   }
-  for (auto& release : releases) release.cycle = last + options_.host_sync_cycles;
-  apply_releases(releases);
+  return offset == target::kHspGs1Control ? 0 : 1;
 }
+
+}  // namespace
+
+void Chip::write_hsp_mark(std::uint32_t offset, std::uint16_t value) {
+  hsp_marks_[hsp_index(offset)] = value;
+  if (!started_.empty()) apply_releases(host_sync_.retry(now()));
+}
+
+std::uint16_t Chip::read_hsp_mark(std::uint32_t offset) const { return hsp_marks_[hsp_index(offset)]; }
 
 std::vector<target::PhysicalTile> Chip::tiles_waiting_at_host_sync() const {
   std::vector<target::PhysicalTile> waiting;

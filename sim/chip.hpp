@@ -14,6 +14,7 @@
 // start(), then run() advances simulated time until a stop condition holds.
 
 #include <cstdint>
+#include <array>
 #include <map>
 #include <memory>
 #include <optional>
@@ -97,8 +98,11 @@ class Chip {
   // (since start) pass.
   RunResult run(std::uint64_t max_cycles = ~std::uint64_t{0});
 
-  // Host side of a host sync: releases every tile waiting at zones 7 and 15.
-  void release_host_syncs();
+  // HSP marks (target::kHspGs1Control, kHspGs2Control): the host writes a
+  // credit count; each host sync round takes one credit of
+  // options().host_sync_mark and waits while it is 0. Reads give what is left.
+  void write_hsp_mark(std::uint32_t offset, std::uint16_t value);
+  std::uint16_t read_hsp_mark(std::uint32_t offset) const;
   // Debugger: resumes a trapped tile (it re-traps while the trap is there).
   void resume(target::PhysicalTile tile);
 
@@ -137,7 +141,9 @@ class Chip {
   std::vector<std::uint32_t> entry_points_;
   std::vector<std::size_t> started_;
   std::vector<std::unique_ptr<TileProcess>> processes_;
-  InternalSync internal_sync_;
+  SyncRounds internal_sync_;
+  SyncRounds host_sync_;
+  std::array<std::uint16_t, 2> hsp_marks_{};  // GS1, GS2
   FaultLog faults_;
   std::uint64_t origin_ns_ = 0;  // SystemC time of start(), in cycles (1 cycle = 1 ns)
   std::uint64_t limit_ = ~std::uint64_t{0};

@@ -21,6 +21,11 @@ struct SimOptions {
   // Cycles from the host's release of a host sync (zones 7, 15) to the tiles
   // running again [INF].
   std::uint64_t host_sync_cycles = 600;
+  // The HSP mark whose credits host syncs consume: the host session writes
+  // GS2 before every call phase and waits for it to read 0
+  // (driver-host-protocol.md §4, §8.6); which zone takes which mark is not
+  // documented [INF].
+  std::uint32_t host_sync_mark = 0x3030;  // target::kHspGs2Control
   // How far (in cycles) a tile may run ahead of the global clock before it
   // yields to the SystemC kernel (temporal decoupling, TLM-2.0 LT quantum).
   std::uint64_t quantum_cycles = 100'000;

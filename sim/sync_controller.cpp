@@ -4,43 +4,54 @@
 
 namespace tessera::sim {
 
-void InternalSync::reset(std::size_t tile_count, std::size_t participants,
-                         std::uint64_t latency) {
+void SyncRounds::reset(std::size_t tile_count, std::size_t participants, std::uint64_t latency,
+                       std::function<bool()> grant) {
   round_of_.assign(tile_count, 0);
   rounds_.clear();
   participants_ = participants;
   latency_ = latency;
+  grant_ = std::move(grant);
+  waiting_for_grant_ = false;
 }
 
-std::vector<Release> InternalSync::arrive(std::size_t tile, std::uint64_t cycle) {
+std::vector<Release> SyncRounds::arrive(std::size_t tile, std::uint64_t cycle) {
   const std::uint64_t round = round_of_.at(tile)++;
   Round& state = rounds_[round];
-  state.arrivals.push_back(Release{tile, cycle});
+  state.arrivals.push_back(Release{tile, cycle, round});
   ++state.present;
-  return complete_if_ready(round);
+  return complete_if_ready(round, 0);
 }
 
-std::vector<Release> InternalSync::skip(std::size_t tile) {
+std::vector<Release> SyncRounds::skip(std::size_t tile) {
   const std::uint64_t round = round_of_.at(tile)++;
   ++rounds_[round].present;
-  return complete_if_ready(round);
+  return complete_if_ready(round, 0);
 }
 
-std::size_t InternalSync::present(std::uint64_t round) const {
+std::vector<Release> SyncRounds::retry(std::uint64_t not_before) {
+  if (rounds_.empty()) return {};
+  return complete_if_ready(rounds_.begin()->first, not_before);
+}
+
+std::size_t SyncRounds::present(std::uint64_t round) const {
   const auto it = rounds_.find(round);
   return it == rounds_.end() ? 0 : it->second.present;
 }
 
-std::vector<Release> InternalSync::complete_if_ready(std::uint64_t round) {
-  auto it = rounds_.find(round);
-  if (it == rounds_.end() || it->second.present < participants_) return {};
-  std::uint64_t last = 0;
+std::vector<Release> SyncRounds::complete_if_ready(std::uint64_t round, std::uint64_t not_before) {
+  // Rounds complete in order: a later round cannot overtake a pending one.
+  if (rounds_.empty() || round != rounds_.begin()->first) return {};
+  auto it = rounds_.begin();
+  if (it->second.present < participants_) return {};
+  if (grant_ && !grant_()) {
+    waiting_for_grant_ = true;
+    return {};
+  }
+  waiting_for_grant_ = false;
+  std::uint64_t last = not_before;
   for (const auto& arrival : it->second.arrivals) last = std::max(last, arrival.cycle);
   std::vector<Release> releases = std::move(it->second.arrivals);
-  for (auto& release : releases) {
-    release.cycle = last + latency_;
-    release.round = round;
-  }
+  for (auto& release : releases) release.cycle = last + latency_;
   rounds_.erase(it);
   return releases;
 }

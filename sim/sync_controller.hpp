@@ -1,16 +1,22 @@
 #pragma once
-// Synchronization between tiles (reference §6): the device-wide internal
-// sync (`sync 3`) in rounds, with `sans 0` as a declared non-participation in
-// the current round. Plain C++: it decides who is released when; the chip
-// turns releases into SystemC events.
+// Synchronization between tiles (reference §6), in rounds. Plain C++: it
+// decides who is released when; the chip turns releases into SystemC events.
 //
 // A round completes when every participating tile has arrived at it or
-// skipped it; all arrivals are then released together at the last arrival
-// plus the sync latency. A tile that halted without skipping never arrives,
-// so the others wait forever — a Deadlock, as it would be on the hardware.
+// skipped it (`sans`), and — for host syncs — the host has granted it: all
+// arrivals are released together at the later of the last arrival and the
+// grant, plus the sync latency. A tile that halted without skipping never
+// arrives, so the others wait forever: a Deadlock, as on the hardware.
+//
+// The device-wide internal sync (`sync 3`, skipped by `sans 0`) needs no
+// grant. Host syncs (`sync 7` and `sync 15`, skipped by `sans 1`) each take
+// one credit of an HSP mark the host writes (driver-host-protocol.md §8.6):
+// while the mark is 0 the device makes no progress past the sync.
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <vector>
 
 namespace tessera::sim {
@@ -18,36 +24,44 @@ namespace tessera::sim {
 struct Release {
   std::size_t tile = 0;  // index among the chip's tiles
   std::uint64_t cycle = 0;
-  std::uint64_t round = 0;  // the internal-sync round completed (it opens an exchange phase)
+  std::uint64_t round = 0;  // the round completed (an internal one opens an exchange phase)
 };
 
-class InternalSync {
+class SyncRounds {
  public:
-  // `participants` is the number of tiles taking part (the started ones).
-  void reset(std::size_t tile_count, std::size_t participants, std::uint64_t latency);
+  // `grant`, when set, is asked once per round that is otherwise complete;
+  // false leaves the round pending until retry().
+  void reset(std::size_t tile_count, std::size_t participants, std::uint64_t latency,
+             std::function<bool()> grant = {});
 
-  // A tile arrives at the internal sync at `cycle`; returns the releases
-  // this completes (empty while others are missing).
+  // A tile arrives at `cycle`; returns the releases this completes.
   std::vector<Release> arrive(std::size_t tile, std::uint64_t cycle);
-  // A tile skips the current round (`sans 0`).
+  // A tile skips the round it is in.
   std::vector<Release> skip(std::size_t tile);
+  // Asks the grant again for the oldest complete round; releases no earlier
+  // than `not_before`.
+  std::vector<Release> retry(std::uint64_t not_before);
 
-  // The round a tile is in (how many internal syncs it passed or skipped).
+  // The round a tile is in (how many syncs of this kind it passed or skipped).
   std::uint64_t round_of(std::size_t tile) const { return round_of_.at(tile); }
   // How many tiles have arrived at or skipped a round.
   std::size_t present(std::uint64_t round) const;
+  // Whether a complete round waits for its grant.
+  bool waiting_for_grant() const noexcept { return waiting_for_grant_; }
 
  private:
   struct Round {
     std::vector<Release> arrivals;
     std::size_t present = 0;
   };
-  std::vector<Release> complete_if_ready(std::uint64_t round);
+  std::vector<Release> complete_if_ready(std::uint64_t round, std::uint64_t not_before);
 
   std::vector<std::uint64_t> round_of_;
   std::map<std::uint64_t, Round> rounds_;
   std::size_t participants_ = 0;
   std::uint64_t latency_ = 0;
+  std::function<bool()> grant_;
+  bool waiting_for_grant_ = false;
 };
 
 }  // namespace tessera::sim

@@ -5,6 +5,7 @@
 
 #include "schema/model.hpp"
 #include "sim/chip.hpp"
+#include "target/config_space.hpp"
 #include "tests/sim/program.hpp"
 
 namespace tessera::sim {
@@ -88,21 +89,44 @@ TEST(Sync, ManyRoundsStayInStep) {
   for (const auto& tile : report.tiles) EXPECT_EQ(tile.end_cycle, report.total_cycles);
 }
 
-TEST(HostSync, TileBlocksUntilTheHostReleasesIt) {
-  Chip chip(small_topology(2));
-  load_program(chip, tile_at(0), std::vector<isa::Instruction>{isa::Sync{7}} + halt());
-  load_program(chip, tile_at(1), std::vector<isa::Instruction>{isa::Sync{15}} + halt());
+TEST(HostSync, TilesWaitForAnHspCreditAndTakeOneEach) {
+  Chip chip(small_topology(3));
+  // Two host sync rounds; tile 2 skips the first (sans 1) and joins the second.
+  load_program(chip, tile_at(0), std::vector<isa::Instruction>{isa::Sync{15}, isa::Sync{7}} + halt());
+  load_program(chip, tile_at(1), std::vector<isa::Instruction>{isa::Sync{7}, isa::Sync{7}} + halt());
+  load_program(chip, tile_at(2),
+               std::vector<isa::Instruction>{isa::Sans{1}, isa::Sync{1}, isa::Sync{7}} + halt());
   chip.start();
   RunResult result = chip.run();
   ASSERT_EQ(result.reason, StopReason::kHostSync);
-  EXPECT_EQ(chip.tiles_waiting_at_host_sync().size(), 2u);
-  // Running again without a release makes no progress: the device waits.
+  EXPECT_EQ(chip.tiles_waiting_at_host_sync().size(), 3u);
+  // Without a credit the device makes no progress (driver-host-protocol §8.6).
+  EXPECT_EQ(chip.run().reason, StopReason::kHostSync);
+  EXPECT_EQ(chip.tile(tile_at(0)).pc(), target::kLoadBase + 4) << "still at its first sync";
+
+  chip.write_hsp_mark(target::kHspGs2Control, 1);
   result = chip.run();
-  EXPECT_EQ(result.reason, StopReason::kHostSync);
-  chip.release_host_syncs();
+  ASSERT_EQ(result.reason, StopReason::kHostSync) << "one credit, one round";
+  EXPECT_EQ(chip.read_hsp_mark(target::kHspGs2Control), 0u) << "the round took the credit";
+
+  chip.write_hsp_mark(target::kHspGs2Control, 1);
   result = chip.run();
   ASSERT_EQ(result.reason, StopReason::kAllHalted);
-  EXPECT_EQ(chip.report().total_cycles, 6u + 600 + 2 * 6);
+  EXPECT_EQ(chip.read_hsp_mark(target::kHspGs2Control), 0u);
+  EXPECT_EQ(chip.read_hsp_mark(target::kHspGs1Control), 0u);
+  EXPECT_THROW(chip.write_hsp_mark(0x2000, 1), UsageError);
+}
+
+TEST(HostSync, CreditsWrittenAheadAreTakenWithoutStopping) {
+  Chip chip(small_topology(2));
+  for (std::uint16_t i = 0; i < 2; ++i) {
+    load_program(chip, tile_at(i), std::vector<isa::Instruction>{isa::Sync{7}, isa::Sync{7}} + halt());
+  }
+  chip.start();
+  chip.write_hsp_mark(target::kHspGs2Control, 2);
+  ASSERT_EQ(chip.run().reason, StopReason::kAllHalted);
+  // Each round: arrival after one instruction, release 600 later.
+  EXPECT_EQ(chip.report().total_cycles, 6u + 600 + 6 + 600 + 2 * 6);
 }
 
 TEST(Chip, AllTilesRunToCompletion) {
