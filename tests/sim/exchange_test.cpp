@@ -136,6 +136,66 @@ TEST(Exchange, MulticastPlusADependentRelayInOneLaunch) {
   phase.expect_received(end, kDestination, s, n);  // the original sender's words, relayed
 }
 
+// Tiles in a ring each send to the next and receive from the previous in one
+// row, all starting at once: the receive controls act during the tile's own
+// send, so build_row lets them ride on it (sendpic/sendpicp) and the send
+// stays one contiguous stream.
+void ring(std::vector<PhysicalTile> tiles, std::uint32_t n) {
+  const std::size_t count = tiles.size();
+  Event start = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    start = std::max(start, target::earliest_send_start(tiles[i], tiles[(i + 1) % count]));
+  }
+  Phase phase(tiles);
+  for (std::size_t i = 0; i < count; ++i) {
+    const PhysicalTile from = tiles[(i + count - 1) % count];
+    const PhysicalTile to = tiles[(i + 1) % count];
+    const auto in = target::word32_transfer(from, tiles[i], start, n);
+    ASSERT_LT(in.source_select, start + static_cast<Event>(n))
+        << "the controls must ride on the send";
+    auto actions = receive_actions(in, from.value, kDestination / 4);
+    const std::vector<PhysicalTile> to_only{to};
+    actions.push_back(
+        RowAction{Kind::kSend, start, kSource / 4, n, target::word32_sctl(tiles[i], to_only)});
+    const auto row = build_row(actions, std::max(in.horizon, start + static_cast<Event>(n)), kRow);
+    // The row sends items [kSource/4, kSource/4 + n) at events [start, start + n)
+    // without a gap, and applies exactly the receive controls.
+    const auto timeline = target::row_timeline(row);
+    Event at = start;
+    std::uint32_t item = kSource / 4;
+    for (const auto& send : timeline.sends) {
+      EXPECT_EQ(send.start, at);
+      EXPECT_EQ(send.first_item, item);
+      at = send.end();
+      item += send.items;
+    }
+    EXPECT_EQ(at, start + static_cast<Event>(n));
+    ASSERT_EQ(timeline.controls.size(), 3u);
+    EXPECT_EQ(timeline.controls[0],
+              (target::ReceiveControl{in.source_select, target::ReceiveControl::Register::kXpic, 0,
+                                      from.value}));
+    EXPECT_EQ(timeline.controls[1],
+              (target::ReceiveControl{in.pointer, target::ReceiveControl::Register::kPic, 0,
+                                      kDestination / 4}));
+    EXPECT_EQ(timeline.controls[2],
+              (target::ReceiveControl{in.teardown, target::ReceiveControl::Register::kXpic, 0,
+                                      target::kNeutralMux}));
+    phase.row(tiles[i], row);
+    phase.source(tiles[i], n);
+    phase.guarded_destination(tiles[i], kDestination, n);
+  }
+  ASSERT_EQ(phase.run().reason, StopReason::kAllHalted)
+      << describe(phase.chip().faults().all().at(0));
+  for (std::size_t i = 0; i < count; ++i) {
+    phase.expect_received(tiles[i], kDestination, tiles[(i + count - 1) % count], n);
+  }
+  EXPECT_EQ(phase.chip().exchange_stats().words_delivered, n * count);
+}
+
+TEST(Exchange, TwoTilesSwapInOneRow) { ring({p(0), p(53)}, 256); }
+
+TEST(Exchange, ThreeTilesRotateInOneRow) { ring({p(0), p(53), p(1400)}, 1024); }
+
 TEST(Exchange, WrongDirectionDeliversNothing) {
   // direction(0 → 53) is 1; sending with only direction 2 set reaches nobody.
   Phase phase({p(0), p(53)});
