@@ -33,6 +33,21 @@ class Timeline {
                                      std::pair<Event, std::uint32_t>{event, 0u}, by_event);
     return it == changes_.begin() ? initial_ : std::prev(it)->second;
   }
+  // Calls f(from, to) for the parts [from, to) of [begin, end) on which the
+  // value is `value`.
+  template <class F>
+  void for_each_interval_of(std::uint32_t value, Event begin, Event end, F&& f) const {
+    auto next = std::upper_bound(changes_.begin(), changes_.end(),
+                                 std::pair<Event, std::uint32_t>{begin, 0u}, by_event);
+    std::uint32_t current = next == changes_.begin() ? initial_ : std::prev(next)->second;
+    for (Event at = begin; at < end;) {
+      const Event until = next == changes_.end() ? end : std::min(end, next->first);
+      if (current == value) f(at, until);
+      if (next == changes_.end()) break;
+      at = next->first;
+      while (next != changes_.end() && next->first == at) current = (next++)->second;
+    }
+  }
   std::uint32_t final_value() const { return changes_.empty() ? initial_ : changes_.back().second; }
   const std::vector<std::pair<Event, std::uint32_t>>& changes() const { return changes_; }
 
@@ -45,13 +60,34 @@ class Timeline {
   std::vector<std::pair<Event, std::uint32_t>> changes_;
 };
 
-// A word taken by a receiver, before its address is known.
+// The words one send window reads: `words` consecutive items read at
+// consecutive events from `start` (a window stops at its first unreadable word).
+struct Sent {
+  std::size_t sender;  // tile index
+  Event start;         // the first word's send event
+  std::uint32_t words;
+  std::uint32_t source_address;  // the first word's byte address in the sender's SRAM
+  std::uint32_t sctl;
+  std::size_t slot;  // the first word's value slot (the timeline replay)
+};
+
+// Words a receiver takes from one sender at consecutive events: their send,
+// mux and memory events and source addresses all advance one per word.
 struct Arrival {
-  Event memory_event;
-  Event send_event;
-  std::size_t sender;           // tile index
-  std::uint32_t source_address; // byte address in the sender's SRAM
-  std::size_t slot;             // the value read at the send
+  Event memory_event;  // the first word's
+  Event send_event;    // the first word's
+  std::size_t sender;  // tile index
+  std::uint32_t source_address;
+  std::size_t slot;
+  std::uint32_t words;
+};
+
+// Arrived words written to consecutive addresses (the pointer does not change
+// under them).
+struct Write {
+  std::size_t destination;  // tile index
+  std::uint32_t address;    // the first word's byte address
+  Arrival arrival;          // the words, from their first
 };
 
 struct Op {
@@ -71,6 +107,41 @@ struct Delivered {
     return std::tuple(destination.value, address, source.value, source_address);
   }
 };
+
+// Whether the order in which the phase's words move can change what memory
+// ends up holding: a tile reads an address the phase also writes on it (a
+// relay), or the phase writes one address twice (a pointer that goes back).
+// Otherwise every read sees the memory as the phase found it and every write
+// lands where nothing else in the phase looks.
+bool order_matters(const std::vector<Sent>& sent, const std::vector<Write>& writes) {
+  struct Span {
+    std::size_t tile;
+    std::uint32_t begin, end;
+    bool write;
+  };
+  std::vector<Span> spans;
+  spans.reserve(sent.size() + writes.size());
+  for (const Sent& run : sent) {
+    spans.push_back({run.sender, run.source_address, run.source_address + 4 * run.words, false});
+  }
+  for (const Write& write : writes) {
+    spans.push_back(
+        {write.destination, write.address, write.address + 4 * write.arrival.words, true});
+  }
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
+    return std::tie(a.tile, a.begin, a.end, a.write) < std::tie(b.tile, b.begin, b.end, b.write);
+  });
+  // Sorted by start, a span overlaps an earlier one exactly when it starts
+  // before the furthest end seen so far on its tile.
+  std::uint32_t reads_end = 0, writes_end = 0;
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    const Span& span = spans[i];
+    if (i == 0 || spans[i - 1].tile != span.tile) reads_end = writes_end = 0;
+    if (span.begin < writes_end || (span.write && span.begin < reads_end)) return true;
+    (span.write ? writes_end : reads_end) = std::max(span.write ? writes_end : reads_end, span.end);
+  }
+  return false;
+}
 
 // The memory elements a row's code occupies, with the supervisor's 64-byte
 // fetch lookahead (reference §2.2).
@@ -94,9 +165,6 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
     tile.raise(kind, fmt::format("exchange phase {}: {}", phase, message));
     faults.push_back(*tile.fault());
   };
-
-  std::unordered_map<std::uint16_t, std::size_t> index_of;
-  for (std::size_t i = 0; i < tiles.size(); ++i) index_of.emplace(tiles[i]->id().value, i);
 
   // The 64-bit paired mode is decoded but not modelled: refuse it.
   for (const std::size_t p : participants) {
@@ -157,95 +225,160 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
     }
   }
 
-  // Sends: one read per word at its send event, and the arrivals it makes.
-  std::vector<Op> ops;
-  std::vector<std::vector<Arrival>> arrivals(tiles.size());
+  // Sends: a window reads its words at consecutive send events through A7,
+  // up to its first word outside SRAM or in the row's own element.
+  const auto readable_words = [&](std::size_t s, const target::SendWindow& send) {
+    const ExchangeRecord& record = *records[s];
+    const std::uint64_t first =
+        std::uint64_t{record.outgoing_base} + 4 * std::uint64_t{send.first_item};
+    const std::uint64_t end = first + 4 * std::uint64_t{send.items};
+    if (first % 4 == 0 && first >= target::kSramBase && end <= target::kSramEnd &&
+        !target::elements_of({static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(end)})
+             .intersects(row_element_sets[s])) {
+      return send.items;  // every word is readable
+    }
+    const PhysicalTile sender = tiles[s]->id();
+    for (std::uint32_t i = 0; i < send.items; ++i) {
+      const Event t = send.start + i;
+      const std::uint64_t address = first + 4 * std::uint64_t{i};
+      if (address % 4 != 0 || address < target::kSramBase || address + 4 > target::kSramEnd) {
+        fault_on(s, FaultKind::kExchangeAddress,
+                 fmt::format("{} sends from {:#x} at event {}, outside SRAM", sender, address, t));
+        return i;
+      }
+      if (row_element_sets[s].contains(target::element_of(static_cast<std::uint32_t>(address)))) {
+        fault_on(s, FaultKind::kExchangeConflict,
+                 fmt::format("{} sends from {:#x} at event {}, in the memory element of the row "
+                             "it is executing ({} plus the {}-byte fetch lookahead)",
+                             sender, address, t, *record.row_code, target::kFetchLookahead));
+        return i;
+      }
+    }
+    return send.items;
+  };
+  std::vector<Sent> sent;
   std::size_t slots = 0;
   for (const std::size_t s : participants) {
     const ExchangeRecord& record = *records[s];
-    const PhysicalTile sender = tiles[s]->id();
-    const auto receivers = receivers_of.find(sender.value);
     for (const auto& send : record.sends) {
-      for (std::uint32_t i = 0; i < send.items; ++i) {
-        const Event t = send.start + i;
-        const std::uint64_t address =
-            std::uint64_t{record.outgoing_base} + 4 * (std::uint64_t{send.first_item} + i);
-        if (address % 4 != 0 || address < target::kSramBase || address + 4 > target::kSramEnd) {
-          fault_on(s, FaultKind::kExchangeAddress,
-                   fmt::format("{} sends from {:#x} at event {}, outside SRAM", sender, address, t));
-          break;
-        }
-        const auto source_address = static_cast<std::uint32_t>(address);
-        if (row_element_sets[s].contains(target::element_of(source_address))) {
-          fault_on(s, FaultKind::kExchangeConflict,
-                   fmt::format("{} sends from {:#x} at event {}, in the memory element of the row "
-                               "it is executing ({} plus the {}-byte fetch lookahead)",
-                               sender, source_address, t, *record.row_code,
-                               target::kFetchLookahead));
-          break;
-        }
-        const std::size_t slot = slots++;
-        ops.push_back(Op{t, 0, s, source_address, slot});
-        ++stats.words_sent;
-        if (receivers == receivers_of.end()) continue;
-        for (const std::size_t d : receivers->second) {
-          if (d == s) continue;
-          const PhysicalTile destination = tiles[d]->id();
-          const auto direction = static_cast<std::uint32_t>(target::direction(sender, destination));
-          if ((send.sctl & direction) == 0) continue;
-          const Event at_mux = t + target::ttm(sender, destination) + 1;
-          if (xpic[d].at(at_mux) != sender.value) continue;
-          const Event in_memory =
-              at_mux + target::kPointerLag + target::kPointerLagPerRow * target::row(destination);
-          arrivals[d].push_back(Arrival{in_memory, t, s, source_address, slot});
-        }
-      }
+      const std::uint32_t words = readable_words(s, send);
+      if (words == 0) continue;
+      const auto source_address =
+          static_cast<std::uint32_t>(record.outgoing_base + 4 * std::uint64_t{send.first_item});
+      sent.push_back(Sent{s, send.start, words, source_address, send.sctl, slots});
+      slots += words;
+      stats.words_sent += words;
     }
   }
 
-  // Receives: each receiver's words in arrival order, through its pointer.
-  std::vector<Delivered> delivered;
+  // Arrivals: a word sent at event t reaches d's mux at t + ttm(s, d) + 1 if
+  // the sctl names the direction to d, and d takes it if its source select
+  // names s then; it reaches memory 52 + 2·row(d) events later.
+  std::vector<std::vector<Arrival>> arrivals(tiles.size());
+  for (const Sent& run : sent) {
+    const PhysicalTile sender = tiles[run.sender]->id();
+    const auto receivers = receivers_of.find(sender.value);
+    if (receivers == receivers_of.end()) continue;
+    for (const std::size_t d : receivers->second) {
+      if (d == run.sender) continue;
+      const PhysicalTile destination = tiles[d]->id();
+      const auto direction = static_cast<std::uint32_t>(target::direction(sender, destination));
+      if ((run.sctl & direction) == 0) continue;
+      const Event to_mux = target::ttm(sender, destination) + 1;
+      const Event to_memory =
+          target::kPointerLag + target::kPointerLagPerRow * target::row(destination);
+      const Event first_mux = run.start + to_mux;
+      xpic[d].for_each_interval_of(
+          sender.value, first_mux, first_mux + run.words, [&](Event from, Event to) {
+            const auto skipped = static_cast<std::uint32_t>(from - first_mux);
+            arrivals[d].push_back(Arrival{from + to_memory, from - to_mux, run.sender,
+                                          run.source_address + 4 * skipped, run.slot + skipped,
+                                          static_cast<std::uint32_t>(to - from)});
+          });
+    }
+  }
+
+  // Receives: each receiver's words in memory-event order (its source select
+  // names one sender per event, which sends one word per event, so no two
+  // words reach its memory at one event), written through its pointer: the
+  // base A4 plus 4·PIC, and PIC advances one per word. A receiver stops at
+  // its first word outside SRAM, in its code or in its row's element.
+  const auto writable_words = [&](std::size_t d, std::uint64_t first, std::uint32_t words,
+                                  Event event, std::size_t sender) {
+    const std::uint64_t end = first + 4 * std::uint64_t{words};
+    if (first >= target::kSramBase && end <= target::kSramEnd &&
+        !tiles[d]->in_code(static_cast<std::uint32_t>(first), 4 * words) &&
+        !target::elements_of({static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(end)})
+             .intersects(row_element_sets[d])) {
+      return words;  // every word is writable
+    }
+    const PhysicalTile destination = tiles[d]->id();
+    for (std::uint32_t i = 0; i < words; ++i) {
+      const std::uint64_t address = first + 4 * std::uint64_t{i};
+      if (address < target::kSramBase || address + 4 > target::kSramEnd) {
+        fault_on(d, FaultKind::kExchangeAddress,
+                 fmt::format("{} receives a word from {} into {:#x} at event {}, outside SRAM",
+                             destination, tiles[sender]->id(), address, event + i));
+        return i;
+      }
+      const auto byte_address = static_cast<std::uint32_t>(address);
+      if (tiles[d]->in_code(byte_address, 4)) {
+        fault_on(d, FaultKind::kExchangeAddress,
+                 fmt::format("{} receives a word from {} into {:#x}, inside its code", destination,
+                             tiles[sender]->id(), byte_address));
+        return i;
+      }
+      if (row_element_sets[d].contains(target::element_of(byte_address))) {
+        fault_on(d, FaultKind::kExchangeConflict,
+                 fmt::format("{} receives into {:#x} at event {}, in the memory element of the row "
+                             "it is executing ({} plus the {}-byte fetch lookahead)",
+                             destination, byte_address, event + i, *records[d]->row_code,
+                             target::kFetchLookahead));
+        return i;
+      }
+    }
+    return words;
+  };
+  std::vector<Write> writes;
   for (std::size_t d = 0; d < tiles.size(); ++d) {
-    auto& words = arrivals[d];
-    if (words.empty()) continue;
-    std::sort(words.begin(), words.end(), [](const Arrival& a, const Arrival& b) {
+    auto& runs = arrivals[d];
+    if (runs.empty()) continue;
+    std::sort(runs.begin(), runs.end(), [](const Arrival& a, const Arrival& b) {
       return std::tie(a.memory_event, a.sender, a.send_event) <
              std::tie(b.memory_event, b.sender, b.send_event);
     });
     const auto& pointer_changes = pic[d].changes();
     std::size_t next_change = 0;
     std::uint64_t pointer = pic[d].at(std::numeric_limits<Event>::min());
-    for (const Arrival& word : words) {
-      while (next_change < pointer_changes.size() &&
-             pointer_changes[next_change].first <= word.memory_event) {
-        pointer = pointer_changes[next_change++].second;
+    bool stopped = false;
+    for (const Arrival& run : runs) {
+      for (std::uint32_t done = 0; done < run.words && !stopped;) {
+        const Event at = run.memory_event + done;
+        while (next_change < pointer_changes.size() && pointer_changes[next_change].first <= at) {
+          pointer = pointer_changes[next_change++].second;
+        }
+        // The words before the next pointer change go to consecutive addresses.
+        std::uint32_t words = run.words - done;
+        if (next_change < pointer_changes.size()) {
+          words = static_cast<std::uint32_t>(
+              std::min<Event>(words, pointer_changes[next_change].first - at));
+        }
+        const std::uint64_t address = std::uint64_t{incoming_base[d]} + 4 * pointer;
+        const std::uint32_t written = writable_words(d, address, words, at, run.sender);
+        if (written > 0) {
+          writes.push_back(Write{d, static_cast<std::uint32_t>(address),
+                                 Arrival{at, run.send_event + done, run.sender,
+                                         run.source_address + 4 * done, run.slot + done, written}});
+        }
+        if (written < words) {
+          pointer += written + 1;  // the refused word moved the pointer too
+          stopped = true;
+        } else {
+          pointer += words;
+          done += words;
+        }
       }
-      const std::uint64_t address = std::uint64_t{incoming_base[d]} + 4 * pointer++;
-      const PhysicalTile destination = tiles[d]->id();
-      if (address < target::kSramBase || address + 4 > target::kSramEnd) {
-        fault_on(d, FaultKind::kExchangeAddress,
-                 fmt::format("{} receives a word from {} into {:#x} at event {}, outside SRAM",
-                             destination, tiles[word.sender]->id(), address, word.memory_event));
-        break;
-      }
-      const auto byte_address = static_cast<std::uint32_t>(address);
-      if (tiles[d]->in_code(byte_address, 4)) {
-        fault_on(d, FaultKind::kExchangeAddress,
-                 fmt::format("{} receives a word from {} into {:#x}, inside its code", destination,
-                             tiles[word.sender]->id(), byte_address));
-        break;
-      }
-      if (row_element_sets[d].contains(target::element_of(byte_address))) {
-        fault_on(d, FaultKind::kExchangeConflict,
-                 fmt::format("{} receives into {:#x} at event {}, in the memory element of the row "
-                             "it is executing ({} plus the {}-byte fetch lookahead)",
-                             destination, byte_address, word.memory_event,
-                             *records[d]->row_code, target::kFetchLookahead));
-        break;
-      }
-      ops.push_back(Op{std::max(word.memory_event, word.send_event), 1, d, byte_address, word.slot});
-      delivered.push_back(Delivered{destination, byte_address, tiles[word.sender]->id(),
-                                    word.source_address});
+      if (stopped) break;
     }
     pic[d].set(std::numeric_limits<Event>::max(), static_cast<std::uint32_t>(pointer));
   }
@@ -260,24 +393,63 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
   }
   if (!faults.empty()) return faults;
 
-  // Move the words on one timeline: reads at their send events, writes when
-  // they reach memory, so a relay sends what it received earlier.
-  std::sort(ops.begin(), ops.end(), [](const Op& a, const Op& b) {
-    return std::tie(a.time, a.kind, a.tile, a.address) < std::tie(b.time, b.kind, b.tile, b.address);
-  });
-  std::vector<std::uint32_t> values(slots);
-  for (const Op& op : ops) {
-    if (op.kind == 0) {
-      values[op.slot] = tiles[op.tile]->sram().read_u32(op.address);
-    } else {
-      tiles[op.tile]->sram().write_u32(op.address, values[op.slot]);
-      ++stats.words_delivered;
+  // Move the words. Reads happen at send events and writes when words reach
+  // memory (or at the send, if that is later), on one timeline, so a relay
+  // sends what it received earlier in the phase.
+  if (order_matters(sent, writes)) {
+    std::vector<Op> ops;
+    for (const Sent& run : sent) {
+      for (std::uint32_t i = 0; i < run.words; ++i) {
+        ops.push_back(Op{run.start + i, 0, run.sender, run.source_address + 4 * i, run.slot + i});
+      }
+    }
+    for (const Write& write : writes) {
+      const Arrival& taken = write.arrival;
+      for (std::uint32_t i = 0; i < taken.words; ++i) {
+        ops.push_back(Op{std::max(taken.memory_event, taken.send_event) + i, 1, write.destination,
+                         write.address + 4 * i, taken.slot + i});
+      }
+    }
+    std::sort(ops.begin(), ops.end(), [](const Op& a, const Op& b) {
+      return std::tie(a.time, a.kind, a.tile, a.address) <
+             std::tie(b.time, b.kind, b.tile, b.address);
+    });
+    std::vector<std::uint32_t> values(slots);
+    for (const Op& op : ops) {
+      if (op.kind == 0) {
+        values[op.slot] = tiles[op.tile]->sram().read_u32(op.address);
+      } else {
+        tiles[op.tile]->sram().write_u32(op.address, values[op.slot]);
+        ++stats.words_delivered;
+      }
+    }
+  } else {
+    // Nothing in the phase reads what it writes, nor writes an address
+    // twice: every order of the moves gives the timeline's result, so each
+    // run of words is copied at once.
+    std::vector<std::uint8_t> buffer;
+    for (const Write& write : writes) {
+      buffer.resize(4 * std::size_t{write.arrival.words});
+      tiles[write.arrival.sender]->sram().read(write.arrival.source_address, buffer);
+      tiles[write.destination]->sram().write(write.address, buffer);
+      stats.words_delivered += write.arrival.words;
     }
   }
 
   // Compare with the package's plan: every planned word arrives exactly once
   // where planned, and nothing else is written.
   if (planned != nullptr) {
+    std::vector<Delivered> delivered;
+    for (const Write& write : writes) {
+      const PhysicalTile destination = tiles[write.destination]->id();
+      const PhysicalTile source = tiles[write.arrival.sender]->id();
+      for (std::uint32_t i = 0; i < write.arrival.words; ++i) {
+        delivered.push_back(Delivered{destination, write.address + 4 * i, source,
+                                      write.arrival.source_address + 4 * i});
+      }
+    }
+    std::unordered_map<std::uint16_t, std::size_t> index_of;
+    for (std::size_t i = 0; i < tiles.size(); ++i) index_of.emplace(tiles[i]->id().value, i);
     std::vector<Delivered> expected;
     for (const auto& transfer : planned->transfers) {
       for (const auto& destination : transfer.destinations) {

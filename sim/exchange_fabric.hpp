@@ -9,7 +9,9 @@
 // events later and is written through d's incoming pointer (PIC), which
 // advances one word per word written. The timing functions are target/'s,
 // the same ones the compiler schedules with (one owner); this solver only
-// replays them on one event timeline per phase, in plain C++.
+// replays them on one event timeline per phase, in plain C++. It works in
+// runs of consecutive words, and orders the reads and writes by event only
+// when the order can matter (a relay, or an address written twice).
 //
 // Checks, each a fault naming phase, tiles and addresses: a send that reads,
 // or a receive that writes, the memory element of the executing row

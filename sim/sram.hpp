@@ -6,7 +6,6 @@
 // check ranges (target::in_sram) before calling.
 
 #include <array>
-#include <bitset>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -40,8 +39,12 @@ class TileSram {
  private:
   struct Page {
     std::array<std::uint8_t, kPageBytes> bytes;
-    std::bitset<kPageBytes> written;
+    // Bit b % 64 of written[b / 64]: byte b of the page was written.
+    std::array<std::uint64_t, kPageBytes / 64> written{};
   };
+  // Marks, or tests, bytes [begin, begin + count) of one page as written.
+  static void mark_written(Page& page, std::uint32_t begin, std::uint32_t count) noexcept;
+  static bool all_written(const Page& page, std::uint32_t begin, std::uint32_t count) noexcept;
   std::uint8_t poison_byte(std::uint32_t address) const noexcept {
     return static_cast<std::uint8_t>(poison_ >> (8 * (address % 4)));
   }

@@ -136,6 +136,140 @@ TEST(Exchange, MulticastPlusADependentRelayInOneLaunch) {
   phase.expect_received(end, kDestination, s, n);  // the original sender's words, relayed
 }
 
+// Tiles in a ring each send to the next and receive from the previous in one
+// row, all starting at once: the receive controls act during the tile's own
+// send, so build_row lets them ride on it (sendpic/sendpicp) and the send
+// stays one contiguous stream.
+void ring(std::vector<PhysicalTile> tiles, std::uint32_t n) {
+  const std::size_t count = tiles.size();
+  Event start = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    start = std::max(start, target::earliest_send_start(tiles[i], tiles[(i + 1) % count]));
+  }
+  Phase phase(tiles);
+  for (std::size_t i = 0; i < count; ++i) {
+    const PhysicalTile from = tiles[(i + count - 1) % count];
+    const PhysicalTile to = tiles[(i + 1) % count];
+    const auto in = target::word32_transfer(from, tiles[i], start, n);
+    ASSERT_LT(in.source_select, start + static_cast<Event>(n))
+        << "the controls must ride on the send";
+    auto actions = receive_actions(in, from.value, kDestination / 4);
+    const std::vector<PhysicalTile> to_only{to};
+    actions.push_back(
+        RowAction{Kind::kSend, start, kSource / 4, n, target::word32_sctl(tiles[i], to_only)});
+    const auto row = build_row(actions, std::max(in.horizon, start + static_cast<Event>(n)), kRow);
+    // The row sends items [kSource/4, kSource/4 + n) at events [start, start + n)
+    // without a gap, and applies exactly the receive controls.
+    const auto timeline = target::row_timeline(row);
+    Event at = start;
+    std::uint32_t item = kSource / 4;
+    for (const auto& send : timeline.sends) {
+      EXPECT_EQ(send.start, at);
+      EXPECT_EQ(send.first_item, item);
+      at = send.end();
+      item += send.items;
+    }
+    EXPECT_EQ(at, start + static_cast<Event>(n));
+    ASSERT_EQ(timeline.controls.size(), 3u);
+    EXPECT_EQ(timeline.controls[0],
+              (target::ReceiveControl{in.source_select, target::ReceiveControl::Register::kXpic, 0,
+                                      from.value}));
+    EXPECT_EQ(timeline.controls[1],
+              (target::ReceiveControl{in.pointer, target::ReceiveControl::Register::kPic, 0,
+                                      kDestination / 4}));
+    EXPECT_EQ(timeline.controls[2],
+              (target::ReceiveControl{in.teardown, target::ReceiveControl::Register::kXpic, 0,
+                                      target::kNeutralMux}));
+    phase.row(tiles[i], row);
+    phase.source(tiles[i], n);
+    phase.guarded_destination(tiles[i], kDestination, n);
+  }
+  ASSERT_EQ(phase.run().reason, StopReason::kAllHalted)
+      << describe(phase.chip().faults().all().at(0));
+  for (std::size_t i = 0; i < count; ++i) {
+    phase.expect_received(tiles[i], kDestination, tiles[(i + count - 1) % count], n);
+  }
+  EXPECT_EQ(phase.chip().exchange_stats().words_delivered, n * count);
+}
+
+TEST(Exchange, TwoTilesSwapInOneRow) { ring({p(0), p(53)}, 256); }
+
+TEST(Exchange, ThreeTilesRotateInOneRow) { ring({p(0), p(53), p(1400)}, 1024); }
+
+TEST(Exchange, OneReceiverTakesTwoSendersBackToBack) {
+  // 32 selects p0 for 30 words, then p53 for 20: one pointer run, two senders.
+  const PhysicalTile first = p(0), second = p(53), receiver = p(32);
+  const std::uint32_t n1 = 30, n2 = 20;
+  Phase phase({first, second, receiver});
+  const Event start1 = target::earliest_send_start(first, receiver);
+  const auto in1 = target::word32_transfer(first, receiver, start1, n1);
+  const Event start2 = in1.teardown - target::ttm(second, receiver) - 1;
+  const auto in2 = target::word32_transfer(second, receiver, start2, n2);
+  ASSERT_EQ(in2.source_select, in1.teardown);
+  phase.row(first, sender_row(first, {receiver}, start1, n1));
+  phase.row(second, sender_row(second, {receiver}, start2, n2));
+  phase.row(receiver, build_row({{Kind::kSelectSource, in1.source_select, first.value},
+                                 {Kind::kSetPointer, in1.pointer, kDestination / 4},
+                                 {Kind::kSelectSource, in2.source_select, second.value},
+                                 {Kind::kSelectSource, in2.teardown, target::kNeutralMux}},
+                                in2.horizon, kRow));
+  phase.source(first, n1);
+  phase.source(second, n2);
+  phase.guarded_destination(receiver, kDestination, n1 + n2);
+  ASSERT_EQ(phase.run().reason, StopReason::kAllHalted)
+      << describe(phase.chip().faults().all().at(0));
+  for (std::uint32_t i = 0; i < n1 + n2; ++i) {
+    EXPECT_EQ(phase.word(receiver, kDestination + 4 * i),
+              i < n1 ? source_word(first, i) : source_word(second, i - n1))
+        << "word " << i;
+  }
+  EXPECT_EQ(phase.word(receiver, kDestination + 4 * (n1 + n2)), kGuard);
+}
+
+// p0 sends 100 words to p53, whose row sets its pointer to kDestination and
+// then, 40 words in, to `second`.
+void send_and_repoint(Phase& phase, std::uint32_t second) {
+  const Event start = target::earliest_send_start(p(0), p(53));
+  const auto timing = target::word32_transfer(p(0), p(53), start, 100);
+  auto actions = receive_actions(timing, 0, kDestination / 4);
+  actions.push_back(RowAction{Kind::kSetPointer, timing.pointer + 40, second / 4});
+  phase.row(p(0), sender_row(p(0), {p(53)}, start, 100));
+  phase.row(p(53), build_row(actions, timing.horizon, kRow));
+  phase.source(p(0), 100);
+}
+
+TEST(Exchange, APointerSetMidTransferSplitsTheWords) {
+  Phase phase({p(0), p(53)});
+  const std::uint32_t second = kDestination + 0x1000;
+  send_and_repoint(phase, second);
+  phase.guarded_destination(p(53), kDestination, 40);
+  phase.guarded_destination(p(53), second, 60);
+  ASSERT_EQ(phase.run().reason, StopReason::kAllHalted)
+      << describe(phase.chip().faults().all().at(0));
+  for (std::uint32_t i = 0; i < 40; ++i) {
+    EXPECT_EQ(phase.word(p(53), kDestination + 4 * i), source_word(p(0), i)) << "word " << i;
+  }
+  EXPECT_EQ(phase.word(p(53), kDestination + 4 * 40), kGuard);
+  for (std::uint32_t i = 0; i < 60; ++i) {
+    EXPECT_EQ(phase.word(p(53), second + 4 * i), source_word(p(0), 40 + i)) << "word " << 40 + i;
+  }
+  EXPECT_EQ(phase.word(p(53), second + 4 * 60), kGuard);
+}
+
+TEST(Exchange, APointerThatGoesBackLeavesTheLaterWords) {
+  // Words 40..99 land from kDestination again, over words 0..39.
+  Phase phase({p(0), p(53)});
+  send_and_repoint(phase, kDestination);
+  phase.guarded_destination(p(53), kDestination, 60);
+  ASSERT_EQ(phase.run().reason, StopReason::kAllHalted)
+      << describe(phase.chip().faults().all().at(0));
+  for (std::uint32_t i = 0; i < 60; ++i) {
+    EXPECT_EQ(phase.word(p(53), kDestination + 4 * i), source_word(p(0), 40 + i)) << "word " << i;
+  }
+  EXPECT_EQ(phase.word(p(53), kDestination + 4 * 60), kGuard);
+  EXPECT_EQ(phase.chip().exchange_stats().words_delivered, 100u);
+}
+
 TEST(Exchange, WrongDirectionDeliversNothing) {
   // direction(0 → 53) is 1; sending with only direction 2 set reaches nobody.
   Phase phase({p(0), p(53)});

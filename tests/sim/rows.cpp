@@ -19,8 +19,12 @@ std::vector<RowAction> receive_actions(const target::Word32Timing& timing, std::
 
 std::vector<isa::Instruction> build_row(std::vector<RowAction> actions, target::Event horizon,
                                         std::uint32_t row_address) {
-  std::stable_sort(actions.begin(), actions.end(),
-                   [](const auto& a, const auto& b) { return a.event < b.event; });
+  // By event; at one event, controls before a send (a control acting at a
+  // send's first event is a delay-type control ending where the send starts).
+  std::stable_sort(actions.begin(), actions.end(), [](const auto& a, const auto& b) {
+    if (a.event != b.event) return a.event < b.event;
+    return a.kind != Kind::kSend && b.kind == Kind::kSend;
+  });
   std::vector<isa::Instruction> row;
   std::uint32_t address = row_address;
   target::Event now = 0;
@@ -35,38 +39,95 @@ std::vector<isa::Instruction> build_row(std::vector<RowAction> actions, target::
       now += step;
     }
   };
+  // One XPIC and one PIC control acting at the same event, or one control.
+  struct ControlGroup {
+    const RowAction* select = nullptr;
+    const RowAction* pointer = nullptr;
+    target::Event event() const { return (select != nullptr ? select : pointer)->event; }
+  };
+  const auto group_at = [&](std::size_t& i) {
+    ControlGroup group;
+    const RowAction& action = actions[i];
+    (action.kind == Kind::kSelectSource ? group.select : group.pointer) = &action;
+    if (i + 1 < actions.size() && actions[i + 1].event == action.event &&
+        actions[i + 1].kind != Kind::kSend) {
+      const RowAction& other = actions[++i];
+      if (other.kind == action.kind) {
+        throw std::logic_error("two controls of one kind at one event");
+      }
+      (other.kind == Kind::kSelectSource ? group.select : group.pointer) = &other;
+    }
+    return group;
+  };
+  // Continues the outgoing stream for `words` more words (sendoff ≤ 4096 each).
+  const auto continue_stream = [&](std::uint32_t words, std::uint32_t sctl) {
+    while (words > 0) {
+      const std::uint32_t more = std::min(words, 4096u);
+      emit(isa::SendOff{more, 0, sctl});
+      words -= more;
+    }
+  };
   for (std::size_t i = 0; i < actions.size(); ++i) {
     const RowAction& action = actions[i];
     if (action.kind == Kind::kSend) {
       if (action.event < now) throw std::logic_error("send overlaps the previous action");
       delay_to(action.event);
-      std::uint32_t left = action.words;
-      std::uint32_t item = action.value;
-      const std::uint32_t first = std::min(left, 64u);
-      emit(isa::Send{first, item, action.sctl});
-      left -= first;
-      while (left > 0) {
-        const std::uint32_t more = std::min(left, 4096u);
-        emit(isa::SendOff{more, 0, action.sctl});
-        left -= more;
+      // Controls acting at events (start, end] ride on the send: the words
+      // from event e − 1 go out with a sendpic (one control) or a sendpicp
+      // (one of each, restarting the stream at the item it has reached),
+      // whose controls act at e (§5.1). The send stays one contiguous stream.
+      const target::Event start = action.event;
+      const target::Event end = start + action.words;
+      std::vector<ControlGroup> merged;
+      while (i + 1 < actions.size() && actions[i + 1].kind != Kind::kSend &&
+             actions[i + 1].event <= end) {
+        merged.push_back(group_at(++i));
       }
-      now += action.words;
+      const auto item_at = [&](target::Event event) {
+        return action.value + static_cast<std::uint32_t>(event - start);
+      };
+      // The words before the first merged control go out with send/sendoff.
+      target::Event at = start;  // the event of the next word to send
+      const target::Event first_cut = merged.empty() ? end : merged.front().event() - 1;
+      if (first_cut > at) {
+        const auto words = static_cast<std::uint32_t>(first_cut - at);
+        const std::uint32_t first = std::min(words, 64u);
+        emit(isa::Send{first, item_at(at), action.sctl});
+        continue_stream(words - first, action.sctl);
+        at = first_cut;
+      }
+      // Each merged control group starts the piece up to the next one.
+      for (std::size_t g = 0; g < merged.size(); ++g) {
+        const ControlGroup& group = merged[g];
+        const target::Event until = g + 1 < merged.size() ? merged[g + 1].event() - 1 : end;
+        const auto words = static_cast<std::uint32_t>(until - at);
+        const std::uint32_t first = std::min(words, 64u);
+        if (group.select != nullptr && group.pointer != nullptr) {
+          if (address % 8 != 0) emit(isa::Nop{});
+          emit(isa::SendPicP{first, item_at(at), action.sctl, 0, 0, group.select->value,
+                             group.pointer->value});
+        } else if (at == start) {
+          throw std::logic_error(
+              "a lone control one event after a send starts cannot ride on the send");
+        } else if (group.select != nullptr) {
+          emit(isa::SendPic{first, 0, group.select->value});
+        } else {
+          emit(isa::SendPic{first, 2, group.pointer->value});
+        }
+        continue_stream(words - first, action.sctl);
+        at = until;
+      }
+      now = end;
       continue;
     }
-    const bool paired_with_next = i + 1 < actions.size() && actions[i + 1].event == action.event;
-    if (paired_with_next) {
+    const ControlGroup group = group_at(i);
+    if (group.select != nullptr && group.pointer != nullptr) {
       // One XPIC and one PIC at the same event: a non-sending sendpicp whose
       // controls act at its first event.
-      const RowAction& other = actions[++i];
-      const RowAction& select = action.kind == Kind::kSelectSource ? action : other;
-      const RowAction& pointer = action.kind == Kind::kSetPointer ? action : other;
-      if (select.kind != Kind::kSelectSource || pointer.kind != Kind::kSetPointer) {
-        throw std::logic_error("two controls of one kind at one event");
-      }
-      delay_to(action.event - 1);
+      delay_to(group.event() - 1);
       if (address % 8 != 0) emit(isa::Nop{});
-      emit(isa::SendPicP{1, 0, 0, 0, 0, select.value, pointer.value});
-      now = action.event;
+      emit(isa::SendPicP{1, 0, 0, 0, 0, group.select->value, group.pointer->value});
+      now = group.event();
       continue;
     }
     target::Event gap = action.event - now;

@@ -22,6 +22,9 @@ struct RowAction {
 // The row's instructions (ending with `br $m10`) that perform the actions
 // and then wait until `horizon`. Two controls at one event become one
 // sendpicp (padded to 8-byte alignment with a nop when `row_address` needs it).
+// Controls acting inside a send's window (after its first event, up to its
+// end) ride on the send as sendpic/sendpicp, which keep the stream contiguous;
+// a lone control one event after the send starts cannot (std::logic_error).
 std::vector<target::isa::Instruction> build_row(std::vector<RowAction> actions,
                                                 target::Event horizon, std::uint32_t row_address);
 

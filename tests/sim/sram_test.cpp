@@ -1,0 +1,112 @@
+// TileSram against a byte-per-byte oracle: contents, the poison of bytes
+// never written, and which bytes were written, across page and 64-byte
+// boundaries.
+#include "sim/sram.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+namespace tessera::sim {
+namespace {
+
+constexpr std::uint32_t kPage = TileSram::kPageBytes;
+// A window of three pages in the middle of SRAM.
+constexpr std::uint32_t kWindow = 0x60000 - kPage;
+constexpr std::uint32_t kWindowBytes = 3 * kPage;
+
+// Bytes, written flags, and the poison for the rest: what TileSram promises.
+struct Oracle {
+  std::uint32_t poison;
+  std::vector<std::uint8_t> bytes = std::vector<std::uint8_t>(kWindowBytes);
+  std::vector<bool> written = std::vector<bool>(kWindowBytes, false);
+
+  void write(std::uint32_t address, const std::vector<std::uint8_t>& data) {
+    for (std::size_t i = 0; i < data.size(); ++i) {
+      bytes[address - kWindow + i] = data[i];
+      written[address - kWindow + i] = true;
+    }
+  }
+  std::uint8_t read(std::uint32_t address) const {
+    const std::uint32_t i = address - kWindow;
+    return written[i] ? bytes[i] : static_cast<std::uint8_t>(poison >> (8 * (address % 4)));
+  }
+  bool initialized(std::uint32_t address, std::uint32_t size) const {
+    for (std::uint32_t i = 0; i < size; ++i) {
+      if (!written[address - kWindow + i]) return false;
+    }
+    return true;
+  }
+};
+
+TEST(TileSram, UnwrittenMemoryReadsAsThePoisonAndIsNotInitialized) {
+  TileSram sram(0x11223344);
+  bool initialized = true;
+  EXPECT_EQ(sram.read_u32(0x60000, &initialized), 0x11223344u);
+  EXPECT_FALSE(initialized);
+  sram.write_u32(0x60008, 0xCAFEF00D);  // the page now exists
+  EXPECT_EQ(sram.read_u32(0x60004, &initialized), 0x11223344u);
+  EXPECT_FALSE(initialized);
+  EXPECT_EQ(sram.read_u32(0x60008, &initialized), 0xCAFEF00Du);
+  EXPECT_TRUE(initialized);
+  EXPECT_FALSE(sram.initialized(0x60006, 4));
+  EXPECT_TRUE(sram.initialized(0x60008, 4));
+  EXPECT_EQ(sram.touched_bytes(), kPage);
+}
+
+RC_GTEST_PROP(TileSramProperties, MatchesAByteOracle, ()) {
+  const auto poison = *rc::gen::arbitrary<std::uint32_t>();
+  TileSram sram(poison);
+  Oracle oracle{poison};
+  const auto writes = *rc::gen::inRange<int>(0, 12);
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> ranges;  // every write's, initialized
+  for (int w = 0; w < writes; ++w) {
+    if (*rc::gen::arbitrary<bool>()) {
+      const std::uint32_t address =
+          kWindow + 4 * *rc::gen::inRange<std::uint32_t>(0, kWindowBytes / 4);
+      const auto value = *rc::gen::arbitrary<std::uint32_t>();
+      sram.write_u32(address, value);
+      std::vector<std::uint8_t> data(4);
+      std::memcpy(data.data(), &value, 4);
+      oracle.write(address, data);
+      ranges.emplace_back(address, 4);
+    } else {
+      const std::uint32_t offset = *rc::gen::inRange<std::uint32_t>(0, kWindowBytes);
+      const std::uint32_t limit = *rc::gen::arbitrary<bool>() ? 200 : kWindowBytes;
+      const std::uint32_t size =
+          *rc::gen::inRange<std::uint32_t>(0, std::min(limit, kWindowBytes - offset) + 1);
+      const auto data =
+          *rc::gen::container<std::vector<std::uint8_t>>(size, rc::gen::arbitrary<std::uint8_t>());
+      sram.write(kWindow + offset, data);
+      oracle.write(kWindow + offset, data);
+      ranges.emplace_back(kWindow + offset, size);
+    }
+  }
+  for (const auto& [address, size] : ranges) RC_ASSERT(sram.initialized(address, size));
+  std::vector<std::uint8_t> bytes(kWindowBytes);
+  sram.read(kWindow, bytes);
+  for (std::uint32_t i = 0; i < kWindowBytes; ++i) RC_ASSERT(bytes[i] == oracle.read(kWindow + i));
+  for (std::uint32_t address = kWindow; address < kWindow + kWindowBytes; address += 4) {
+    bool initialized = false;
+    const std::uint32_t value = sram.read_u32(address, &initialized);
+    std::uint32_t expected = 0;
+    for (std::uint32_t k = 0; k < 4; ++k)
+      expected |= std::uint32_t{oracle.read(address + k)} << (8 * k);
+    RC_ASSERT(value == expected);
+    RC_ASSERT(initialized == oracle.initialized(address, 4));
+  }
+  for (int check = 0; check < 20; ++check) {
+    const std::uint32_t offset = *rc::gen::inRange<std::uint32_t>(0, kWindowBytes);
+    const std::uint32_t size = *rc::gen::inRange<std::uint32_t>(0, kWindowBytes - offset + 1);
+    RC_ASSERT(sram.initialized(kWindow + offset, size) ==
+              oracle.initialized(kWindow + offset, size));
+  }
+}
+
+}  // namespace
+}  // namespace tessera::sim
