@@ -306,7 +306,7 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
   const auto writable_words = [&](std::size_t d, std::uint64_t first, std::uint32_t words,
                                   Event event, std::size_t sender) {
     const std::uint64_t end = first + 4 * std::uint64_t{words};
-    if (first >= target::kSramBase && end <= target::kSramEnd &&
+    if (first % 4 == 0 && first >= target::kSramBase && end <= target::kSramEnd &&
         !tiles[d]->in_code(static_cast<std::uint32_t>(first), 4 * words) &&
         !target::elements_of({static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(end)})
              .intersects(row_element_sets[d])) {
@@ -319,6 +319,15 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
         fault_on(d, FaultKind::kExchangeAddress,
                  fmt::format("{} receives a word from {} into {:#x} at event {}, outside SRAM",
                              destination, tiles[sender]->id(), address, event + i));
+        return i;
+      }
+      if (address % 4 != 0) {
+        // Only a misaligned base (A4) can do this: PIC counts words.
+        fault_on(d, FaultKind::kExchangeAddress,
+                 fmt::format("{} receives a word from {} into {:#x} at event {}, which is not "
+                             "word-aligned (INCOMING_BASE is {:#x})",
+                             destination, tiles[sender]->id(), address, event + i,
+                             records[d] != nullptr ? records[d]->incoming_base : 0u));
         return i;
       }
       const auto byte_address = static_cast<std::uint32_t>(address);

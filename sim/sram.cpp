@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "support/little_endian.hpp"
+
 namespace tessera::sim {
 namespace {
 
@@ -52,6 +54,14 @@ TileSram::Page& TileSram::page_for_write(std::uint32_t index) {
 }
 
 std::uint32_t TileSram::read_u32(std::uint32_t address, bool* initialized) const {
+  if (address % 4 != 0) {
+    // Callers pass aligned addresses; an unaligned one must still never read
+    // past a page, so it takes the byte path.
+    std::array<std::uint8_t, 4> bytes{};
+    read(address, bytes);
+    if (initialized != nullptr) *initialized = this->initialized(address, 4);
+    return load_u32_le(bytes.data());
+  }
   const std::uint32_t offset = address - target::kSramBase;
   const Page* page = pages_[offset / kPageBytes].get();
   if (page == nullptr) {
@@ -66,6 +76,12 @@ std::uint32_t TileSram::read_u32(std::uint32_t address, bool* initialized) const
 }
 
 void TileSram::write_u32(std::uint32_t address, std::uint32_t value) {
+  if (address % 4 != 0) {
+    std::array<std::uint8_t, 4> bytes{};
+    store_u32_le(value, bytes.data());
+    write(address, bytes);
+    return;
+  }
   const std::uint32_t offset = address - target::kSramBase;
   Page& page = page_for_write(offset / kPageBytes);
   const std::uint32_t in_page = offset % kPageBytes;

@@ -312,6 +312,26 @@ TEST(Exchange, ReceivingIntoCodeIsAnAddressFault) {
   EXPECT_NE(phase.chip().faults().all().at(0).message.find("inside its code"), std::string::npos);
 }
 
+TEST(Exchange, AMisalignedIncomingBaseIsAnAddressFault) {
+  // A4 = 0x70002: the words would land between words (and, at a page's end,
+  // past it). The fabric refuses them instead of writing.
+  Phase phase({p(0), p(53)});
+  const Event start = target::earliest_send_start(p(0), p(53));
+  const auto timing = target::word32_transfer(p(0), p(53), start, 4);
+  phase.row(p(0), sender_row(p(0), {p(53)}, start, 4));
+  phase.source(p(0), 4);
+  auto row = std::vector<isa::Instruction>{isa::Setzi{Reg::m8, kDestination + 2},
+                                           isa::Put{isa::Csr::kIncomingBase, Reg::m8}};
+  const auto rest = build_row(receive_actions(timing, 0, 0), timing.horizon, kRow + 8);
+  row.insert(row.end(), rest.begin(), rest.end());
+  phase.row(p(53), row);
+  ASSERT_EQ(phase.run().reason, StopReason::kFault);
+  const Fault& fault = phase.chip().faults().all().at(0);
+  EXPECT_EQ(fault.kind, FaultKind::kExchangeAddress);
+  EXPECT_NE(fault.message.find("0x70002"), std::string::npos) << fault.message;
+  EXPECT_NE(fault.message.find("not word-aligned"), std::string::npos) << fault.message;
+}
+
 schema::ExchangePhase plan(PhysicalTile s, PhysicalTile d, std::uint32_t words) {
   // The first device-wide sync opens round 0.
   return schema::ExchangePhase{
