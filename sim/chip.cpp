@@ -112,6 +112,8 @@ void Chip::reset() {
   spans_.clear();
   stop_requested_ = false;
   hsp_marks_ = {};
+  host_stats_ = {};
+  host_memory_.detach_all();
   planned_phases_.clear();
   phase_participants_.clear();
   phase_pending_.clear();
@@ -223,7 +225,10 @@ void Chip::apply_releases(const std::vector<Release>& releases) {
   }
 }
 
-void Chip::open_exchange_phase(std::uint64_t round, const std::vector<Release>& releases) {
+void Chip::open_exchange_phase(std::uint64_t round, const std::vector<Release>& releases,
+                               bool host) {
+  phase_is_host_ = host;
+  host_services_.clear();
   phase_round_ = round;
   phase_participants_.clear();
   for (const auto& release : releases) {
@@ -245,10 +250,16 @@ void Chip::leave_exchange_phase(std::size_t index) {
 void Chip::solve_exchange_phase() {
   std::vector<Tile*> tiles;
   for (auto& tile : tiles_) tiles.push_back(tile.get());
-  const auto planned = planned_phases_.find(static_cast<std::uint32_t>(phase_round_));
-  const auto faults = sim::solve_exchange_phase(
-      tiles, phase_participants_, phase_round_,
-      planned == planned_phases_.end() ? nullptr : &planned->second, exchange_stats_);
+  std::vector<Fault> faults;
+  if (phase_is_host_) {
+    faults = solve_host_phase(tiles, phase_participants_, phase_round_, host_memory_, host_stats_,
+                              host_services_);
+  } else {
+    const auto planned = planned_phases_.find(static_cast<std::uint32_t>(phase_round_));
+    faults = sim::solve_exchange_phase(tiles, phase_participants_, phase_round_,
+                                       planned == planned_phases_.end() ? nullptr : &planned->second,
+                                       exchange_stats_);
+  }
   for (const auto& fault : faults) record_fault(fault);
   if (!faults.empty() && !options_.keep_going) request_stop();
   // Rows that returned go on at their own cycle: the phase cost them their
@@ -260,8 +271,33 @@ void Chip::solve_exchange_phase() {
       releases.push_back({index, tile.wait_started(), phase_round_});
     }
   }
+  if (phase_is_host_) release_host_receivers();
   for (const std::size_t index : phase_participants_) tiles_[index]->exchange().reset();
   phase_participants_.clear();
+  apply_releases(releases);
+}
+
+// Tiles at `sync 0` go on once the host has served them: when their
+// INCOMING_DCOUNT matches the words the host returned, after the transfer
+// time (4 bytes per cycle); otherwise the sync would never finish.
+void Chip::release_host_receivers() {
+  std::vector<Release> releases;
+  for (const std::size_t index : phase_participants_) {
+    Tile& tile = *tiles_[index];
+    if (tile.status() != TileStatus::kWaiting || tile.waiting_zone() != 0) continue;
+    const HostService service = host_services_[index];
+    const std::uint32_t dcount = tile.csr(static_cast<std::uint8_t>(target::isa::Csr::kIncomingDcount));
+    if (dcount != service.returned_words) {
+      tile.raise(FaultKind::kDeadlock,
+                 fmt::format("host phase {}: sync 0 waits for INCOMING_DCOUNT = {} words, but the "
+                             "host returned {}",
+                             phase_round_, dcount, service.returned_words));
+      record_fault(*tile.fault());
+      if (!options_.keep_going) request_stop();
+      continue;
+    }
+    releases.push_back({index, tile.wait_started() + service.cycles, phase_round_});
+  }
   apply_releases(releases);
 }
 
@@ -283,7 +319,9 @@ void Chip::on_tile_activation(std::size_t index) {
     }
     const RunOutcome outcome =
         tile.run(std::min(tile.cycle() + options_.quantum_cycles, limit_));
-    if (outcome.kind != RunOutcome::Kind::kBudget && outcome.kind != RunOutcome::Kind::kRowDone) {
+    const bool host_receive = outcome.kind == RunOutcome::Kind::kSync && outcome.zone == 0;
+    if (outcome.kind != RunOutcome::Kind::kBudget && outcome.kind != RunOutcome::Kind::kRowDone &&
+        !host_receive) {
       leave_exchange_phase(index);  // a tile that syncs, halts or stops has left its phase
     }
     switch (outcome.kind) {
@@ -301,7 +339,11 @@ void Chip::on_tile_activation(std::size_t index) {
           if (!releases.empty()) open_exchange_phase(releases.front().round, releases);
           apply_releases(releases);
         }
-        if (outcome.zone == 1) apply_releases(host_sync_.skip(index));
+        if (outcome.zone == 1) {
+          const auto releases = host_sync_.leave(index);
+          if (!releases.empty()) open_exchange_phase(releases.front().round, releases, true);
+          apply_releases(releases);
+        }
         continue;
       case RunOutcome::Kind::kSync:
         if (outcome.zone == 1) {
@@ -322,15 +364,24 @@ void Chip::on_tile_activation(std::size_t index) {
           // round; the run goes on until nothing else can happen, so that
           // every tile reaches its host sync before the host is asked to act.
           tile.begin_wait(outcome.zone);
-          apply_releases(host_sync_.arrive(index, tile.cycle()));
+          const auto releases = host_sync_.arrive(index, tile.cycle());
+          if (!releases.empty()) open_exchange_phase(releases.front().round, releases, true);
+          apply_releases(releases);
           sc_core::next_trigger(process.release);
           return;
         }
-        tile.raise(FaultKind::kNotModelled,
-                   outcome.zone == 0
-                       ? std::string("sync 0 (host receive) needs the host link, which is not "
-                                     "modelled yet")
-                       : fmt::format("sync {}: not a known sync zone", outcome.zone));
+        if (outcome.zone == 0) {
+          // Wait for the host to serve this tile's packets (its phase's solve).
+          if (phase_is_host_ && tile.exchange()) {
+            tile.begin_wait(0);
+            leave_exchange_phase(index);
+            sc_core::next_trigger(process.release);
+            return;
+          }
+          tile.raise(FaultKind::kNotModelled, "sync 0 (host receive) outside a host phase");
+        } else {
+          tile.raise(FaultKind::kNotModelled, fmt::format("sync {}: not a known sync zone", outcome.zone));
+        }
         [[fallthrough]];
       case RunOutcome::Kind::kFaulted:
         record_fault(*tile.fault());
@@ -445,10 +496,19 @@ std::size_t hsp_index(std::uint32_t offset) {
 
 void Chip::write_hsp_mark(std::uint32_t offset, std::uint16_t value) {
   hsp_marks_[hsp_index(offset)] = value;
-  if (!started_.empty()) apply_releases(host_sync_.retry(now()));
+  if (started_.empty()) return;
+  const auto releases = host_sync_.retry(now());
+  if (!releases.empty()) open_exchange_phase(releases.front().round, releases, true);
+  apply_releases(releases);
 }
 
 std::uint16_t Chip::read_hsp_mark(std::uint32_t offset) const { return hsp_marks_[hsp_index(offset)]; }
+
+void Chip::attach_host_buffer(std::uint32_t index, std::span<std::uint8_t> bytes) {
+  host_memory_.attach(index, bytes);
+}
+
+void Chip::detach_host_buffer(std::uint32_t index) { host_memory_.detach(index); }
 
 std::vector<target::PhysicalTile> Chip::tiles_waiting_at_host_sync() const {
   std::vector<target::PhysicalTile> waiting;

@@ -26,6 +26,7 @@
 #include "kernels/registry.hpp"
 #include "schema/model.hpp"
 #include "sim/exchange_fabric.hpp"
+#include "sim/host_link.hpp"
 #include "sim/fault.hpp"
 #include "sim/options.hpp"
 #include "sim/sync_controller.hpp"
@@ -103,6 +104,12 @@ class Chip {
   // options().host_sync_mark and waits while it is 0. Reads give what is left.
   void write_hsp_mark(std::uint32_t offset, std::uint16_t value);
   std::uint16_t read_hsp_mark(std::uint32_t offset) const;
+  // Host buffers the host link reads (H2D) and writes (D2H); they form one
+  // host address space in ascending index order [INF]. The caller keeps the
+  // memory alive while attached.
+  void attach_host_buffer(std::uint32_t index, std::span<std::uint8_t> bytes);
+  void detach_host_buffer(std::uint32_t index);
+  const HostStats& host_stats() const noexcept { return host_stats_; }
   // Debugger: resumes a trapped tile (it re-traps while the trap is there).
   void resume(target::PhysicalTile tile);
 
@@ -128,7 +135,9 @@ class Chip {
   void request_stop();
   void kill_processes();
   void diagnose_deadlock();
-  void open_exchange_phase(std::uint64_t round, const std::vector<Release>& releases);
+  void open_exchange_phase(std::uint64_t round, const std::vector<Release>& releases,
+                           bool host = false);
+  void release_host_receivers();
   void leave_exchange_phase(std::size_t index);
   void solve_exchange_phase();
   std::uint64_t delay_until(std::uint64_t cycle) const;
@@ -142,7 +151,11 @@ class Chip {
   std::vector<std::size_t> started_;
   std::vector<std::unique_ptr<TileProcess>> processes_;
   SyncRounds internal_sync_;
-  SyncRounds host_sync_;
+  HostSyncRounds host_sync_;
+  HostMemory host_memory_;
+  HostStats host_stats_;
+  bool phase_is_host_ = false;
+  std::map<std::size_t, HostService> host_services_;
   std::array<std::uint16_t, 2> hsp_marks_{};  // GS1, GS2
   FaultLog faults_;
   std::uint64_t origin_ns_ = 0;  // SystemC time of start(), in cycles (1 cycle = 1 ns)

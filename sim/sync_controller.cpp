@@ -56,4 +56,51 @@ std::vector<Release> SyncRounds::complete_if_ready(std::uint64_t round, std::uin
   return releases;
 }
 
+void HostSyncRounds::reset(std::size_t tile_count, std::size_t participants,
+                           std::uint64_t latency, std::function<bool()> grant) {
+  left_.assign(tile_count, false);
+  left_count_ = 0;
+  arrivals_.clear();
+  participants_ = participants;
+  latency_ = latency;
+  round_ = 0;
+  grant_ = std::move(grant);
+}
+
+std::vector<Release> HostSyncRounds::arrive(std::size_t tile, std::uint64_t cycle) {
+  if (left_.at(tile)) {
+    left_[tile] = false;
+    --left_count_;
+  }
+  arrivals_.push_back(Release{tile, cycle, round_});
+  return complete_if_ready(0);
+}
+
+std::vector<Release> HostSyncRounds::leave(std::size_t tile) {
+  if (!left_.at(tile)) {
+    left_[tile] = true;
+    ++left_count_;
+  }
+  return complete_if_ready(0);
+}
+
+std::vector<Release> HostSyncRounds::retry(std::uint64_t not_before) {
+  return complete_if_ready(not_before);
+}
+
+std::vector<Release> HostSyncRounds::complete_if_ready(std::uint64_t not_before) {
+  if (arrivals_.empty() || arrivals_.size() + left_count_ < participants_) return {};
+  if (grant_ && !grant_()) return {};
+  std::uint64_t last = not_before;
+  for (const auto& arrival : arrivals_) last = std::max(last, arrival.cycle);
+  std::vector<Release> releases = std::move(arrivals_);
+  arrivals_.clear();
+  for (auto& release : releases) {
+    release.cycle = last + latency_;
+    release.round = round_;
+  }
+  ++round_;
+  return releases;
+}
+
 }  // namespace tessera::sim

@@ -64,4 +64,31 @@ class SyncRounds {
   bool waiting_for_grant_ = false;
 };
 
+// Host syncs (zones 7 and 15). A host phase takes two rounds — the targets'
+// and owners' entry (`sync 7` / `sync 15`) and everyone's exit (`sync 7`) —
+// while a tile with no part in it runs a single `sans 1; sync 1`
+// (ipu21-target.md §4.5, §6). So `sans 1` is modelled as leaving the host
+// rounds until the tile's next host sync [INF]: a round completes when every
+// participating tile that has not left has arrived, and the host granted it.
+class HostSyncRounds {
+ public:
+  void reset(std::size_t tile_count, std::size_t participants, std::uint64_t latency,
+             std::function<bool()> grant);
+  std::vector<Release> arrive(std::size_t tile, std::uint64_t cycle);
+  std::vector<Release> leave(std::size_t tile);
+  std::vector<Release> retry(std::uint64_t not_before);
+  std::uint64_t round() const noexcept { return round_; }
+
+ private:
+  std::vector<Release> complete_if_ready(std::uint64_t not_before);
+
+  std::vector<bool> left_;
+  std::size_t left_count_ = 0;
+  std::vector<Release> arrivals_;
+  std::size_t participants_ = 0;
+  std::uint64_t latency_ = 0;
+  std::uint64_t round_ = 0;
+  std::function<bool()> grant_;
+};
+
 }  // namespace tessera::sim

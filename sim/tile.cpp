@@ -194,8 +194,12 @@ RunOutcome Tile::run(std::uint64_t budget_end) {
     cycle_ += options_.supervisor_instruction_cycles;
     const std::uint32_t pc = pc_;
     pc_ += 4 * size;
-    Continue outcome = exchange_ && !exchange_->done && target::exchange_advance(instruction) &&
-                               !std::holds_alternative<isa::Sync>(instruction)
+    // A `br` ends the row only once the row has begun.
+    const bool row_instruction =
+        exchange_ && !exchange_->done && target::exchange_advance(instruction) &&
+        !std::holds_alternative<isa::Sync>(instruction) &&
+        (exchange_->started || !std::holds_alternative<isa::Br>(instruction));
+    Continue outcome = row_instruction
                            ? exchange_step(instruction, pc, 4 * size, before)
                            : execute(instruction);
     if (outcome) {

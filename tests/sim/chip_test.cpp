@@ -91,15 +91,17 @@ TEST(Sync, ManyRoundsStayInStep) {
 
 TEST(HostSync, TilesWaitForAnHspCreditAndTakeOneEach) {
   Chip chip(small_topology(3));
-  // Two host sync rounds; tile 2 skips the first (sans 1) and joins the second.
+  // One host phase of two rounds (entry: sync 15 from the owner, sync 7 from
+  // the target; exit: sync 7). Tile 2 has no part: `sans 1; sync 1` keeps it
+  // out of both rounds (§4.5 "Inactive").
   load_program(chip, tile_at(0), std::vector<isa::Instruction>{isa::Sync{15}, isa::Sync{7}} + halt());
   load_program(chip, tile_at(1), std::vector<isa::Instruction>{isa::Sync{7}, isa::Sync{7}} + halt());
-  load_program(chip, tile_at(2),
-               std::vector<isa::Instruction>{isa::Sans{1}, isa::Sync{1}, isa::Sync{7}} + halt());
+  load_program(chip, tile_at(2), std::vector<isa::Instruction>{isa::Sans{1}, isa::Sync{1}} + halt());
   chip.start();
   RunResult result = chip.run();
   ASSERT_EQ(result.reason, StopReason::kHostSync);
-  EXPECT_EQ(chip.tiles_waiting_at_host_sync().size(), 3u);
+  EXPECT_EQ(chip.tiles_waiting_at_host_sync().size(), 2u);
+  EXPECT_EQ(chip.tile(tile_at(2)).status(), TileStatus::kHalted);
   // Without a credit the device makes no progress (driver-host-protocol §8.6).
   EXPECT_EQ(chip.run().reason, StopReason::kHostSync);
   EXPECT_EQ(chip.tile(tile_at(0)).pc(), target::kLoadBase + 4) << "still at its first sync";
