@@ -158,6 +158,34 @@ TEST(HostLink, AWrongDcountWouldHangAndIsReported) {
             std::string::npos);
 }
 
+TEST(HostLink, APacketAcrossAHostPageIsAFault) {
+  // 128 bytes from 0xFC0 cross the 4 KiB page at 0x1000; target/'s splitter
+  // never makes such a packet, so forge the header.
+  HostRun run({kOwner, kTarget});
+  run.programs(kOwner, {target::xreq_only_program(XreqBitmap(kOwner).add(kTarget))});
+  auto code = target::h2d_target_code({kTarget, 0x50120, 0xF80, 128, 0x50200});
+  const auto forged = target::encode_packet_header(target::h2d_request(kTarget, 0x50120, 0xFC0, 128));
+  code.packets.words = {forged[0], forged[1]};
+  run.programs(kTarget, {target::target_only_program(code)});
+  auto host = pattern(8192, 1);
+  ASSERT_EQ(run.run(host, 2).reason, StopReason::kFault);
+  EXPECT_NE(run.chip().faults().all().at(0).message.find("crosses a 4096-byte host page"),
+            std::string::npos)
+      << run.chip().faults().all().at(0).message;
+}
+
+TEST(HostLink, AMalformedHeaderIsAFaultNotACrash) {
+  HostRun run({kOwner, kTarget});
+  run.programs(kOwner, {target::xreq_only_program(XreqBitmap(kOwner).add(kTarget))});
+  auto code = target::h2d_target_code({kTarget, 0x50120, 0x40, 64, 0x50170});
+  code.packets.words = {0xFFFFFFFF, 0xFFFFFFFF};
+  run.programs(kTarget, {target::target_only_program(code)});
+  auto host = pattern(4096, 1);
+  ASSERT_EQ(run.run(host, 2).reason, StopReason::kFault);
+  EXPECT_NE(run.chip().faults().all().at(0).message.find("malformed host packet"), std::string::npos)
+      << run.chip().faults().all().at(0).message;
+}
+
 TEST(HostLink, WithoutCreditsNothingMoves) {
   HostRun run({kOwner, kTarget});
   run.programs(kOwner, {target::xreq_only_program(XreqBitmap(kOwner).add(kTarget))});
