@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "target/config_space.hpp"
+
 namespace tessera::sim {
 
 struct SimOptions {
@@ -25,7 +27,7 @@ struct SimOptions {
   // GS2 before every call phase and waits for it to read 0
   // (driver-host-protocol.md §4, §8.6); which zone takes which mark is not
   // documented [INF].
-  std::uint32_t host_sync_mark = 0x3030;  // target::kHspGs2Control
+  std::uint32_t host_sync_mark = target::kHspGs2Control;
   // How far (in cycles) a tile may run ahead of the global clock before it
   // yields to the SystemC kernel (temporal decoupling, TLM-2.0 LT quantum).
   std::uint64_t quantum_cycles = 100'000;

@@ -101,8 +101,8 @@ class Tile {
   std::optional<ExchangeRecord>& exchange() noexcept { return exchange_; }
   // The receive state that persists between phases: the source select (the
   // INCOMING_MUX register) and the incoming memory pointer (word address).
-  std::uint32_t incoming_mux() const noexcept { return csrs_[0xA0]; }
-  void set_incoming_mux(std::uint32_t value) noexcept { csrs_[0xA0] = value; }
+  std::uint32_t incoming_mux() const noexcept { return csrs_[kIncomingMuxIndex]; }
+  void set_incoming_mux(std::uint32_t value) noexcept { csrs_[kIncomingMuxIndex] = value; }
   std::uint32_t incoming_pointer() const noexcept { return incoming_pointer_; }
   void set_incoming_pointer(std::uint32_t value) noexcept { incoming_pointer_ = value; }
   bool in_code(std::uint32_t address, std::uint32_t size) const noexcept;
@@ -126,6 +126,7 @@ class Tile {
     isa::Instruction instruction;
   };
   static constexpr std::size_t kDecodeCacheSize = 512;
+  static constexpr auto kIncomingMuxIndex = static_cast<std::uint8_t>(isa::Csr::kIncomingMux);
 
   const CachedInstruction& decode_at(std::uint32_t pc, std::uint32_t word0);
   RunOutcome fail(FaultKind kind, std::string message, std::string provenance = {});
