@@ -37,6 +37,7 @@
 
 #include "schema/model.hpp"
 #include "sim/chip.hpp"
+#include "support/little_endian.hpp"
 #include "target/exchange_timing.hpp"
 #include "target/memory_map.hpp"
 #include "target/topology.hpp"
@@ -126,25 +127,6 @@ std::vector<std::uint32_t> permutation(const Options& options) {
   return destination;
 }
 
-std::vector<std::uint8_t> word_bytes(std::span<const std::uint32_t> words) {
-  std::vector<std::uint8_t> bytes;
-  bytes.reserve(4 * words.size());
-  for (const auto word : words) {
-    for (int shift = 0; shift < 32; shift += 8)
-      bytes.push_back(static_cast<std::uint8_t>(word >> shift));
-  }
-  return bytes;
-}
-
-void add_segment(schema::Application& app, schema::TileImage& image, std::uint32_t address,
-                 const std::vector<std::uint8_t>& bytes, bool executable) {
-  const std::uint32_t blob = app.blobs.add(bytes);
-  const auto size = static_cast<std::uint32_t>(bytes.size());
-  image.segments.push_back(schema::Segment{
-      address, size, blob, 0, size,
-      schema::kSegmentRead | (executable ? schema::kSegmentExecute : schema::kSegmentWrite)});
-}
-
 struct Exchange {
   std::vector<PhysicalTile> tile;   // by logical id
   std::vector<std::uint32_t> to;    // logical destination of each logical sender
@@ -215,9 +197,9 @@ Exchange build(const Options& options) {
     add_segment(x.app, image, target::kLoadBase, program, true);
     add_segment(x.app, image, kRow, assemble(build_row(actions, horizon, kRow)), true);
     for (std::uint32_t w = 0; w < n; ++w) source[w] = source_word(tile, w);
-    add_segment(x.app, image, kSource, word_bytes(source), false);
-    add_segment(x.app, image, kDestination - 4, word_bytes(guard), false);
-    add_segment(x.app, image, kDestination + 4 * n, word_bytes(guard), false);
+    add_segment(x.app, image, kSource, words_to_bytes(source), false);
+    add_segment(x.app, image, kDestination - 4, words_to_bytes(guard), false);
+    add_segment(x.app, image, kDestination + 4 * n, words_to_bytes(guard), false);
     x.app.tiles.push_back(image);
   }
   if (options.plan) {

@@ -7,6 +7,7 @@
 
 #include "schema/model.hpp"
 #include "sim/chip.hpp"
+#include "support/little_endian.hpp"
 #include "target/config_space.hpp"
 #include "target/host_exchange.hpp"
 #include "tests/sim/program.hpp"
@@ -51,11 +52,7 @@ class HostRun {
         main.push_back(isa::Call{Reg::m10, bases[i]});
         add_segment(app, image, bases[i], assemble(phases[i].instructions), true);
         for (const auto& block : phases[i].packets) {
-          std::vector<std::uint8_t> bytes;
-          for (const auto word : block.words) {
-            for (int s = 0; s < 32; s += 8) bytes.push_back(static_cast<std::uint8_t>(word >> s));
-          }
-          add_segment(app, image, block.address, bytes, false);
+          add_segment(app, image, block.address, words_to_bytes(block.words), false);
         }
       }
       add_segment(app, image, target::kLoadBase, assemble(main + halt()), true);
