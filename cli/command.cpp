@@ -134,6 +134,11 @@ const Command* CommandSet::find(std::string_view name) const {
   return it == commands_.end() ? nullptr : &*it;
 }
 
+void CommandSyntax::required_argument(const char* argument) {
+  hidden.add_options()(argument, po::value<std::string>()->required(), argument);
+  positional.add(argument, 1);
+}
+
 std::optional<po::variables_map> parse_command_line(CommandSyntax& syntax,
                                                     const std::vector<std::string>& args,
                                                     Streams& io) {

@@ -58,6 +58,10 @@ struct CommandSyntax {
   // Parsed but not listed in --help: the targets of positional arguments.
   boost::program_options::options_description hidden;
   boost::program_options::positional_options_description positional;
+
+  // Declares the one required positional `argument` (PACKAGE, SOURCE):
+  // parsed, not listed among the options.
+  void required_argument(const char* argument);
 };
 
 // Parses a command's arguments. Returns nullopt after printing help when

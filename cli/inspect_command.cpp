@@ -276,8 +276,7 @@ Command inspect_command() {
             "bindings", "list inputs, outputs and weights with their slices")(
             "debug", "list symbols, allocations, call sites and planned transfers")(
             "json", "print JSON instead of text");
-        syntax.hidden.add_options()("package", po::value<std::string>()->required(), "package");
-        syntax.positional.add("package", 1);
+        syntax.required_argument("package");
         const auto values = parse_command_line(syntax, args, io);
         if (!values) return kExitSuccess;
 
@@ -308,8 +307,7 @@ Command validate_command() {
             "Reads a package with full validation (docs/FORMAT.md): exit 0 when it is valid,\n"
             "1 with the first broken rule, named by its field path, on one line.";
         syntax.usage = "PACKAGE";
-        syntax.hidden.add_options()("package", po::value<std::string>()->required(), "package");
-        syntax.positional.add("package", 1);
+        syntax.required_argument("package");
         const auto values = parse_command_line(syntax, args, io);
         if (!values) return kExitSuccess;
 

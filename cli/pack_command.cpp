@@ -38,8 +38,7 @@ Command pack_command() {
                                      "the package to write")(
             "tiles", po::value<unsigned>()->default_value(target::kTileCount)->value_name("N"),
             "how many tiles run the program (1..1472)");
-        syntax.hidden.add_options()("source", po::value<std::string>()->required(), "source");
-        syntax.positional.add("source", 1);
+        syntax.required_argument("source");
         const auto values = parse_command_line(syntax, args, io);
         if (!values) return kExitSuccess;
 

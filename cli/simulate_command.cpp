@@ -65,8 +65,7 @@ Command simulate_command() {
             "faults", po::value<std::string>()->value_name("FILE"), "write the faults as JSON")(
             "report", po::value<std::string>()->value_name("FILE"),
             "write the run report (cycles per tile) as JSON");
-        syntax.hidden.add_options()("package", po::value<std::string>()->required(), "package");
-        syntax.positional.add("package", 1);
+        syntax.required_argument("package");
         const auto values = parse_command_line(syntax, args, io);
         if (!values) return kExitSuccess;
 
