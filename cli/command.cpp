@@ -1,6 +1,7 @@
 #include "cli/command.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -137,6 +138,7 @@ const Command* CommandSet::find(std::string_view name) const {
 void CommandSyntax::required_argument(const char* argument) {
   hidden.add_options()(argument, po::value<std::string>()->required(), argument);
   positional.add(argument, 1);
+  required_arguments.emplace_back(argument);
 }
 
 std::optional<po::variables_map> parse_command_line(CommandSyntax& syntax,
@@ -157,6 +159,13 @@ std::optional<po::variables_map> parse_command_line(CommandSyntax& syntax,
            << syntax.options;
     if (!syntax.details.empty()) io.out << '\n' << syntax.details << '\n';
     return std::nullopt;
+  }
+  for (const auto& argument : syntax.required_arguments) {
+    if (!values.count(argument)) {
+      std::string upper = argument;
+      for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      throw UsageError(fmt::format("{} is missing", upper));
+    }
   }
   po::notify(values);
   return values;

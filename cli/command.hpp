@@ -62,6 +62,7 @@ struct CommandSyntax {
   // Declares the one required positional `argument` (PACKAGE, SOURCE):
   // parsed, not listed among the options.
   void required_argument(const char* argument);
+  std::vector<std::string> required_arguments;  // for the "missing PACKAGE" message
 };
 
 // Parses a command's arguments. Returns nullopt after printing help when

@@ -55,6 +55,12 @@ TEST_F(PackageFile, ValidateRejectsACorruptPackageOnOneLine) {
   EXPECT_EQ(result.err.find('\n'), result.err.size() - 1) << result.err;
 }
 
+TEST(PackageArguments, AMissingPackageIsNamed) {
+  const auto result = tessera::testing::run_tessera({"validate"});
+  EXPECT_EQ(result.exit_status, 2);
+  EXPECT_EQ(result.err, "tessera validate: PACKAGE is missing (see 'tessera validate --help')\n");
+}
+
 TEST_F(PackageFile, ValidateOfAMissingFileFails) {
   const auto result = tessera_cli({"validate", scratch_.path("missing.ipuexe")});
   EXPECT_EQ(result.exit_status, 1);
