@@ -510,6 +510,8 @@ void Chip::attach_host_buffer(std::uint32_t index, std::span<std::uint8_t> bytes
 
 void Chip::detach_host_buffer(std::uint32_t index) { host_memory_.detach(index); }
 
+void Chip::detach_all_host_buffers() { host_memory_.detach_all(); }
+
 std::vector<target::PhysicalTile> Chip::tiles_waiting_at_host_sync() const {
   std::vector<target::PhysicalTile> waiting;
   for (const std::size_t index : started_) {
@@ -596,8 +598,8 @@ std::string RunReport::to_text() const {
 
 nlohmann::json Chip::trace() const {
   // Chrome trace event format: complete events ("X") with microsecond
-  // timestamps; one thread per tile. Cycles are shown at the C600's 1.5 GHz.
-  constexpr double kCyclesPerMicrosecond = 1500.0;
+  // timestamps; one thread per tile.
+  const double kCyclesPerMicrosecond = static_cast<double>(options_.clock_hz) / 1e6;
   nlohmann::json events = nlohmann::json::array();
   for (const auto& span : spans_) {
     if (span.end < span.start) continue;
@@ -616,6 +618,31 @@ nlohmann::json Chip::trace() const {
                       {"args", {{"name", fmt::format("{}", tiles_[index]->id())}}}});
   }
   return {{"traceEvents", events}, {"displayTimeUnit", "ns"}};
+}
+
+bool Chip::starved() const { return !sc_core::sc_pending_activity(); }
+
+schema::Profile Chip::profile() const {
+  schema::Profile profile;
+  profile.clock_hz = options_.clock_hz;
+  profile.origin = schema::ClockOrigin::kShared;
+  std::map<std::uint16_t, schema::TileProfile> tiles;
+  for (const std::size_t index : started_) {
+    const auto id = tiles_[index]->id();
+    tiles.emplace(id.value, schema::TileProfile{id, {}});
+  }
+  for (const auto& span : spans_) {
+    if (span.end < span.start) continue;
+    schema::ProfileStep step;
+    step.kind = std::string_view(span.name) == "compute" ? schema::StepKind::kCompute
+                                                         : schema::StepKind::kSynchronization;
+    // Raw 32-bit counters, as the hardware's wrap (profile.capnp).
+    step.start_cycle = static_cast<std::uint32_t>(span.start);
+    step.end_cycle = static_cast<std::uint32_t>(span.end);
+    tiles[tiles_[span.tile]->id().value].steps.push_back(std::move(step));
+  }
+  for (auto& [id, tile] : tiles) profile.tiles.push_back(std::move(tile));
+  return profile;
 }
 
 }  // namespace tessera::sim

@@ -25,6 +25,7 @@
 
 #include "kernels/registry.hpp"
 #include "schema/model.hpp"
+#include "schema/profile.hpp"
 #include "sim/exchange_fabric.hpp"
 #include "sim/host_link.hpp"
 #include "sim/fault.hpp"
@@ -109,6 +110,7 @@ class Chip {
   // memory alive while attached.
   void attach_host_buffer(std::uint32_t index, std::span<std::uint8_t> bytes);
   void detach_host_buffer(std::uint32_t index);
+  void detach_all_host_buffers();
   const HostStats& host_stats() const noexcept { return host_stats_; }
   // Debugger: resumes a trapped tile (it re-traps while the trap is there).
   void resume(target::PhysicalTile tile);
@@ -120,9 +122,16 @@ class Chip {
   const FaultLog& faults() const noexcept { return faults_; }
   const ExchangeStats& exchange_stats() const noexcept { return exchange_stats_; }
   std::uint64_t now() const;  // simulated cycles since start()
+  // True when nothing is scheduled: no tile can move until the host acts
+  // (writes a mark, resumes a trap) — a run now would return at once.
+  bool starved() const;
+  bool started() const noexcept { return !started_.empty(); }
   RunReport report() const;
   // Chrome/Perfetto trace JSON of the run (needs options.trace).
   nlohmann::json trace() const;
+  // The cycle profile of the run (needs options.trace): per started tile its
+  // compute and sync-wait spans, on the shared clock since start().
+  schema::Profile profile() const;
 
   // Internal: the SystemC side calls these.
   struct TileProcess;

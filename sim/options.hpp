@@ -40,8 +40,13 @@ struct SimOptions {
   // Record faults and keep the other tiles running, instead of stopping at
   // the first fault.
   bool keep_going = false;
-  // Record per-tile spans (compute, sync wait) for a Chrome/Perfetto trace.
+  // Record per-tile spans (compute, sync wait) for a Chrome/Perfetto trace
+  // and the cycle profile.
   bool trace = false;
+  // The clock that turns cycles into time in traces and profiles, and host
+  // delays into cycles: the C600 profile default of the prior art's CLI
+  // (ipu21-target.md §5.6, "not verified") [INF].
+  std::uint64_t clock_hz = 1'500'000'000;
 };
 
 }  // namespace tessera::sim
