@@ -153,6 +153,78 @@ Application canonical(const Application& application) {
   return result;
 }
 
+std::string_view call_side_name(CallSide side) noexcept {
+  switch (side) {
+    case CallSide::kInput: return "input";
+    case CallSide::kOutput: return "output";
+  }
+  return "?";
+}
+
+BindingLookup::BindingLookup(const Application& application) {
+  for (const auto* bindings : {&application.inputs, &application.weights}) {
+    for (const Binding& binding : *bindings) input_side_.emplace(binding.name, &binding);
+  }
+  for (const Binding& binding : application.outputs) output_side_.emplace(binding.name, &binding);
+}
+
+const Binding* BindingLookup::find(CallSide side, std::string_view name) const {
+  const auto& named = side == CallSide::kInput ? input_side_ : output_side_;
+  const auto found = named.find(name);
+  return found != named.end() ? found->second : nullptr;
+}
+
+namespace {
+
+struct InvocationPayload {
+  std::vector<PayloadPart> parts;
+  std::uint64_t bytes = 0;  // the sum of the parts' sizes
+};
+
+InvocationPayload lay_out_invocation(const BindingLookup& bindings, const HostCall& call,
+                                     CallSide side) {
+  const auto& names = side == CallSide::kInput ? call.input_bindings : call.output_bindings;
+  const std::string what = fmt::format("{} payload", call_side_name(side));
+  InvocationPayload payload;
+  payload.parts.reserve(names.size());
+  for (const std::string& name : names) {
+    const Binding* binding = bindings.find(side, name);
+    if (binding == nullptr) {
+      throw std::invalid_argument(
+          fmt::format("call '{}': '{}' is not {} binding", call.name, name,
+                      side == CallSide::kInput ? "an input or weight" : "an output"));
+    }
+    const std::uint64_t size = payload_bytes(*binding);
+    payload.parts.push_back(PayloadPart{binding, payload.bytes, size});
+    payload.bytes = checked_add(payload.bytes, size, what);
+  }
+  return payload;
+}
+
+}  // namespace
+
+std::vector<PayloadPart> call_payload(const BindingLookup& bindings, const HostCall& call,
+                                      CallSide side) {
+  return lay_out_invocation(bindings, call, side).parts;
+}
+
+std::vector<PayloadPart> call_payload(const Application& application, const HostCall& call,
+                                      CallSide side) {
+  return call_payload(BindingLookup(application), call, side);
+}
+
+std::uint64_t call_payload_bytes(const BindingLookup& bindings, const HostCall& call,
+                                 CallSide side) {
+  const std::uint64_t invocation = lay_out_invocation(bindings, call, side).bytes;
+  return checked_mul<std::uint64_t>(invocation, call.invocations,
+                                    fmt::format("{} payload", call_side_name(side)));
+}
+
+std::uint64_t call_payload_bytes(const Application& application, const HostCall& call,
+                                 CallSide side) {
+  return call_payload_bytes(BindingLookup(application), call, side);
+}
+
 std::vector<std::uint8_t> segment_bytes(const Application& application, const Segment& segment) {
   const auto blob = application.blobs.bytes(segment.blob);
   checked_range(segment.blob_offset, segment.file_size, blob.size(), "segment blob window");

@@ -125,7 +125,7 @@ struct HostCall {
   std::vector<std::uint32_t> input_batch_ends;
   std::vector<std::uint32_t> output_batch_ends;
   // What the payloads are: the named bindings' host tensors concatenated in
-  // this order. Inputs name input or weight bindings.
+  // this order (see call_payload below). Inputs name input or weight bindings.
   std::vector<std::string> input_bindings;
   std::vector<std::string> output_bindings;
   friend bool operator==(const HostCall&, const HostCall&) = default;
@@ -263,6 +263,66 @@ struct Application {
 // dropped. Order that carries meaning (bindings, calls and each call's binding
 // lists, entry points, config writes) is kept. read(write(a)) == canonical(a).
 Application canonical(const Application& application);
+
+// ---- Call payloads --------------------------------------------------------------
+//
+// A host call moves one flat byte buffer per direction, its payload: the host
+// tensors of the bindings the call names (HostCall::input_bindings, which name
+// input or weight bindings, and HostCall::output_bindings, which name output
+// bindings), concatenated in the listed order. That is one invocation's
+// payload; a call of N invocations carries N of them back to back, so
+// invocation i's copy of a part starts at i × (the sum of the parts' sizes) +
+// part.offset. HostSlice::file_offset indexes the whole payload.
+//
+// These functions are the one owner of that layout (docs/FORMAT.md, "Call
+// payloads"); nothing else sums binding sizes to find a payload offset.
+
+enum class CallSide : std::uint8_t { kInput, kOutput };
+
+// "input" or "output".
+std::string_view call_side_name(CallSide side) noexcept;
+
+// Where one named binding's host tensor sits in one invocation's payload.
+struct PayloadPart {
+  const Binding* binding = nullptr;  // into the application's inputs, weights or outputs
+  std::uint64_t offset = 0;          // sum of the sizes of the parts before it
+  std::uint64_t size = 0;            // payload_bytes(*binding)
+  friend bool operator==(const PayloadPart&, const PayloadPart&) = default;
+};
+
+// Finds the bindings a call side may name, by name, in O(log n): input and
+// weight bindings for CallSide::kInput, output bindings for kOutput. Build it
+// once when laying out many calls. It points into `application`, which must
+// outlive it and stay unchanged. With duplicate binding names (an invalid
+// application) the first binding wins.
+class BindingLookup {
+ public:
+  explicit BindingLookup(const Application& application);
+  // The binding named `name` that `side` may name, or nullptr.
+  const Binding* find(CallSide side, std::string_view name) const;
+
+ private:
+  std::map<std::string_view, const Binding*> input_side_;
+  std::map<std::string_view, const Binding*> output_side_;
+};
+
+// One invocation's payload on `side` of `call`: one part per name in the
+// call's list for that side, in list order, each at the sum of the sizes
+// before it. Throws std::invalid_argument when a name is not a binding that
+// side may name, and ArithmeticError when a size or an offset overflows 64
+// bits; validate() rejects both, so a read package never throws.
+std::vector<PayloadPart> call_payload(const BindingLookup& bindings, const HostCall& call,
+                                      CallSide side);
+std::vector<PayloadPart> call_payload(const Application& application, const HostCall& call,
+                                      CallSide side);
+
+// Bytes of the whole payload on `side` of `call`: invocations × the sum of
+// the parts' sizes (checked; throws as call_payload does). Every HostSlice of
+// that side lies inside [0, call_payload_bytes).
+std::uint64_t call_payload_bytes(const BindingLookup& bindings, const HostCall& call,
+                                 CallSide side);
+std::uint64_t call_payload_bytes(const Application& application, const HostCall& call,
+                                 CallSide side);
 
 // The bytes a segment loads: its file bytes, then zeros up to memory_size.
 // The segment must have been validated against the application's blobs.

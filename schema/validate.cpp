@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "schema/package_error.hpp"
+#include "support/checked.hpp"
 #include "target/config_space.hpp"
 #include "target/exchange_timing.hpp"
 #include "target/memory_map.hpp"
@@ -215,7 +216,54 @@ void validate_batch_ends(const std::string& path, const std::vector<std::uint32_
   }
 }
 
-void validate_host_exchange(const HostExchange& host) {
+// A call side's binding list and where its slices may reach: the names are
+// bindings that side may carry, each once; a side with slices names at least
+// one; every slice lies inside the payload call_payload_bytes() lays out.
+void validate_call_payload(const BindingLookup& bindings, const std::string& path,
+                           const HostCall& call, CallSide side) {
+  const bool input = side == CallSide::kInput;
+  const std::string_view list = input ? "inputBindings" : "outputBindings";
+  const std::string list_path = fmt::format("{}.{}", path, list);
+  const std::vector<std::string>& names = input ? call.input_bindings : call.output_bindings;
+  const std::vector<HostSlice>& slices = input ? call.inputs : call.outputs;
+  if (!slices.empty() && names.empty()) {
+    fail(list_path, "a call side with slices needs at least one binding");
+  }
+  std::map<std::string_view, std::size_t> listed;
+  for (std::size_t n = 0; n < names.size(); ++n) {
+    const std::string name_path = fmt::format("{}[{}]", list_path, n);
+    if (bindings.find(side, names[n]) == nullptr) {
+      const std::string_view kind = input ? "an input or weight" : "an output";
+      const std::string_view other_kind = input ? "an output" : "an input or weight";
+      const bool on_other_side =
+          bindings.find(input ? CallSide::kOutput : CallSide::kInput, names[n]) != nullptr;
+      fail(name_path,
+           fmt::format("'{}' is not {} binding{}", names[n], kind,
+                       on_other_side ? fmt::format(" (it is {} binding)", other_kind) : ""));
+    }
+    if (const auto [it, added] = listed.emplace(names[n], n); !added) {
+      fail(name_path, fmt::format("'{}' is already listed at {}[{}]", names[n], list, it->second));
+    }
+  }
+  std::uint64_t payload = 0;
+  try {
+    payload = call_payload_bytes(bindings, call, side);
+  } catch (const ArithmeticError& error) {
+    fail(list_path, error.message());
+  }
+  for (std::size_t s = 0; s < slices.size(); ++s) {
+    try {
+      checked_range(slices[s].file_offset, slices[s].size, payload, "host slice");
+    } catch (const ArithmeticError&) {
+      fail(fmt::format("{}.{}[{}]", path, input ? "inputs" : "outputs", s),
+           fmt::format("fileOffset {:#x} + size {:#x} exceeds the {} payload of {:#x} bytes",
+                       slices[s].file_offset, slices[s].size, call_side_name(side), payload));
+    }
+  }
+}
+
+void validate_host_exchange(const Application& application) {
+  const HostExchange& host = application.host_exchange;
   std::map<std::uint32_t, std::uint64_t> page_size;
   for (std::size_t p = 0; p < host.pages.size(); ++p) {
     const std::string path = fmt::format("hostExchange.pages[{}]", p);
@@ -246,6 +294,7 @@ void validate_host_exchange(const HostExchange& host) {
                        host.command_offset, host.command_page, page->second));
     }
   }
+  const BindingLookup bindings(application);
   std::set<std::string> names;
   for (std::size_t c = 0; c < host.calls.size(); ++c) {
     const HostCall& call = host.calls[c];
@@ -280,6 +329,8 @@ void validate_host_exchange(const HostExchange& host) {
     check_slices("outputs", call.outputs);
     validate_batch_ends(path + ".inputBatchEnds", call.input_batch_ends, call.inputs.size());
     validate_batch_ends(path + ".outputBatchEnds", call.output_batch_ends, call.outputs.size());
+    validate_call_payload(bindings, path, call, CallSide::kInput);
+    validate_call_payload(bindings, path, call, CallSide::kOutput);
   }
 }
 
@@ -460,7 +511,7 @@ void validate(const Application& application) {
   validate_bindings(application, "inputs", application.inputs, false, names);
   validate_bindings(application, "outputs", application.outputs, true, names);
   validate_bindings(application, "weights", application.weights, false, names);
-  validate_host_exchange(application.host_exchange);
+  validate_host_exchange(application);
   validate_entry_points_and_config(application);
   validate_debug(application);
 }

@@ -109,6 +109,8 @@ TEST_F(PackageFile, CapnpDecodeReadsOurFiles) {
   EXPECT_NE(result.out.find("compilerVersion = \"tessera-test 0.0.0\""), std::string::npos)
       << result.out.substr(0, 500);
   EXPECT_NE(result.out.find("kernel = \"gemm_f16\""), std::string::npos);
+  EXPECT_NE(result.out.find("inputBindings = [\"image\"]"), std::string::npos)
+      << "the schema file names the fields the writer fills";
 }
 
 }  // namespace

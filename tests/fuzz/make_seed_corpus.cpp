@@ -136,6 +136,8 @@ const std::vector<Broken>& broken_rules() {
       {"output-overlap", [](auto& a) { a.outputs[0].slices[1].file_offset = 8; }},
       {"page-twice", [](auto& a) { a.host_exchange.pages[1].index = 0; }},
       {"batch-ends", [](auto& a) { a.host_exchange.calls[0].input_batch_ends = {1, 1}; }},
+      {"call-binding-side", [](auto& a) { a.host_exchange.calls[0].input_bindings = {"logits"}; }},
+      {"call-payload", [](auto& a) { a.host_exchange.calls[0].inputs[0].file_offset = 1; }},
       {"config-hsp-mark", [](auto& a) { a.device_config_writes[0].offset = 0x302C; }},
       {"operand-register", [](auto& a) { debug5(a).call_sites[0].operands[0].reg = 10; }},
       {"footprint", [](auto& a) { debug5(a).call_sites[0].operands[0].footprint = 33; }},

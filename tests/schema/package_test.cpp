@@ -1,7 +1,9 @@
-// Writing and reading packages: round trips, determinism, content addressing.
+// Writing and reading packages: round trips, determinism, content addressing;
+// the layout of host-call payloads.
 #include <algorithm>
 #include <filesystem>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "schema/reader.hpp"
 #include "schema/sha256.hpp"
 #include "schema/writer.hpp"
+#include "support/error.hpp"
 #include "tests/testing/sample_package.hpp"
 
 namespace tessera::schema {
@@ -103,6 +106,76 @@ TEST(Package, CallBindingListsRoundTripInOrderAndEnterTheDigest) {
   Application dropped = app;
   dropped.host_exchange.calls[0].input_bindings = {"image"};
   EXPECT_NE(build_digest(dropped), build_digest(app));
+}
+
+// The sample's bindings: image f32 [2, 8] = 0x40 bytes (an input), w f8f143
+// [64] = 0x40 bytes (a weight), logits f16 [16] = 0x20 bytes (an output).
+TEST(CallPayload, PartsFollowTheListedOrderEachAtTheSumOfTheSizesBeforeIt) {
+  const Application app = sample_application();
+  HostCall call;
+  call.name = "run";
+  call.invocations = 3;
+  call.input_bindings = {"w", "image"};
+  call.output_bindings = {"logits"};
+  EXPECT_EQ(
+      call_payload(app, call, CallSide::kInput),
+      (std::vector<PayloadPart>{{&app.weights[0], 0x00, 0x40}, {&app.inputs[0], 0x40, 0x40}}));
+  EXPECT_EQ(call_payload(app, call, CallSide::kOutput),
+            (std::vector<PayloadPart>{{&app.outputs[0], 0x00, 0x20}}));
+  // Three invocations back to back: 3 × (0x40 + 0x40) in, 3 × 0x20 out.
+  EXPECT_EQ(call_payload_bytes(app, call, CallSide::kInput), 0x180u);
+  EXPECT_EQ(call_payload_bytes(app, call, CallSide::kOutput), 0x60u);
+
+  call.input_bindings = {"image", "w"};
+  const BindingLookup bindings(app);
+  EXPECT_EQ(
+      call_payload(bindings, call, CallSide::kInput),
+      (std::vector<PayloadPart>{{&app.inputs[0], 0x00, 0x40}, {&app.weights[0], 0x40, 0x40}}));
+  EXPECT_EQ(call_payload_bytes(bindings, call, CallSide::kInput), 0x180u);
+}
+
+TEST(CallPayload, AnEmptyListIsAnEmptyPayload) {
+  const Application app = sample_application();
+  HostCall call;
+  call.name = "poke";
+  call.invocations = 7;
+  EXPECT_TRUE(call_payload(app, call, CallSide::kInput).empty());
+  EXPECT_EQ(call_payload_bytes(app, call, CallSide::kOutput), 0u);
+}
+
+TEST(CallPayload, EachSideNamesOnlyItsOwnBindings) {
+  const Application app = sample_application();
+  const BindingLookup bindings(app);
+  EXPECT_EQ(bindings.find(CallSide::kInput, "image"), &app.inputs[0]);
+  EXPECT_EQ(bindings.find(CallSide::kInput, "w"), &app.weights[0]);
+  EXPECT_EQ(bindings.find(CallSide::kInput, "logits"), nullptr);
+  EXPECT_EQ(bindings.find(CallSide::kOutput, "logits"), &app.outputs[0]);
+  EXPECT_EQ(bindings.find(CallSide::kOutput, "image"), nullptr);
+  EXPECT_EQ(bindings.find(CallSide::kOutput, "w"), nullptr);
+  HostCall call;
+  call.name = "run";
+  call.input_bindings = {"logits"};
+  call.output_bindings = {"w"};
+  EXPECT_THROW(call_payload(app, call, CallSide::kInput), std::invalid_argument);
+  EXPECT_THROW(call_payload_bytes(app, call, CallSide::kOutput), std::invalid_argument);
+}
+
+TEST(CallPayload, SizesAreChecked) {
+  Application app = sample_application();
+  // 0xffffffff² bytes: it fits 64 bits, but not twice, nor with 2^33 more.
+  app.weights.push_back(Binding{"huge", DType::kU8, {0xFFFFFFFF, 0xFFFFFFFF}, {}});
+  HostCall call;
+  call.name = "run";
+  call.input_bindings = {"huge", "image"};
+  EXPECT_EQ(call_payload(app, call, CallSide::kInput),
+            (std::vector<PayloadPart>{{&app.weights[1], 0, 0xfffffffe00000001u},
+                                      {&app.inputs[0], 0xfffffffe00000001u, 0x40}}));
+  EXPECT_EQ(call_payload_bytes(app, call, CallSide::kInput), 0xfffffffe00000041u);
+  call.invocations = 2;
+  EXPECT_THROW(call_payload_bytes(app, call, CallSide::kInput), ArithmeticError);
+  call.invocations = 1;
+  call.input_bindings = {"huge", "huge"};
+  EXPECT_THROW(call_payload(app, call, CallSide::kInput), ArithmeticError);
 }
 
 TEST(Package, SegmentBytesAreFileBytesThenZeros) {

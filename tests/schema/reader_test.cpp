@@ -181,6 +181,14 @@ TEST(Reader, UnknownEnumValuesAreErrors) {
 TEST(Reader, TextMustBeUtf8) {
   expect_error(edited([](auto a) { a.getEntryPoints()[0].setName("\xC3\x28"); }),
                "entryPoints[0].name: is not valid UTF-8");
+  expect_error(edited([](auto a) {
+                 a.getHostExchange().getCalls()[0].getInputBindings().set(0, "\xC3\x28");
+               }),
+               "hostExchange.calls[0].inputBindings[0]: is not valid UTF-8");
+  expect_error(edited([](auto a) {
+                 a.getHostExchange().getCalls()[0].getOutputBindings().set(0, "\xFF");
+               }),
+               "hostExchange.calls[0].outputBindings[0]: is not valid UTF-8");
 }
 
 // review-findings.md #12: the prior art disabled the traversal limit, so a

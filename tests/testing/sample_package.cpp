@@ -54,10 +54,14 @@ Application sample_application() {
   call.name = "run";
   call.command = 1;
   call.phases = 3;
+  // The payloads are exactly one tensor each: image (64 bytes) in, logits
+  // (32 bytes) out.
   call.inputs = {HostSlice{1, 0, 0, 64}};
   call.outputs = {HostSlice{1, 4096, 0, 32}};
   call.input_batch_ends = {1};
   call.output_batch_ends = {1};
+  call.input_bindings = {"image"};
+  call.output_bindings = {"logits"};
   app.host_exchange.calls.push_back(call);
   app.entry_points.push_back(EntryPoint{"main", 1, 2});
   app.device_config_writes.push_back(DeviceConfigWrite{0x2000, 4});
@@ -140,12 +144,23 @@ rc::Gen<Application> valid_application() {
     app.host_exchange.pages = {HostPage{0, 4096}};
     app.host_exchange.attach_order = {0};
     if (*rc::gen::arbitrary<bool>()) {
+      // The input payload (every invocation's copy of `in`) in two slices;
+      // the output payload, when there is one, in a single slice.
       HostCall call;
       call.name = "call";
       call.phases = 1;
-      call.inputs = {HostSlice{0, 64, 0, 128}, HostSlice{0, 256, 128, 64}};
+      call.invocations = *rc::gen::inRange<std::uint32_t>(1, 5);
+      call.input_bindings = {"in"};
+      const std::uint64_t in_bytes = call.invocations * payload_bytes(input);
+      const auto split = *rc::gen::inRange<std::uint64_t>(1, in_bytes);
+      call.inputs = {HostSlice{0, 64, 0, split}, HostSlice{0, 256, split, in_bytes - split}};
       call.input_batch_ends = *rc::gen::element(std::vector<std::uint32_t>{2},
                                                 std::vector<std::uint32_t>{1, 2});
+      if (*rc::gen::arbitrary<bool>()) {
+        call.output_bindings = {"out"};
+        call.outputs = {HostSlice{0, 1024, 0, call.invocations * bytes}};
+        call.output_batch_ends = {1};
+      }
       app.host_exchange.calls.push_back(call);
     }
     app.entry_points.push_back(EntryPoint{"main", 0, *rc::gen::inRange<std::uint32_t>(0, 4)});
