@@ -12,6 +12,7 @@ CommandSet standard_commands() {
   commands.add(validate_command());
   commands.add(pack_command());
   commands.add(simulate_command());
+  commands.add(run_command());
   return commands;
 }
 

@@ -9,4 +9,5 @@ Command inspect_command();
 Command validate_command();
 Command pack_command();
 Command simulate_command();
+Command run_command();
 }  // namespace tessera::cli

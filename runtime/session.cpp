@@ -39,31 +39,17 @@ std::string list_names(const auto& items) {
 
 }  // namespace
 
-// TEMPORARY until schema::call_payload lands.
-struct TmpPart { const tessera::schema::Binding* binding; std::uint64_t offset; std::uint64_t size; };
-enum class TmpSide { kInput, kOutput };
-namespace {
-std::vector<TmpPart> payload_tmp(const tessera::schema::Application& app,
-    const tessera::schema::HostCall& call, TmpSide side) {
-  std::vector<TmpPart> parts; std::uint64_t at = 0;
-  for (const auto& name : side == TmpSide::kInput ? call.input_bindings : call.output_bindings) {
-    for (const auto* list : {&app.inputs, &app.weights, &app.outputs}) for (const auto& b : *list) if (b.name == name) {
-      parts.push_back({&b, at, tessera::schema::payload_bytes(b)}); at += parts.back().size; }
-  }
-  return parts;
-}
-}  // namespace
 // One call side's payload (schema::call_payload owns its layout), with the
 // walk that maps a payload range onto the bindings it covers.
 struct Session::Payload {
-  std::vector<TmpPart> parts;
+  std::vector<schema::PayloadPart> parts;
 
   // Calls f(part, offset in the part, offset in [offset, offset + size), length)
   // for each piece of the payload range.
   template <class F>
   void for_each_piece(std::uint64_t offset, std::uint64_t size, F&& f) const {
     const std::uint64_t end = offset + size;
-    for (const TmpPart& part : parts) {
+    for (const schema::PayloadPart& part : parts) {
       const std::uint64_t begin = std::max(offset, part.offset);
       const std::uint64_t stop = std::min(end, part.offset + part.size);
       if (begin < stop) f(part, begin - part.offset, begin - offset, stop - begin);
@@ -215,8 +201,8 @@ BindingBytes Session::call(std::string_view name, const BindingViews& inputs) {
   const schema::HostCall& call = host_call(name);
   // Everything about the caller's tensors is checked before the device sees
   // a credit, so a bad call changes nothing.
-  const Payload in{payload_tmp(application_, call, TmpSide::kInput)};
-  const Payload out{payload_tmp(application_, call, TmpSide::kOutput)};
+  const Payload in{schema::call_payload(application_, call, schema::CallSide::kInput)};
+  const Payload out{schema::call_payload(application_, call, schema::CallSide::kOutput)};
   for (const auto& part : in.parts) {
     const auto given = inputs.find(part.binding->name);
     if (given == inputs.end()) {
@@ -243,7 +229,7 @@ BindingBytes Session::call(std::string_view name, const BindingViews& inputs) {
   auto copy_in = [&](std::span<const schema::HostSlice> slices) {
     for (const auto& slice : slices) {
       in.for_each_piece(slice.file_offset, slice.size,
-                        [&](const TmpPart& part, std::uint64_t from, std::uint64_t at,
+                        [&](const schema::PayloadPart& part, std::uint64_t from, std::uint64_t at,
                             std::uint64_t length) {
                           const auto bytes = inputs.find(part.binding->name)->second;
                           page(slice.page).copy_in(
@@ -262,7 +248,7 @@ BindingBytes Session::call(std::string_view name, const BindingViews& inputs) {
   auto copy_out = [&](std::span<const schema::HostSlice> slices) {
     for (const auto& slice : slices) {
       out.for_each_piece(slice.file_offset, slice.size,
-                         [&](const TmpPart& part, std::uint64_t to, std::uint64_t at,
+                         [&](const schema::PayloadPart& part, std::uint64_t to, std::uint64_t at,
                              std::uint64_t length) {
                            auto& bytes = outputs[part.binding->name];
                            page(slice.page).copy_out(

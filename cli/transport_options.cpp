@@ -1,0 +1,47 @@
+#include "cli/transport_options.hpp"
+
+#include <fmt/format.h>
+
+#include "backends/sim/sim_transport.hpp"
+#include "support/error.hpp"
+
+namespace po = boost::program_options;
+
+namespace tessera::cli {
+
+void add_transport_options(CommandSyntax& syntax) {
+  syntax.options.add_options()(
+      "cycles", po::value<std::uint64_t>()->value_name("N"),
+      "sim: give up after N simulated cycles (default: no limit)")(
+      "check-uninitialized", "sim: fault when a kernel reads bytes nothing ever wrote")(
+      "device", po::value<std::string>()->default_value("/dev/ipu0")->value_name("PATH"),
+      "c600: the device node")(
+      "bootloader", po::value<std::string>()->value_name("FILE"),
+      "c600: the secondary bootloader ELF (docs/HARDWARE.md)")(
+      "ipucfg", po::value<std::string>()->value_name("FILE"),
+      "c600: the device configuration to replay (.ipucfg)");
+}
+
+void read_transport_options(const po::variables_map& values, TransportRequest& request) {
+  if (values.count("cycles")) request.max_cycles = values["cycles"].as<std::uint64_t>();
+  request.check_uninitialized = values.count("check-uninitialized") != 0;
+  if (values.count("device")) request.device = values["device"].as<std::string>();
+  if (values.count("bootloader")) request.bootloader = values["bootloader"].as<std::string>();
+  if (values.count("ipucfg")) request.ipucfg = values["ipucfg"].as<std::string>();
+}
+
+std::unique_ptr<runtime::Transport> open_transport(const TransportRequest& request) {
+  if (request.backend == "sim") {
+    backends::SimTransportOptions options;
+    options.sim.trace = request.trace;
+    options.sim.check_uninitialized = request.check_uninitialized;
+    if (request.max_cycles) options.max_cycles = *request.max_cycles;
+    return std::make_unique<backends::SimTransport>(target::Topology::c600(), options);
+  }
+  if (request.backend == "c600") {
+    throw UsageError("--backend c600: this build has no C600 backend yet (issue 9)");
+  }
+  throw UsageError(fmt::format("--backend '{}': choose sim or c600", request.backend));
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,38 @@
+#pragma once
+// Choosing and opening a backend from the command line: `--backend` and the
+// options each backend takes. One place, so every command that runs a
+// package offers the same choices.
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <boost/program_options.hpp>
+
+#include "cli/command.hpp"
+#include "runtime/transport.hpp"
+
+namespace tessera::cli {
+
+struct TransportRequest {
+  std::string backend = "sim";  // "sim" or "c600"
+  bool trace = false;           // record spans for profiles and traces
+  // sim
+  std::optional<std::uint64_t> max_cycles;
+  bool check_uninitialized = false;
+  // c600
+  std::string device = "/dev/ipu0";
+  std::string bootloader;
+  std::string ipucfg;
+};
+
+// Adds --cycles and --check-uninitialized (sim), --device, --bootloader and
+// --ipucfg (c600) to a command's options.
+void add_transport_options(CommandSyntax& syntax);
+void read_transport_options(const boost::program_options::variables_map& values,
+                            TransportRequest& request);
+
+// UsageError for an unknown backend or a missing option it needs.
+std::unique_ptr<runtime::Transport> open_transport(const TransportRequest& request);
+
+}  // namespace tessera::cli
