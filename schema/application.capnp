@@ -14,7 +14,8 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("tessera::schema::wire");
 
-const packageSchemaVersion :UInt32 = 1;
+# 2: HostCall.inputBindings and outputBindings (they are part of the digest).
+const packageSchemaVersion :UInt32 = 2;
 
 struct Application {
   header @0 :Header;
@@ -99,7 +100,7 @@ struct HostPage {
 struct HostSlice {
   page @0 :UInt32;
   pageOffset @1 :UInt64;
-  fileOffset @2 :UInt64;             # into the call's payload
+  fileOffset @2 :UInt64;             # into the call's payload (see HostCall.inputBindings)
   size @3 :UInt64;
 }
 
@@ -112,6 +113,10 @@ struct HostCall {
   invocations @5 :UInt32 = 1;
   inputBatchEnds @6 :List(UInt32);   # exclusive slice indices per rendezvous
   outputBatchEnds @7 :List(UInt32);
+  inputBindings @8 :List(Text);      # names of input or weight bindings; their host tensors
+                                     # concatenated in this order form the call's input payload
+  outputBindings @9 :List(Text);     # names of output bindings; concatenated likewise form the
+                                     # output payload
 }
 
 struct HostExchange {

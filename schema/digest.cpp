@@ -157,6 +157,8 @@ Sha256 build_digest(const Application& application) {
     hash_host_slices(d, call.outputs);
     d.list(call.input_batch_ends, [&](std::uint32_t end) { d.u32(end); });
     d.list(call.output_batch_ends, [&](std::uint32_t end) { d.u32(end); });
+    d.list(call.input_bindings, [&](const std::string& name) { d.text(name); });
+    d.list(call.output_bindings, [&](const std::string& name) { d.text(name); });
   });
   // 6. Entry points, 7. configuration writes, 8. loadability.
   d.list(application.entry_points, [&](const EntryPoint& entry) {

@@ -124,6 +124,10 @@ struct HostCall {
   std::uint32_t invocations = 1;
   std::vector<std::uint32_t> input_batch_ends;
   std::vector<std::uint32_t> output_batch_ends;
+  // What the payloads are: the named bindings' host tensors concatenated in
+  // this order. Inputs name input or weight bindings.
+  std::vector<std::string> input_bindings;
+  std::vector<std::string> output_bindings;
   friend bool operator==(const HostCall&, const HostCall&) = default;
 };
 
@@ -256,8 +260,8 @@ struct Application {
 // The application in the canonical form the writer emits: tiles sorted by
 // physical tile, segments by address, debug tiles by tile and call sites by
 // pc; blobs renumbered in order of first use by those segments, unused blobs
-// dropped. Order that carries meaning (bindings, calls, entry points, config
-// writes) is kept. read(write(a)) == canonical(a).
+// dropped. Order that carries meaning (bindings, calls and each call's binding
+// lists, entry points, config writes) is kept. read(write(a)) == canonical(a).
 Application canonical(const Application& application);
 
 // The bytes a segment loads: its file bytes, then zeros up to memory_size.

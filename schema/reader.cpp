@@ -47,6 +47,15 @@ std::uint16_t enum_value(Enum value, const std::string& path) {
   return raw;
 }
 
+std::vector<std::string> text_list(capnp::List<capnp::Text>::Reader list, const std::string& path) {
+  std::vector<std::string> values;
+  values.reserve(list.size());
+  for (unsigned i = 0; i < list.size(); ++i) {
+    values.push_back(text(list[i], fmt::format("{}[{}]", path, i)));
+  }
+  return values;
+}
+
 target::PhysicalTile tile_id(std::uint16_t value) { return target::PhysicalTile(value); }
 
 std::vector<std::uint32_t> u32_list(capnp::List<std::uint32_t>::Reader list) {
@@ -96,8 +105,9 @@ HostExchange read_host_exchange(wire::HostExchange::Reader in) {
   const auto calls = in.getCalls();
   for (unsigned c = 0; c < calls.size(); ++c) {
     const auto call = calls[c];
+    const std::string path = fmt::format("hostExchange.calls[{}]", c);
     HostCall out;
-    out.name = text(call.getName(), fmt::format("hostExchange.calls[{}].name", c));
+    out.name = text(call.getName(), path + ".name");
     out.command = call.getCommand();
     out.phases = call.getPhases();
     out.inputs = read_host_slices(call.getInputs());
@@ -105,6 +115,8 @@ HostExchange read_host_exchange(wire::HostExchange::Reader in) {
     out.invocations = call.getInvocations();
     out.input_batch_ends = u32_list(call.getInputBatchEnds());
     out.output_batch_ends = u32_list(call.getOutputBatchEnds());
+    out.input_bindings = text_list(call.getInputBindings(), path + ".inputBindings");
+    out.output_bindings = text_list(call.getOutputBindings(), path + ".outputBindings");
     host.calls.push_back(std::move(out));
   }
   return host;

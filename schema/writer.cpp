@@ -69,6 +69,11 @@ void write_bindings(capnp::List<wire::Binding>::Builder list, const std::vector<
   fill(list, items, [](auto out, const Binding& in) { write_binding(out, in); });
 }
 
+void write_text_list(capnp::List<capnp::Text>::Builder builder,
+                     const std::vector<std::string>& values) {
+  for (unsigned i = 0; i < values.size(); ++i) builder.set(i, values[i]);
+}
+
 template <class Builder>
 void write_u32_list(Builder builder, const std::vector<std::uint32_t>& values) {
   for (unsigned i = 0; i < values.size(); ++i) builder.set(i, values[i]);
@@ -108,6 +113,10 @@ void write_host_exchange(wire::HostExchange::Builder out, const HostExchange& ho
          write_u32_list(
              call.initOutputBatchEnds(static_cast<unsigned>(in.output_batch_ends.size())),
              in.output_batch_ends);
+         write_text_list(call.initInputBindings(static_cast<unsigned>(in.input_bindings.size())),
+                         in.input_bindings);
+         write_text_list(call.initOutputBindings(static_cast<unsigned>(in.output_bindings.size())),
+                         in.output_bindings);
        });
 }
 

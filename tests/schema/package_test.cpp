@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <random>
+#include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
@@ -73,6 +75,34 @@ TEST(Package, SampleRoundTrips) {
   EXPECT_EQ(read, canonical(app));
   EXPECT_EQ(read.blobs.size(), 3u) << "the code blob is shared by both tiles";
   EXPECT_EQ(build_digest(read), build_digest(canonical(app)));
+}
+
+TEST(Package, CallBindingListsRoundTripInOrderAndEnterTheDigest) {
+  Application app = sample_application();
+  app.host_exchange.calls[0].input_bindings = {"image", "w"};
+  app.host_exchange.calls[0].output_bindings = {"logits"};
+  const Application read = read_package(serialize_package(app));
+  EXPECT_EQ(read, canonical(app));
+  EXPECT_EQ(read.host_exchange.calls[0].input_bindings, (std::vector<std::string>{"image", "w"}));
+  EXPECT_EQ(read.host_exchange.calls[0].output_bindings, (std::vector<std::string>{"logits"}));
+
+  // Order is meaning: the writer keeps it and the digest sees it.
+  Application swapped = app;
+  swapped.host_exchange.calls[0].input_bindings = {"w", "image"};
+  const Application swapped_read = read_package(serialize_package(swapped));
+  EXPECT_EQ(swapped_read.host_exchange.calls[0].input_bindings,
+            (std::vector<std::string>{"w", "image"}));
+  EXPECT_NE(build_digest(swapped_read), build_digest(read));
+
+  // Each list is hashed on its own: moving a name from one list to the other,
+  // or dropping it, changes the digest too.
+  Application moved = app;
+  moved.host_exchange.calls[0].input_bindings = {"image"};
+  moved.host_exchange.calls[0].output_bindings = {"w", "logits"};
+  EXPECT_NE(build_digest(moved), build_digest(app));
+  Application dropped = app;
+  dropped.host_exchange.calls[0].input_bindings = {"image"};
+  EXPECT_NE(build_digest(dropped), build_digest(app));
 }
 
 TEST(Package, SegmentBytesAreFileBytesThenZeros) {

@@ -58,8 +58,11 @@ kj::ArrayPtr<const kj::byte> as_bytes(const std::vector<std::uint8_t>& bytes) {
 }
 
 TEST(Reader, HeaderMustNameThisFormat) {
-  expect_error(edited([](auto a) { a.getHeader().setSchemaVersion(2); }),
-               "header.schemaVersion: 2 is not the supported version 1");
+  // Version 1 predates HostCall.inputBindings/outputBindings (docs/FORMAT.md).
+  expect_error(edited([](auto a) { a.getHeader().setSchemaVersion(1); }),
+               "header.schemaVersion: 1 is not the supported version 2");
+  expect_error(edited([](auto a) { a.getHeader().setSchemaVersion(3); }),
+               "header.schemaVersion: 3 is not the supported version 2");
   expect_error(edited([](auto a) { a.getHeader().setTarget("ipu2"); }),
                "header.target: 'ipu2' is not 'ipu21'");
   expect_error(edited([](auto a) { a.getHeader().setTileMemoryBase(0); }),
