@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "backends/c600/c600_transport.hpp"
 #include "backends/sim/sim_transport.hpp"
 #include "support/error.hpp"
 
@@ -39,7 +40,16 @@ std::unique_ptr<runtime::Transport> open_transport(const TransportRequest& reque
     return std::make_unique<backends::SimTransport>(target::Topology::c600(), options);
   }
   if (request.backend == "c600") {
-    throw UsageError("--backend c600: this build has no C600 backend yet (issue 9)");
+    if (request.bootloader.empty() || request.ipucfg.empty()) {
+      throw UsageError(
+          "--backend c600 needs --bootloader FILE (the SDK's secondary bootloader ELF) and "
+          "--ipucfg FILE (the device configuration capture); see docs/HARDWARE.md");
+    }
+    backends::c600::C600Options options;
+    options.device = request.device;
+    options.bootloader = request.bootloader;
+    options.ipucfg = request.ipucfg;
+    return backends::c600::open_c600(options);
   }
   throw UsageError(fmt::format("--backend '{}': choose sim or c600", request.backend));
 }

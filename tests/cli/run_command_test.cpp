@@ -107,6 +107,19 @@ TEST_F(RunCommand, MissingAndUnknownBindingsAreNamed) {
   result = run_tessera({"run", package_, "--input", "x=" + x_npy_, "--backend", "tpu"});
   EXPECT_EQ(result.exit_status, 2);
   EXPECT_NE(result.err.find("choose sim or c600"), std::string::npos) << result.err;
+  result = run_tessera({"run", package_, "--input", "x=" + x_npy_, "--backend", "c600"});
+  EXPECT_EQ(result.exit_status, 2);
+  EXPECT_NE(result.err.find("needs --bootloader FILE"), std::string::npos) << result.err;
+}
+
+TEST_F(RunCommand, TheC600BackendRefusesAnEmulatedPackageOrAMissingDevice) {
+  // No C600 here: the device node does not exist, and that is said plainly.
+  const std::string boot = scratch_.write("boot.elf", "not used");
+  const auto result =
+      run_tessera({"run", package_, "--input", "x=" + x_npy_, "--backend", "c600", "--device",
+                   scratch_.path("ipu7"), "--bootloader", boot, "--ipucfg", boot});
+  EXPECT_EQ(result.exit_status, 1);
+  EXPECT_NE(result.err.find("ipu7"), std::string::npos) << result.err;
 }
 
 }  // namespace
