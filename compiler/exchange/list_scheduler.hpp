@@ -1,0 +1,35 @@
+#pragma once
+// Times for a prepared phase: list scheduling of messages (multicast
+// hyperedges) over full-duplex tiles, each placed at the earliest event that
+// keeps every rule of reference §5.5 and §2.2.
+//
+// A message from s at send start S occupies s's outgoing stream for
+// [S, S + n); each receiver d selects s over [X, X + n) and writes [P, P + n)
+// (target::word32_transfer). A candidate S is refused when, on any tile it
+// touches:
+//   - two sends overlap (rule 1);
+//   - a receive control falls on a send's first event or the one after (rule 2);
+//   - two receives' source windows overlap (rule 3; their payload windows
+//     then overlap too, since P − X depends only on the receiver);
+//   - two receive controls fall on one event, except a teardown meeting the
+//     next source select, which becomes a cut-over (rule 4; allowing only a
+//     message's own pointer and teardown to meet keeps every sendpicp far
+//     enough from the previous one that the emitter can always align it);
+//   - a send's read window [S, S + n) and a receive's write window [P, horizon)
+//     overlap in time and touch a common memory element (§2.2 rule 3);
+//   - it starts before what it depends on has finished on that tile (rule 8).
+// Ready messages are taken from a heap keyed (earliest start, busiest
+// endpoint, fan-out, words, source tile, index): deterministic.
+
+#include <vector>
+
+#include "compiler/exchange/prepare.hpp"
+#include "target/exchange_timing.hpp"
+
+namespace tessera::compiler::exchange {
+
+// The send start of every piece. ExchangeScheduleError when the orders form
+// a cycle (only possible with orders the caller gave).
+std::vector<target::Event> schedule_pieces(const PreparedPhase& phase);
+
+}  // namespace tessera::compiler::exchange
