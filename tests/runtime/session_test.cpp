@@ -81,7 +81,7 @@ TEST(Session, RandomHostDelaysChangeNothing) {
     options.write_jitter_seed = seed;
     const RingRun jittered = run_ring(ring, 11, options);
     EXPECT_EQ(jittered.y, calm.y) << "seed " << seed;
-    EXPECT_GE(jittered.cycles, calm.cycles) << "the device waited for the late credits";
+    EXPECT_GT(jittered.cycles, calm.cycles) << "the device waited for the late credits";
   }
 }
 
