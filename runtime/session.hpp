@@ -29,7 +29,6 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/host_buffer.hpp"
 #include "runtime/tensor.hpp"
 #include "runtime/transport.hpp"
 #include "schema/model.hpp"
