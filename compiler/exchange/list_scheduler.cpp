@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <functional>
+#include <numeric>
 #include <queue>
 #include <tuple>
 
 #include <fmt/format.h>
 
 #include "compiler/exchange/error.hpp"
+#include "compiler/exchange/matching_waves.hpp"
 #include "target/memory_map.hpp"
 
 namespace tessera::compiler::exchange {
@@ -78,10 +80,22 @@ struct TileState {
   std::uint64_t receive_words = 0;
 };
 
+// Which ready message goes next.
+enum class Policy : std::uint8_t {
+  kEarliestStart,  // the one that can start first (then the busiest endpoint, …)
+  kRanked,         // the one of lowest rank (input order, matching waves)
+};
+
+struct Timed {
+  std::vector<Event> starts;
+  Event horizon = 0;
+};
+
 class ListScheduler {
  public:
-  explicit ListScheduler(const PreparedPhase& phase)
-      : phase_(phase), tiles_(target::kTileCount), start_(phase.pieces.size(), -1),
+  // `rank` (kRanked only): each piece's place in the order to follow.
+  ListScheduler(const PreparedPhase& phase, Policy policy, std::vector<std::size_t> rank = {})
+      : phase_(phase), policy_(policy), rank_(std::move(rank)), tiles_(target::kTileCount), start_(phase.pieces.size(), -1),
         lower_(phase.pieces.size(), 0), waiting_(phase.pieces.size(), 0),
         successors_(phase.pieces.size()) {
     shapes_.reserve(phase.pieces.size());
@@ -96,7 +110,7 @@ class ListScheduler {
     }
   }
 
-  std::vector<Event> run() {
+  Timed run() {
     for (std::size_t i = 0; i < phase_.pieces.size(); ++i) {
       if (waiting_[i] == 0) push(i);
     }
@@ -106,11 +120,15 @@ class ListScheduler {
       ready_.pop();
       const auto index = std::get<5>(key);
       const Event start = earliest_start(index);
-      if (start > std::get<0>(key)) {
+      if (policy_ == Policy::kEarliestStart && start > std::get<0>(key)) {
         ready_.push(key_of(index, start));  // the key was stale: try again later
         continue;
       }
       place(index, start);
+      horizon_ = std::max(horizon_, start + phase_.pieces[index].words);
+      for (const ReceiveShape& r : shapes_[index].receives) {
+        horizon_ = std::max(horizon_, start + r.horizon);
+      }
       ++placed;
       for (const std::size_t k : successors_[index]) {
         const PieceOrder& order = phase_.orders[k];
@@ -128,7 +146,7 @@ class ListScheduler {
         }
       }
     }
-    return start_;
+    return {start_, horizon_};
   }
 
  private:
@@ -147,7 +165,14 @@ class ListScheduler {
             -static_cast<std::int64_t>(piece.words), piece.source.value, index};
   }
 
-  void push(std::size_t index) { ready_.push(key_of(index, earliest_start(index))); }
+  void push(std::size_t index) {
+    if (policy_ == Policy::kRanked) {
+      // Never stale: placed wherever it fits when its turn comes.
+      ready_.push({0, static_cast<std::int64_t>(rank_[index]), 0, 0, 0, index});
+    } else {
+      ready_.push(key_of(index, earliest_start(index)));
+    }
+  }
 
   // The earliest send start ≥ every lower bound that no rule forbids.
   Event earliest_start(std::size_t index) {
@@ -233,6 +258,9 @@ class ListScheduler {
   }
 
   const PreparedPhase& phase_;
+  Policy policy_;
+  std::vector<std::size_t> rank_;
+  Event horizon_ = 0;
   std::vector<PieceShape> shapes_;
   std::vector<TileState> tiles_;
   std::vector<Event> start_;
@@ -246,7 +274,23 @@ class ListScheduler {
 }  // namespace
 
 std::vector<Event> schedule_pieces(const PreparedPhase& phase) {
-  return ListScheduler(phase).run();
+  // Up to three list schedules; the shortest wins (the earlier one on a tie).
+  Timed best = ListScheduler(phase, Policy::kEarliestStart).run();
+  const auto keep_shorter = [&](std::vector<std::size_t> rank) {
+    Timed other = ListScheduler(phase, Policy::kRanked, std::move(rank)).run();
+    if (other.horizon < best.horizon) best = std::move(other);
+  };
+  std::vector<std::size_t> input(phase.pieces.size());
+  std::iota(input.begin(), input.end(), std::size_t{0});
+  keep_shorter(input);
+  if (const auto waves = matching_wave_order(phase)) {
+    std::vector<std::size_t> rank(phase.pieces.size());
+    for (std::size_t position = 0; position < waves->size(); ++position) {
+      rank[(*waves)[position]] = position;
+    }
+    keep_shorter(std::move(rank));
+  }
+  return best.starts;
 }
 
 }  // namespace tessera::compiler::exchange

@@ -19,7 +19,11 @@
 //     overlap in time and touch a common memory element (§2.2 rule 3);
 //   - it starts before what it depends on has finished on that tile (rule 8).
 // Ready messages are taken from a heap keyed (earliest start, busiest
-// endpoint, fan-out, words, source tile, index): deterministic.
+// endpoint, fan-out, words, source tile, index); two more schedules take
+// them in input order (waves, when the caller lists transfers wave by wave)
+// and, for balanced point-to-point phases, in matching waves
+// (matching_waves.hpp). The shortest horizon is kept, the first on a tie.
+// Deterministic.
 
 #include <vector>
 

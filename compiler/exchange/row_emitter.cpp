@@ -46,6 +46,15 @@ std::optional<std::pair<isa::Instruction, isa::Instruction>> split(const isa::In
   if (const auto* s = std::get_if<isa::SendOff>(&i); s && s->words >= 2 && s->delta == 0) {
     return Pair{isa::SendOff{1, 0, s->sctl}, isa::SendOff{s->words - 1, 0, s->sctl}};
   }
+  // Sends that apply controls keep them on their first word.
+  if (const auto* s = std::get_if<isa::SendPic>(&i); s && s->words >= 2 && sctl != 0) {
+    return Pair{isa::SendPic{1, s->control, s->value}, isa::SendOff{s->words - 1, 0, sctl}};
+  }
+  if (const auto* s = std::get_if<isa::SendPicP>(&i); s && s->words >= 2 && s->sctl != 0) {
+    isa::SendPicP first = *s;
+    first.words = 1;
+    return Pair{first, isa::SendOff{s->words - 1, 0, s->sctl}};
+  }
   return std::nullopt;
 }
 
@@ -159,8 +168,10 @@ class RowBuilder {
   // previous one to move it there without moving any event.
   void emit_pair(const isa::SendPicP& instruction) {
     if ((address_ + 4 * words_) % 8 != 0) {
+      // The previous sendpicp itself may be split too: its second part comes after it.
       bool done = false;
-      for (std::size_t i = row_.size(); i-- > aligned_from_ && !done;) {
+      const std::size_t from = aligned_from_ > 0 ? aligned_from_ - 1 : 0;
+      for (std::size_t i = row_.size(); i-- > from && !done;) {
         if (auto parts = split(row_[i], sctls_[i])) {
           row_[i] = parts->second;
           row_.insert(row_.begin() + static_cast<std::ptrdiff_t>(i), parts->first);

@@ -14,9 +14,12 @@
 //   - sends of more than 64 words continue with sendoff (≤ 4096 each).
 // sendpicp must be 8-aligned: the emitter knows the row's address and, when
 // one would land on an odd word, splits an earlier instruction since the
-// previous sendpicp (delay n → delay 1 + delay n − 1, send n → send 1 +
-// sendoff n − 1, …), which moves no event. It never uses nop: a nop is not
-// an exchange-row instruction to target::row_timeline.
+// previous sendpicp, or that sendpicp itself (delay n → delay 1 + delay
+// n − 1, send n → send 1 + sendoff n − 1, sendpic n → sendpic 1 + sendoff
+// n − 1, …), which moves no event. Two sendpicps are ≥ 52 events apart (the
+// scheduler lets only a message's own pointer and teardown meet), so there is
+// always an instruction longer than one event to split. It never uses nop:
+// a nop is not an exchange-row instruction to target::row_timeline.
 
 #include <cstdint>
 #include <vector>
