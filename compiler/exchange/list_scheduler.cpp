@@ -69,16 +69,67 @@ struct Hazard {
   ElementSet elements;
 };
 
-// What is already scheduled on one tile.
+// What is already scheduled on one tile, each list sorted by event. Sends
+// are disjoint, and so are receive source windows and payload windows (their
+// write windows [P, P + n + guard) then end in order too), so every search
+// is a binary search. The unions join back-to-back windows, so a search
+// steps over a busy stretch in one move.
 struct TileState {
   std::vector<Window> sends;
-  std::vector<Window> sources;  // receive source windows [X, X + n)
+  std::vector<Window> send_union;
+  std::vector<Window> source_union;  // receive source windows [X, X + n)
   std::vector<std::pair<Event, Role>> controls;
   std::vector<Hazard> reads;   // sends: [S, S + n)
   std::vector<Hazard> writes;  // receives: [P, receiver horizon)
   std::uint64_t send_words = 0;
   std::uint64_t receive_words = 0;
 };
+
+template <class T, class Less>
+void insert_sorted(std::vector<T>& list, T value, Less less) {
+  list.insert(std::upper_bound(list.begin(), list.end(), value, less), std::move(value));
+}
+
+void insert_window(std::vector<Window>& list, Window window) {
+  insert_sorted(list, window, [](const Window& a, const Window& b) { return a.begin < b.begin; });
+}
+
+// Adds a window to a union of disjoint windows, joining the ones it touches.
+void insert_union(std::vector<Window>& list, Window window) {
+  auto it = std::upper_bound(list.begin(), list.end(), window,
+                             [](const Window& a, const Window& b) { return a.begin < b.begin; });
+  if (it != list.begin() && std::prev(it)->end >= window.begin) {
+    --it;
+    it->end = std::max(it->end, window.end);
+  } else {
+    it = list.insert(it, window);
+  }
+  while (std::next(it) != list.end() && std::next(it)->begin <= it->end) {
+    it->end = std::max(it->end, std::next(it)->end);
+    list.erase(std::next(it));
+  }
+}
+
+// The first start ≥ `start` at which [start + offset, start + offset + length)
+// overlaps no window of `list` that the window at `start` overlaps — `start`
+// itself when it overlaps none.
+Event clear_of(const std::vector<Window>& list, Event start, Event offset, Event length) {
+  const auto it = std::partition_point(list.begin(), list.end(),
+                                       [&](const Window& w) { return w.end <= start + offset; });
+  if (it != list.end() && it->begin < start + offset + length) return it->end - offset;
+  return start;
+}
+
+// The same for hazard windows, which matter only when they share an element.
+Event clear_of(const std::vector<Hazard>& list, Event start, Event offset, Event length,
+               ElementSet elements) {
+  auto it = std::partition_point(list.begin(), list.end(),
+                                 [&](const Hazard& h) { return h.end <= start + offset; });
+  for (; it != list.end() && it->begin < start + offset + length; ++it) {
+    if (it->elements.intersects(elements)) return it->end - offset;
+  }
+  return start;
+}
 
 // Which ready message goes next.
 enum class Policy : std::uint8_t {
@@ -174,62 +225,82 @@ class ListScheduler {
     }
   }
 
-  // The earliest send start ≥ every lower bound that no rule forbids.
-  Event earliest_start(std::size_t index) {
+  // The earliest send start ≥ every lower bound that no rule forbids: each
+  // check moves a refused start to the first one that clears its conflict
+  // (skipping only starts that conflict too), until every check passes.
+  Event earliest_start(std::size_t index) const {
     const Piece& piece = phase_.pieces[index];
     const PieceShape& shape = shapes_[index];
     const Event n = piece.words;
-    forbidden_.clear();
-    const auto forbid = [&](Event from, Event to) {
-      if (from < to) forbidden_.emplace_back(from, to);
-    };
     const TileState& sender = tiles_[piece.source.value];
-    for (const Window& w : sender.sends) forbid(w.begin - n + 1, w.end);
-    for (const auto& [event, role] : sender.controls) forbid(event - 1, event + 1);
-    for (const Hazard& h : sender.writes) {
-      if (h.elements.intersects(shape.read_elements)) forbid(h.begin - n + 1, h.end);
-    }
-    for (const ReceiveShape& r : shape.receives) {
-      const TileState& receiver = tiles_[r.tile.value];
-      for (const Window& w : receiver.sources) forbid(w.begin - r.teardown + 1, w.end - r.select);
-      for (const auto& [event, role] : receiver.controls) {
-        if (role != Role::kTeardown) forbid(event - r.select, event - r.select + 1);
-        forbid(event - r.pointer, event - r.pointer + 1);
-        if (role != Role::kSelect) forbid(event - r.teardown, event - r.teardown + 1);
-      }
-      for (const Window& w : receiver.sends) {
-        for (const Event offset : {r.select, r.pointer, r.teardown}) {
-          forbid(w.begin - offset, w.begin - offset + 2);
-        }
-      }
-      for (const Hazard& h : receiver.reads) {
-        if (h.elements.intersects(r.elements)) forbid(h.begin - r.horizon + 1, h.end - r.pointer);
-      }
-    }
-    std::sort(forbidden_.begin(), forbidden_.end());
+    const auto control_at = [](const TileState& tile, Event event) {
+      return std::lower_bound(tile.controls.begin(), tile.controls.end(), event,
+                              [](const auto& c, Event e) { return c.first < e; });
+    };
     Event start = std::max(shape.earliest, lower_[index]);
-    for (const auto& [from, to] : forbidden_) {
-      if (from > start) break;
-      start = std::max(start, to);
+    for (;;) {
+      const Event before = start;
+      // Rule 1: one outgoing message at a time.
+      start = clear_of(sender.send_union, start, 0, n);
+      // Rule 2: no receive control at the send's first event or the next.
+      for (auto it = control_at(sender, start); it != sender.controls.end() && it->first <= start + 1;
+           ++it) {
+        start = std::max(start, it->first + 1);
+      }
+      // §2.2 rule 3: not reading an element while a receive writes it.
+      start = clear_of(sender.writes, start, 0, n, shape.read_elements);
+      for (const ReceiveShape& r : shape.receives) {
+        const TileState& receiver = tiles_[r.tile.value];
+        // Rule 3: one receive at a time.
+        start = clear_of(receiver.source_union, start, r.select, r.teardown - r.select);
+        // Rule 4: no two controls at one event, but a teardown may meet a select.
+        for (auto it = control_at(receiver, start + r.select);
+             it != receiver.controls.end() && it->first == start + r.select; ++it) {
+          if (it->second != Role::kTeardown) start = std::max(start, it->first - r.select + 1);
+        }
+        for (auto it = control_at(receiver, start + r.pointer);
+             it != receiver.controls.end() && it->first == start + r.pointer; ++it) {
+          start = std::max(start, it->first - r.pointer + 1);
+        }
+        for (auto it = control_at(receiver, start + r.teardown);
+             it != receiver.controls.end() && it->first == start + r.teardown; ++it) {
+          if (it->second != Role::kSelect) start = std::max(start, it->first - r.teardown + 1);
+        }
+        // Rule 2 on the receiver: no control at its sends' first events or the next.
+        for (const Event offset : {r.select, r.pointer, r.teardown}) {
+          const auto it = std::partition_point(
+              receiver.sends.begin(), receiver.sends.end(),
+              [&](const Window& w) { return w.begin < start + offset - 1; });
+          if (it != receiver.sends.end() && it->begin <= start + offset) {
+            start = std::max(start, it->begin - offset + 2);
+          }
+        }
+        // §2.2 rule 3: not writing an element while a send reads it.
+        start = clear_of(receiver.reads, start, r.pointer, r.horizon - r.pointer, r.elements);
+      }
+      if (start == before) return start;
     }
-    return start;
   }
 
   void place(std::size_t index, Event start) {
     const Piece& piece = phase_.pieces[index];
     const PieceShape& shape = shapes_[index];
     const Event n = piece.words;
+    const auto by_begin = [](const Hazard& a, const Hazard& b) { return a.begin < b.begin; };
+    const auto by_event = [](const auto& a, const auto& b) { return a.first < b.first; };
     start_[index] = start;
     TileState& sender = tiles_[piece.source.value];
-    sender.sends.push_back({start, start + n});
-    sender.reads.push_back({start, start + n, shape.read_elements});
+    insert_window(sender.sends, {start, start + n});
+    insert_union(sender.send_union, {start, start + n});
+    insert_sorted(sender.reads, Hazard{start, start + n, shape.read_elements}, by_begin);
     for (const ReceiveShape& r : shape.receives) {
       TileState& receiver = tiles_[r.tile.value];
-      receiver.sources.push_back({start + r.select, start + r.teardown});
-      receiver.controls.emplace_back(start + r.select, Role::kSelect);
-      receiver.controls.emplace_back(start + r.pointer, Role::kPointer);
-      receiver.controls.emplace_back(start + r.teardown, Role::kTeardown);
-      receiver.writes.push_back({start + r.pointer, start + r.horizon, r.elements});
+      insert_union(receiver.source_union, {start + r.select, start + r.teardown});
+      insert_sorted(receiver.controls, std::pair(start + r.select, Role::kSelect), by_event);
+      insert_sorted(receiver.controls, std::pair(start + r.pointer, Role::kPointer), by_event);
+      insert_sorted(receiver.controls, std::pair(start + r.teardown, Role::kTeardown), by_event);
+      insert_sorted(receiver.writes, Hazard{start + r.pointer, start + r.horizon, r.elements},
+                    by_begin);
     }
   }
 
@@ -268,7 +339,6 @@ class ListScheduler {
   std::vector<std::size_t> waiting_;
   std::vector<std::vector<std::size_t>> successors_;
   std::priority_queue<Key, std::vector<Key>, std::greater<>> ready_;
-  std::vector<std::pair<Event, Event>> forbidden_;
 };
 
 }  // namespace

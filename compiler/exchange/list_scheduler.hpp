@@ -18,6 +18,11 @@
 //   - a send's read window [S, S + n) and a receive's write window [P, horizon)
 //     overlap in time and touch a common memory element (§2.2 rule 3);
 //   - it starts before what it depends on has finished on that tile (rule 8).
+// The search for a start is a sequence of binary searches over each tile's
+// sorted state (busy stretches joined), each moving a refused start to the
+// first one that clears its conflict, so a congested tile (a 1471 → 1
+// gather) costs a few steps, not a scan.
+//
 // Ready messages are taken from a heap keyed (earliest start, busiest
 // endpoint, fan-out, words, source tile, index); two more schedules take
 // them in input order (waves, when the caller lists transfers wave by wave)
