@@ -187,6 +187,18 @@ TEST(ExchangeScheduler, MulticastToEveryOtherTile) {
   EXPECT_EQ(schedule.messages[0].sctl, target::kSctlBroadcast);
 }
 
+TEST(ExchangeScheduler, GatherFromEveryTileCutsOverBetweenSenders) {
+  // 1471 senders into one tile, back to back: each receive's source select
+  // replaces the previous teardown.
+  std::vector<LogicalTransfer> transfers;
+  for (std::uint16_t s = 1; s < target::kTileCount; ++s) {
+    transfers.push_back(transfer(p(s), kSource, 16, {{p(0), kDestination + 64u * s}}));
+  }
+  const auto schedule = schedule_and_run(transfers);
+  EXPECT_EQ(schedule.cost.lower_bound, 1471u * 16u);
+  EXPECT_LT(schedule.horizon, 1471 * 16 + 300);
+}
+
 TEST(ExchangeScheduler, ManyMulticastsShareReceivers) {
   std::vector<LogicalTransfer> transfers;
   for (std::uint16_t s = 0; s < 8; ++s) {
