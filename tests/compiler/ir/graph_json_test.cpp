@@ -284,9 +284,9 @@ TEST(GraphJson, BoundsRepeatNesting) {
 TEST(GraphJson, SurvivesDeeplyNestedJson) {
   // Nesting the parser must walk (not a repeat the reader recurses into).
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  EXPECT_THROW(read_graph_json(R"({"format": "tessera.graph", "version": 1, "operations": )" +
-                               deep + "}"),
-               GraphFormatError);
+  EXPECT_THROW(
+      read_graph_json(R"({"format": "tessera.graph", "version": 1, "operations": )" + deep + "}"),
+      GraphFormatError);
 }
 
 TEST(GraphJson, ReadsFiles) {
@@ -298,6 +298,27 @@ TEST(GraphJson, ReadsFiles) {
   EXPECT_TRUE(read_graph_json_file(path) == example());
   std::filesystem::remove(path);
   EXPECT_THROW(read_graph_json_file(path), IoError);
+}
+
+// The example of compiler/README.md, kept compiling and true.
+TEST(GraphJson, ReadmeExample) {
+  Graph g;
+  ValueId x = g.host_input("x", DType::kF32, {4, 8});
+  ValueId w = g.parameter("w", DType::kF32, {8});
+  g.parameter("q", TensorType{{DType::kF8F143, -3}, {8}});  // f8 with scale 2^-3
+  auto h = g.repeat(
+      27, /*carried=*/{x}, /*invariant=*/{w},
+      [](Graph& body, std::span<const ValueId> carried, std::span<const ValueId> invariant) {
+        ValueId next = body.add(carried[0], invariant[0]);  // NumPy broadcasting
+        return std::vector<ValueId>{next};                  // one per carried value
+      });
+  ValueId s = g.reduce_sum(h[0], {0});  // f32[8]; keep_dims as a third argument
+  g.host_output("s", s);
+  g.host_output("t", g.transpose(g.slice(h[0], {0, 0}, {2, 8}), {1, 0}));
+  verify(g);
+  EXPECT_EQ(g.type(s).shape, Shape{8});
+  EXPECT_FALSE(print_graph(g).empty());
+  EXPECT_TRUE(read_graph_json(write_graph_json(g)) == g);
 }
 
 TEST(GraphJson, WritesOnlyValidGraphs) {
