@@ -175,20 +175,20 @@ Command run_command() {
         const auto started = std::chrono::steady_clock::now();
         spdlog::info("loading {} on {}", path, transport->description());
         runtime::Session session(*transport, app, options);
-        std::map<std::string, std::vector<std::uint8_t>> outputs;
+        runtime::TensorMap outputs;
         for (const auto& call : app.host_exchange.calls) {
-          runtime::BindingViews views;
+          runtime::TensorMap inputs;
           std::uint64_t in_bytes = 0;
           for (const auto& name : call.input_bindings) {
-            views.emplace(name, tensors.at(name).bytes());
+            inputs.emplace(name, tensors.at(name));
             in_bytes += tensors.at(name).byte_size();
           }
           spdlog::info("host call '{}': {} in", call.name, human_bytes(in_bytes));
-          auto result = session.call(call.name, views);
-          for (auto& [name, bytes] : result) {
+          auto result = session.invoke(call.name, inputs);
+          for (auto& [name, tensor] : result) {
             io.out << fmt::format("call '{}': {} in, output '{}' {}\n", call.name,
-                                  human_bytes(in_bytes), name, human_bytes(bytes.size()));
-            outputs[name] = std::move(bytes);
+                                  human_bytes(in_bytes), name, tensor.describe_shape());
+            outputs.insert_or_assign(name, std::move(tensor));
           }
           if (result.empty()) {
             io.out << fmt::format("call '{}': {} in, no outputs\n", call.name, human_bytes(in_bytes));
@@ -205,10 +205,7 @@ Command run_command() {
                               session.rendezvous_count(), seconds);
 
         for (const auto& [name, file] : output_files) {
-          const auto found = outputs.find(name);
-          const schema::Binding& binding = session.binding(name);
-          runtime::HostTensor tensor(binding.dtype, runtime::binding_shape(binding),
-                                     std::move(found->second));
+          const runtime::HostTensor& tensor = outputs.at(name);
           runtime::write_tensor_file(file, tensor);
           io.out << fmt::format("wrote {} {} to {}\n", name, tensor.describe_shape(), file);
         }

@@ -53,8 +53,9 @@ Command simulate_command() {
             "cycle limit. Prints the run report; exits 1 when the run did not complete.";
         syntax.usage = "PACKAGE [--cycles N] [--keep-going] [--check-uninitialized] [--trace FILE]";
         syntax.details =
-            "Host exchange (zones 7 and 15) is not simulated yet: a package that waits for the host\n"
-            "stops there. The trace is Chrome/Perfetto JSON (open it in ui.perfetto.dev).";
+            "No host takes part: a package that waits at a host sync (zones 7, 15) stops there.\n"
+            "`tessera run` drives the host side (host calls, inputs, outputs). The trace is\n"
+            "Chrome/Perfetto JSON (open it in ui.perfetto.dev).";
         syntax.options.add_options()(
             "cycles", po::value<std::string>()->value_name("N"),
             "stop after N simulated cycles (default: no limit)")(
@@ -93,7 +94,7 @@ Command simulate_command() {
         io.out << report.to_text();
         for (const auto& fault : chip.faults().all()) io.out << "fault: " << sim::describe(fault) << '\n';
         if (result.reason == sim::StopReason::kHostSync) {
-          io.out << fmt::format("{} tiles wait at a host sync; host exchange is not simulated yet\n",
+          io.out << fmt::format("{} tiles wait at a host sync; `tessera run` drives the host side\n",
                                 chip.tiles_waiting_at_host_sync().size());
         }
         if (values->count("trace")) write_json((*values)["trace"].as<std::string>(), chip.trace());

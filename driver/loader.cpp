@@ -165,10 +165,10 @@ void Loader::load(const Bootloader& bootloader, std::span<const TileLoadImage> i
 
   install_bootloader(*device_, bootloader, static_cast<unsigned>(count));
   device_->write_config(reg::kExchangeWindowBase, reg::kExchangeWindowHexopt);
-  transport_ = std::make_unique<DmaBuffer>(kTransportSize);
+  transport_ = std::make_unique<HostBuffer>(kTransportSize);
   tile_count_ = count;
   try {
-    device_->attach_buffer(kTransportBufferIndex, transport_->device_address(), kTransportSize);
+    device_->attach_buffer(kTransportBufferIndex, transport_->device_memory().address, kTransportSize);
   } catch (...) {
     transport_.reset();
     throw;

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "driver/bootloader.hpp"
-#include "driver/dma_buffer.hpp"
+#include "support/host_buffer.hpp"
 #include "target/memory_map.hpp"
 #include "target/topology.hpp"
 
@@ -106,7 +106,7 @@ class Loader {
   void finish() noexcept;
 
   Device* device_;
-  std::unique_ptr<DmaBuffer> transport_;
+  std::unique_ptr<HostBuffer> transport_;
   std::optional<ExchangeGuard> guard_;
   std::size_t tile_count_ = 0;
 };

@@ -93,10 +93,12 @@ Session::~Session() {
 
 void Session::start() {
   transport_.reset();
+  transport_.load(application_);
+  // After the load, which may reset configuration registers (HEAD's order,
+  // driver-host-protocol.md §3.7), before the supervisors start.
   for (const auto& write : application_.device_config_writes) {
     transport_.write_config(write.offset, write.value);
   }
-  transport_.load(application_);
   transport_.start();
   const auto& exchange = application_.host_exchange;
   for (const auto& page_info : exchange.pages) {
@@ -282,6 +284,20 @@ BindingBytes Session::call(std::string_view name, const BindingViews& inputs) {
   }
   if (output_batches > 0) {
     copy_out(batch(call.outputs, call.output_batch_ends, output_batches - 1));
+  }
+  return outputs;
+}
+
+TensorMap Session::invoke(std::string_view name, const TensorMap& inputs) {
+  BindingViews views;
+  for (const auto& [input_name, tensor] : inputs) {
+    check_matches(tensor, binding(input_name), fmt::format("input '{}'", input_name));
+    views.emplace(input_name, tensor.bytes());
+  }
+  TensorMap outputs;
+  for (auto& [output_name, bytes] : call(name, views)) {
+    const schema::Binding& bound = binding(output_name);
+    outputs.emplace(output_name, HostTensor(bound.dtype, binding_shape(bound), std::move(bytes)));
   }
   return outputs;
 }

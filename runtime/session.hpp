@@ -29,7 +29,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/host_buffer.hpp"
+#include "runtime/tensor.hpp"
 #include "runtime/transport.hpp"
 #include "schema/model.hpp"
 #include "schema/profile.hpp"
@@ -71,12 +71,13 @@ struct SessionOptions {
 // Bytes of one binding, in its row-major host layout.
 using BindingBytes = std::map<std::string, std::vector<std::uint8_t>, std::less<>>;
 using BindingViews = std::map<std::string, std::span<const std::uint8_t>, std::less<>>;
+using TensorMap = std::map<std::string, HostTensor, std::less<>>;
 
 class Session {
  public:
   // Validates the application (schema::validate) and its host protocol, then
-  // resets the device, applies the configuration writes, loads every tile,
-  // starts them, attaches the host pages and runs the startup rendezvous.
+  // resets the device, loads every tile, applies the configuration writes,
+  // starts the tiles, attaches the host pages and runs the startup rendezvous.
   Session(Transport& transport, schema::Application application, SessionOptions options = {});
   ~Session();
   Session(const Session&) = delete;
@@ -97,6 +98,11 @@ class Session {
   // with exactly its byte size, and nothing else. Returns the output
   // bindings the call writes.
   BindingBytes call(std::string_view name, const BindingViews& inputs);
+
+  // The same with typed tensors: each input is checked against its binding
+  // (dtype and shape; an error naming both) before anything runs, and each
+  // output comes back with its binding's dtype and shape.
+  TensorMap invoke(std::string_view name, const TensorMap& inputs);
 
   // Runs entry point `name`: its external syncs, one rendezvous each.
   void run_entry_point(std::string_view name);

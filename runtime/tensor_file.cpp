@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "support/atomic_file.hpp"
 #include "support/checked.hpp"
 #include "support/error.hpp"
 
@@ -457,39 +458,6 @@ std::vector<std::uint8_t> read_data(const InputFile& file, std::uint64_t offset,
   return bytes;
 }
 
-void write_all(int fd, std::span<const std::uint8_t> bytes, const std::string& partial) {
-  while (!bytes.empty()) {
-    const ::ssize_t wrote = ::write(fd, bytes.data(), bytes.size());
-    if (wrote < 0) {
-      if (errno == EINTR) continue;
-      throw IoError(os_error(fmt::format("cannot write {}", partial)));
-    }
-    bytes = bytes.subspan(static_cast<std::size_t>(wrote));
-  }
-}
-
-// Writes the pieces to PATH.partial, syncs it and renames it over PATH.
-void write_atomically(const std::filesystem::path& path,
-                      std::initializer_list<std::span<const std::uint8_t>> pieces) {
-  const std::string partial = path.string() + ".partial";
-  const int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw IoError(os_error(fmt::format("cannot create {}", partial)));
-  bool open = true;
-  try {
-    for (const auto piece : pieces) write_all(fd, piece, partial);
-    if (::fsync(fd) != 0) throw IoError(os_error(fmt::format("cannot sync {}", partial)));
-    open = false;
-    if (::close(fd) != 0) throw IoError(os_error(fmt::format("cannot close {}", partial)));
-    if (::rename(partial.c_str(), path.c_str()) != 0) {
-      throw IoError(os_error(fmt::format("cannot rename {} into place", partial)));
-    }
-  } catch (...) {
-    if (open) ::close(fd);
-    ::unlink(partial.c_str());
-    throw;
-  }
-}
-
 }  // namespace
 
 TensorFileFormat tensor_file_format(const std::filesystem::path& path) {
@@ -532,10 +500,10 @@ void write_tensor_file(const std::filesystem::path& path, const HostTensor& tens
   const TensorFileFormat format = tensor_file_format(path);
   with_context(path.string(), [&] {
     if (format == TensorFileFormat::kBin) {
-      write_atomically(path, {tensor.bytes()});
+      write_file_atomically(path, {tensor.bytes()});
     } else {
       const std::vector<std::uint8_t> prefix = npy_prefix(tensor);
-      write_atomically(path, {prefix, tensor.bytes()});
+      write_file_atomically(path, {prefix, tensor.bytes()});
     }
   });
 }

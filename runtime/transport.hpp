@@ -37,13 +37,17 @@
 #include <string>
 #include <vector>
 
-#include "runtime/host_buffer.hpp"
+#include "support/host_buffer.hpp"
 #include "schema/model.hpp"
 #include "schema/profile.hpp"
 #include "target/config_space.hpp"
 #include "target/topology.hpp"
 
 namespace tessera::runtime {
+
+// Host memory lives in support/ (the C600 loader needs it too).
+using tessera::DeviceMemory;
+using tessera::HostBuffer;
 
 // The two host-synchronisation-point marks: GS1 serves the loader and GS2
 // every runtime rendezvous (driver-host-protocol.md §5.5).

@@ -10,6 +10,7 @@
 
 #include "schema/package_error.hpp"
 #include "schema/wire.hpp"
+#include "schema/wire_read.hpp"
 #include "support/atomic_file.hpp"
 #include "support/utf8.hpp"
 #include "target/memory_map.hpp"
@@ -26,24 +27,9 @@ static_assert(static_cast<int>(wire::StepKind::EXCHANGE) == static_cast<int>(Ste
               static_cast<int>(wire::StepKind::IDLE) == static_cast<int>(StepKind::kIdle) &&
               static_cast<int>(wire::StepKind::HOST) == static_cast<int>(StepKind::kHost));
 
-[[noreturn]] void fail(const std::string& path, std::string message) {
-  throw PackageError(path, std::move(message));
-}
-
-std::string text(capnp::Text::Reader value, const std::string& path) {
-  const std::string_view view(value.cStr(), value.size());
-  if (!is_valid_utf8(view)) fail(path, "is not valid UTF-8");
-  return std::string(view);
-}
-
-template <class Enum>
-std::uint16_t enum_value(Enum value, const std::string& path) {
-  const auto raw = static_cast<std::uint16_t>(value);
-  if (raw >= capnp::Schema::from<Enum>().getEnumerants().size()) {
-    fail(path, fmt::format("{} is not a known value", raw));
-  }
-  return raw;
-}
+using wire_read::enum_value;
+using wire_read::fail;
+using wire_read::text;
 
 kj::StringPtr as_text(const std::string& value) { return {value.c_str(), value.size()}; }
 

@@ -16,6 +16,7 @@
 #include "schema/sha256.hpp"
 #include "schema/validate.hpp"
 #include "schema/wire.hpp"
+#include "schema/wire_read.hpp"
 #include "support/checked.hpp"
 #include "support/utf8.hpp"
 #include "target/memory_map.hpp"
@@ -26,26 +27,9 @@ namespace {
 static_assert(static_cast<int>(wire::BlobCodec::RAW) == static_cast<int>(BlobCodec::kRaw) &&
               static_cast<int>(wire::BlobCodec::ZSTD) == static_cast<int>(BlobCodec::kZstd));
 
-[[noreturn]] void fail(const std::string& path, std::string message) {
-  throw PackageError(path, std::move(message));
-}
-
-std::string text(capnp::Text::Reader value, const std::string& path) {
-  const std::string_view view(value.cStr(), value.size());
-  if (!is_valid_utf8(view)) fail(path, "is not valid UTF-8");
-  return std::string(view);
-}
-
-// An enum value from the wire; values this reader's schema does not know
-// (a newer writer, or a forged file) are errors.
-template <class Enum>
-std::uint16_t enum_value(Enum value, const std::string& path) {
-  const auto raw = static_cast<std::uint16_t>(value);
-  if (raw >= capnp::Schema::from<Enum>().getEnumerants().size()) {
-    fail(path, fmt::format("{} is not a known value", raw));
-  }
-  return raw;
-}
+using wire_read::enum_value;
+using wire_read::fail;
+using wire_read::text;
 
 std::vector<std::string> text_list(capnp::List<capnp::Text>::Reader list, const std::string& path) {
   std::vector<std::string> values;

@@ -288,8 +288,17 @@ Sha256 write_package(const Application& application, const std::filesystem::path
     std::filesystem::remove(temporary);
     throw;
   }
-  ::close(fd);
-  std::filesystem::rename(temporary, path);
+  if (::close(fd) != 0) {
+    const int error = errno;
+    std::filesystem::remove(temporary);
+    throw IoError(fmt::format("{}: cannot close: {}", temporary.string(), std::strerror(error)));
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) {
+    std::filesystem::remove(temporary);
+    throw IoError(fmt::format("{}: cannot rename into place: {}", path.string(), error.message()));
+  }
   return digest;
 }
 

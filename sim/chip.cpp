@@ -453,6 +453,13 @@ RunResult Chip::run(std::uint64_t max_cycles) {
   return result;
 }
 
+void Chip::pass_time(std::uint64_t cycles_to_pass) {
+  if (started_.empty() || cycles_to_pass == 0) return;
+  limit_ = now() + cycles_to_pass;
+  stop_requested_ = false;
+  sc_core::sc_start(cycles(cycles_to_pass), sc_core::SC_RUN_TO_TIME);
+}
+
 void Chip::diagnose_deadlock() {
   std::string where;
   for (const std::size_t index : started_) {

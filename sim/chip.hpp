@@ -99,6 +99,10 @@ class Chip {
   // Advances simulated time until a stop condition holds or `max_cycles`
   // (since start) pass.
   RunResult run(std::uint64_t max_cycles = ~std::uint64_t{0});
+  // Lets `cycles` of simulated time pass even when nothing is scheduled (the
+  // host's own delay): tiles that can run, run; a host sync granted later is
+  // released later.
+  void pass_time(std::uint64_t cycles);
 
   // HSP marks (target::kHspGs1Control, kHspGs2Control): the host writes a
   // credit count; each host sync round takes one credit of

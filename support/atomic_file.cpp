@@ -12,35 +12,43 @@
 #include "support/error.hpp"
 
 namespace tessera {
+namespace {
 
-void write_file_atomically(const std::filesystem::path& path, std::span<const std::uint8_t> bytes) {
-  const std::filesystem::path temporary = path.string() + ".partial";
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    throw IoError(fmt::format("{}: cannot create: {}", temporary.string(), std::strerror(errno)));
-  }
-  auto fail = [&](const char* what) {
-    const int error = errno;
-    ::close(fd);
-    std::filesystem::remove(temporary);
-    throw IoError(fmt::format("{}: cannot {}: {}", temporary.string(), what, std::strerror(error)));
-  };
-  std::size_t written = 0;
-  while (written < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0) {
+[[noreturn]] void fail(const std::string& what) {
+  throw IoError(fmt::format("{}: {}", what, std::strerror(errno)));
+}
+
+void write_all(int fd, std::span<const std::uint8_t> bytes, const std::string& partial) {
+  while (!bytes.empty()) {
+    const ::ssize_t wrote = ::write(fd, bytes.data(), bytes.size());
+    if (wrote < 0) {
       if (errno == EINTR) continue;
-      fail("write");
+      fail(fmt::format("cannot write {}", partial));
     }
-    written += static_cast<std::size_t>(n);
+    bytes = bytes.subspan(static_cast<std::size_t>(wrote));
   }
-  if (::fsync(fd) != 0) fail("flush");
-  ::close(fd);
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) {
-    std::filesystem::remove(temporary);
-    throw IoError(fmt::format("{}: cannot rename into place: {}", path.string(), error.message()));
+}
+
+}  // namespace
+
+void write_file_atomically(const std::filesystem::path& path,
+                           std::initializer_list<std::span<const std::uint8_t>> pieces) {
+  const std::string partial = path.string() + ".partial";
+  const int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail(fmt::format("cannot create {}", partial));
+  bool open = true;
+  try {
+    for (const auto piece : pieces) write_all(fd, piece, partial);
+    if (::fsync(fd) != 0) fail(fmt::format("cannot flush {}", partial));
+    open = false;
+    if (::close(fd) != 0) fail(fmt::format("cannot close {}", partial));
+    if (::rename(partial.c_str(), path.c_str()) != 0) {
+      fail(fmt::format("cannot rename {} into place", partial));
+    }
+  } catch (...) {
+    if (open) ::close(fd);
+    ::unlink(partial.c_str());
+    throw;
   }
 }
 

@@ -5,11 +5,20 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <initializer_list>
 #include <span>
 
 namespace tessera {
 
-// IoError naming the path on any failure; PATH.partial is removed then.
-void write_file_atomically(const std::filesystem::path& path, std::span<const std::uint8_t> bytes);
+// Writes the pieces, in order, as the file's contents. IoError naming the
+// file on any failure (create, write, flush, close, rename); PATH.partial is
+// removed then.
+void write_file_atomically(const std::filesystem::path& path,
+                           std::initializer_list<std::span<const std::uint8_t>> pieces);
+
+inline void write_file_atomically(const std::filesystem::path& path,
+                                  std::span<const std::uint8_t> bytes) {
+  write_file_atomically(path, {bytes});
+}
 
 }  // namespace tessera

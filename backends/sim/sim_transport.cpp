@@ -181,10 +181,13 @@ void SimTransport::idle(std::chrono::microseconds duration) {
   if (!chip_.started() || duration.count() <= 0) return;
   const auto cycles = checked_mul<std::uint64_t>(static_cast<std::uint64_t>(duration.count()),
                                                  options_.sim.clock_hz / 1'000'000, "host delay");
-  // A device with nothing scheduled cannot move however long the host waits.
-  if (!may_move_) return;
-  // What the device does meanwhile is observed by the next wait.
-  run_slice(cycles);
+  // The device's clock runs on while the host waits, whether or not anything
+  // is scheduled; what the device does meanwhile is seen by the next wait.
+  const std::uint64_t from = std::max(reached_, chip_.now());
+  const std::uint64_t budget = options_.max_cycles - std::min(from, options_.max_cycles);
+  chip_.pass_time(std::min(cycles, budget));
+  reached_ = std::max(reached_, chip_.now());
+  if (may_move_) may_move_ = !chip_.starved();
 }
 
 runtime::TileState SimTransport::tile_state(target::PhysicalTile id) {

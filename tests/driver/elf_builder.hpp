@@ -26,7 +26,9 @@ inline std::vector<std::uint8_t> build_elf(const std::vector<ElfSegment>& segmen
   const unsigned word = elf64 ? 8 : 4;
   const std::size_t header = elf64 ? 64 : 52;
   const std::size_t phdr = elf64 ? 56 : 32;
-  std::vector<std::uint8_t> out(header, 0);
+  std::size_t data = header + phdr * segments.size();
+  // Sized once: growing it later trips a g++ 12 -O3 false -Warray-bounds.
+  std::vector<std::uint8_t> out(data, 0);
   out[0] = 0x7F;
   out[1] = 'E';
   out[2] = 'L';
@@ -38,8 +40,6 @@ inline std::vector<std::uint8_t> build_elf(const std::vector<ElfSegment>& segmen
   put_le(out, elf64 ? 32 : 28, header, word);       // e_phoff
   put_le(out, elf64 ? 54 : 42, phdr, 2);            // e_phentsize
   put_le(out, elf64 ? 56 : 44, segments.size(), 2);  // e_phnum
-  std::size_t data = header + phdr * segments.size();
-  out.resize(data, 0);
   for (std::size_t i = 0; i < segments.size(); ++i) {
     const ElfSegment& s = segments[i];
     const std::size_t at = header + i * phdr;

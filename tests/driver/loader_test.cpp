@@ -241,7 +241,7 @@ TEST_F(LoaderTest, AStalledBatchTimesOutAndCleansUp) {
 TEST_F(LoaderTest, TheFakeBootloaderStallsOnABadFrame) {
   // The fake's frame checks are what the loader tests rely on; show they bite.
   install_bootloader(device, bootloader, 64);
-  DmaBuffer transport(kTransportSize);
+  HostBuffer transport(kTransportSize);
   std::size_t cursor = kDescriptorAreaBytes;
   for (std::uint16_t slot = 0; slot < 64; ++slot) {
     auto frames = frame_tile(PhysicalTile(slot), image_for(slot, 10));
@@ -253,7 +253,7 @@ TEST_F(LoaderTest, TheFakeBootloaderStallsOnABadFrame) {
     transport.copy_in(cursor, frames);
     cursor += frames.size();
   }
-  device.attach_buffer(kTransportBufferIndex, transport.device_address(), kTransportSize);
+  device.attach_buffer(kTransportBufferIndex, transport.device_memory().address, kTransportSize);
   device.write_mark(reg::kHspGs1, 1);
   EXPECT_FALSE(device.poll_mark_zero(reg::kHspGs1, std::chrono::milliseconds(5)));
   EXPECT_EQ(fake.violations(),

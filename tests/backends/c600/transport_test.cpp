@@ -15,7 +15,7 @@
 #include "driver/ioctl.hpp"
 #include "driver/ipucfg.hpp"
 #include "driver/registers.hpp"
-#include "runtime/host_buffer.hpp"
+#include "support/host_buffer.hpp"
 #include "target/isa.hpp"
 #include "target/memory_map.hpp"
 #include "tests/backends/c600/fixture.hpp"

@@ -15,14 +15,16 @@
 // The memory is page-aligned, zero-filled, MAP_SHARED (a fork() cannot make
 // the device's pages copy-on-write) and excluded from children (MADV_DONTFORK).
 //
-// Transports receive the memory itself through device_memory(); that is the
-// only door to it and is meant for a transport's attach, nothing else.
+// Transports (and the C600 loader's transport buffer) receive the memory
+// itself through device_memory(); that is the only door to it and is meant
+// for BUFFER_ATTACH and the simulator's host link, nothing else. It lives in
+// support/ because both driver/ and runtime/ hand such memory to a device.
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
 
-namespace tessera::runtime {
+namespace tessera {
 
 // The address range a transport hands to the device.
 struct DeviceMemory {
@@ -60,4 +62,4 @@ class HostBuffer {
   std::size_t mapped_ = 0;
 };
 
-}  // namespace tessera::runtime
+}  // namespace tessera

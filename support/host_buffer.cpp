@@ -1,4 +1,4 @@
-#include "runtime/host_buffer.hpp"
+#include "support/host_buffer.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include "support/checked.hpp"
 #include "support/error.hpp"
 
-namespace tessera::runtime {
+namespace tessera {
 namespace {
 
 std::size_t page_size() {
@@ -100,4 +100,4 @@ void HostBuffer::fill(std::size_t offset, std::size_t size, std::uint8_t value) 
   std::atomic_thread_fence(std::memory_order_seq_cst);
 }
 
-}  // namespace tessera::runtime
+}  // namespace tessera

@@ -3,10 +3,10 @@
 
 #include <numeric>
 
-#include "runtime/host_buffer.hpp"
+#include "support/host_buffer.hpp"
 #include "support/error.hpp"
 
-namespace tessera::runtime {
+namespace tessera {
 namespace {
 
 TEST(HostBuffer, StartsZeroedAndPageAligned) {
@@ -51,4 +51,4 @@ TEST(HostBuffer, MovesOwnership) {
 }
 
 }  // namespace
-}  // namespace tessera::runtime
+}  // namespace tessera
