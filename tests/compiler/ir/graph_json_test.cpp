@@ -339,5 +339,33 @@ RC_GTEST_PROP(GraphJsonProperty, RoundTripsRandomGraphs, ()) {
   RC_ASSERT(print_graph(back) == print_graph(g));
 }
 
+RC_GTEST_PROP(GraphJsonProperty, DamagedFilesFailCleanly, ()) {
+  // Untrusted input never crashes the reader: a damaged file either still
+  // reads as a valid graph or is refused with a GraphFormatError.
+  std::string text = write_graph_json(testing::random_graph());
+  const auto edits = *rc::gen::inRange(1, 6);
+  for (int i = 0; i < edits; ++i) {
+    const auto at = *rc::gen::inRange<std::size_t>(0, text.size());
+    switch (*rc::gen::inRange(0, 3)) {
+      case 0:
+        text.erase(at, 1);
+        break;
+      case 1:
+        text.insert(at, 1, *rc::gen::elementOf(std::string("{}[],:\"0123456789-.e%\\ ")));
+        break;
+      default:
+        text.resize(at);
+        break;
+    }
+    if (text.empty()) break;
+  }
+  try {
+    const Graph g = read_graph_json(text);
+    RC_ASSERT(verification_problems(g).empty());
+  } catch (const GraphFormatError&) {
+    RC_SUCCEED("refused");
+  }
+}
+
 }  // namespace
 }  // namespace tessera::compiler
