@@ -5,7 +5,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "schema/host_layout.hpp"
+#include "compiler/host_io.hpp"
 #include "target/exchange_timing.hpp"
 #include "target/host_exchange.hpp"
 #include "target/memory_map.hpp"
@@ -27,21 +27,11 @@ constexpr std::uint32_t kRingRow = 0x4D000;
 constexpr std::uint32_t kPhaseCode = 0x58000;
 constexpr std::uint32_t kPhasePackets = 0x5C000;
 constexpr std::uint32_t kPhaseStride = 0x400;
-constexpr std::uint32_t kOwnerBitmapOffset = 0x200;  // inside a phase's packet area
 constexpr std::uint32_t kX = 0x60000;
 constexpr std::uint32_t kY = 0x64000;
 constexpr std::uint32_t kZ = 0x68000;
-constexpr std::uint32_t kSlot = 4096;  // one host transfer at most
-constexpr std::uint32_t kDataPage = 1;
 constexpr std::uint32_t kXAllocation = 1;
 constexpr std::uint32_t kStagingAllocation = 3;
-
-// A tile's transfers: 4 KiB pieces of its share, in order.
-std::vector<std::uint32_t> pieces(std::uint32_t bytes) {
-  std::vector<std::uint32_t> sizes;
-  for (std::uint32_t done = 0; done < bytes; done += kSlot) sizes.push_back(std::min(kSlot, bytes - done));
-  return sizes;
-}
 
 std::vector<isa::Instruction> call(std::uint32_t address) { return {isa::Call{Reg::m10, address}}; }
 
@@ -64,35 +54,21 @@ schema::Application ring_package(const RingSpec& spec) {
     throw std::invalid_argument("ring_package: at least 2 tiles and 1..4096 words per tile");
   }
   const std::uint32_t share = spec.words_per_tile * 4;
-  const auto sizes = pieces(share);
-  const std::size_t batches = sizes.size();  // per direction
 
   std::set<PhysicalTile> tiles(compute.begin(), compute.end());
   for (const auto tile : compute) tiles.insert(target::xreq_owner(tile));
 
   schema::Application app;
   app.compiler_version = "runtime test ring package";
-  app.host_exchange.command_page = 0;
-  app.host_exchange.pages = {{0, 4096}, {kDataPage, std::uint64_t{kSlot} * compute.size()}};
-  app.host_exchange.attach_order = {0, kDataPage};
-  const std::uint64_t data_base = schema::host_page_base(app.host_exchange, kDataPage);
-
-  // Host side: every compute tile has slot i; batch b moves piece b of every share.
-  schema::HostCall run;
-  run.name = "run";
-  run.input_bindings = {"x"};
-  run.output_bindings = {"y"};
-  for (std::size_t b = 0; b < batches; ++b) {
-    for (std::size_t i = 0; i < compute.size(); ++i) {
-      const schema::HostSlice slice{kDataPage, kSlot * i, share * i + kSlot * b, sizes[b]};
-      run.inputs.push_back(slice);
-      run.outputs.push_back(slice);
-    }
-    run.input_batch_ends.push_back(static_cast<std::uint32_t>(run.inputs.size()));
-    run.output_batch_ends.push_back(static_cast<std::uint32_t>(run.outputs.size()));
+  // Host side: the compiler's host I/O lowering.
+  compiler::HostCallRequest run{"run", 0, {"x"}, {"y"}, {}, {}};
+  for (std::size_t i = 0; i < compute.size(); ++i) {
+    run.inputs.push_back({compute[i], kX, std::uint64_t{share} * i, share});
+    run.outputs.push_back({compute[i], kZ, std::uint64_t{share} * i, share});
   }
-  run.phases = static_cast<std::uint32_t>(4 * batches - 1);
-  app.host_exchange.calls = {run};
+  const std::vector<PhysicalTile> package_tiles(tiles.begin(), tiles.end());
+  const compiler::HostPlan host = compiler::plan_host_io(std::vector{run}, package_tiles);
+  app.host_exchange = host.exchange;
 
   schema::Binding x{"x", schema::DType::kU32,
                     {static_cast<std::uint32_t>(compute.size() * spec.words_per_tile)}, {}};
@@ -133,44 +109,21 @@ schema::Application ring_package(const RingSpec& spec) {
     schema::TileDebug debug;
     debug.tile = tile;
 
-    // One host program per batch, input batches first.
-    auto phase_program = [&](std::size_t phase, bool input) {
-      const std::uint32_t packets = kPhasePackets + kPhaseStride * static_cast<std::uint32_t>(phase);
-      const std::size_t b = input ? phase : phase - batches;
-      target::XreqBitmap bitmap(target::xreq_owner(tile));
-      bool owns = false;
-      if (target::is_xreq_owner(tile)) {
-        for (const auto other : compute) {
-          if (target::xreq_owner(other) == tile) {
-            bitmap.add(other);
-            owns = true;
-          }
-        }
-      }
-      if (!computes) {
-        return owns ? target::xreq_only_program(bitmap, packets + kOwnerBitmapOffset)
-                    : target::inactive_program();
-      }
-      const std::uint64_t host_offset = data_base + kSlot * slot;
-      const target::TargetCode code =
-          input ? target::h2d_target_code({tile, target::kH2dStaging, host_offset, sizes[b], packets})
-                : target::d2h_target_code(
-                      {tile, kZ + kSlot * static_cast<std::uint32_t>(b), host_offset, sizes[b], packets});
-      return owns ? target::owner_target_program(bitmap, code, packets + kOwnerBitmapOffset)
-                  : target::target_only_program(code);
-    };
-
     std::vector<isa::Instruction> main = {isa::Sync{7}};  // the startup rendezvous
     std::vector<schema::CallSite> copy_sites;
-    for (std::size_t phase = 0; phase < 2 * batches; ++phase) {
-      const bool input = phase < batches;
+    for (std::size_t phase = 0; phase < host.batches.size(); ++phase) {
+      const compiler::HostBatch& batch = host.batches[phase];
+      const bool input = batch.input;
+      const compiler::TileHostStep& step = batch.step(tile);
       const std::uint32_t code_address = kPhaseCode + kPhaseStride * static_cast<std::uint32_t>(phase);
-      const target::HostProgram program = phase_program(phase, input);
+      const target::HostProgram program =
+          step.program(kPhasePackets + kPhaseStride * static_cast<std::uint32_t>(phase));
       add_segment(app, image, code_address, assemble(program.instructions), true);
       for (const auto& block : program.packets) {
         add_segment(app, image, block.address, words_to_bytes(block.words), false);
       }
-      if (!input && phase == batches) {
+      const bool first_output = !input && batch.index == 0;
+      if (first_output) {
         // Between the last input batch and the first output batch: compute, then D2D.
         if (computes) {
           const std::uint32_t words = spec.words_per_tile + (spec.overrun && slot == 0 ? 1 : 0);
@@ -190,17 +143,17 @@ schema::Application ring_package(const RingSpec& spec) {
         main = main + std::vector<isa::Instruction>{isa::Sync{3}};
       }
       main = main + call(code_address);
-      if (input && computes) {
+      if (const auto& copy = step.copy()) {
         // The batch landed in the staging buffer; move it into place.
-        const std::uint32_t destination = kX + kSlot * static_cast<std::uint32_t>(phase);
-        main = main + load_constant(Reg::m2, destination) +
-               load_constant(Reg::m3, target::kH2dStaging) + load_constant(Reg::m4, sizes[phase] / 4);
+        main = main + load_constant(Reg::m2, copy->destination) +
+               load_constant(Reg::m3, copy->source) + load_constant(Reg::m4, copy->words);
         const std::uint32_t pc = target::kLoadBase + 4 * static_cast<std::uint32_t>(main.size());
         main = main + call(kCopyHelper);
+        const std::uint32_t bytes = copy->words * 4;
         copy_sites.push_back({pc,
                               "tessera_copy_words",
-                              {{2, kXAllocation, destination, sizes[phase], true},
-                               {3, kStagingAllocation, target::kH2dStaging, sizes[phase], false}},
+                              {{2, kXAllocation, copy->destination, bytes, true},
+                               {3, kStagingAllocation, copy->source, bytes, false}},
                               1});
       }
     }
@@ -213,7 +166,7 @@ schema::Application ring_package(const RingSpec& spec) {
       debug.allocations = {
           {kXAllocation, "x", "x", kX, share, 0, schema::kLiveToEnd, schema::AllocationKind::kTensor, 0},
           {2, "y0", "y0", kY, share, 0, schema::kLiveToEnd, schema::AllocationKind::kTensor, 0},
-          {kStagingAllocation, "h2d staging", "", target::kH2dStaging, kSlot, 0, schema::kLiveToEnd,
+          {kStagingAllocation, "h2d staging", "", target::kH2dStaging, target::kH2dStagingMaxBytes, 0, schema::kLiveToEnd,
            schema::AllocationKind::kStaging, 1}};
       debug.call_sites.insert(debug.call_sites.end(), copy_sites.begin(), copy_sites.end());
       std::sort(debug.call_sites.begin(), debug.call_sites.end(),

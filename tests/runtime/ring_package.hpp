@@ -1,6 +1,8 @@
 #pragma once
 // A hand-built package that exercises the whole host-call protocol, for the
-// runtime tests until the compiler emits such packages: input x (u32) moves
+// runtime tests until the compiler emits such packages (its host side is
+// already the compiler's: compiler/host_io.hpp plans the batches and each
+// tile's host programs): input x (u32) moves
 // host → device in 4 KiB batches through the page slots (staged at the H2D
 // window, then copied into place), every compute tile doubles its share
 // (tessera_add_u32, x + x), the tiles pass their results one step round a

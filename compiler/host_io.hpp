@@ -1,0 +1,119 @@
+#pragma once
+// Host I/O lowering: binding slices → the package's host exchange (pages,
+// slots, calls, batches) and each tile's part in every host batch, matching
+// the protocol runtime::Session drives (docs/RUNTIME.md).
+//
+// The rules (driver-host-protocol.md §4, §5; compiler-prior-art.md §5):
+//   * page 0 is the 4 KiB command page; page 1 the data page of one 4 KiB
+//     slot per tile that takes part in any transfer, in ascending physical
+//     tile order;
+//   * each binding slice is cut into ≤ 4 KiB transfers, a per-tile FIFO; a
+//     batch takes at most one pending transfer from every tile (round robin
+//     across tiles), so the transfers of one batch run concurrently in their
+//     own slots and later batches reuse the slots;
+//   * a call's input batches come first, then its output batches; a call
+//     with I input and O output batches declares 2(I + O) − 1 phases;
+//   * in every batch each package tile runs exactly one host-phase program:
+//     an XREQ owner of a target in the batch requests service for it, a
+//     target moves its transfer, any other tile runs the inactive program;
+//   * an H2D destination outside the packet window (or not 32-byte aligned)
+//     lands in the staging buffer and is copied into place after the batch.
+//
+// The plan is address-free where it can be: a tile's program is produced for
+// the packet address the placement gives it (packet_bytes() says how much it
+// needs); its code size does not depend on that address.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "schema/model.hpp"
+#include "support/error.hpp"
+#include "target/host_exchange.hpp"
+#include "target/topology.hpp"
+
+namespace tessera::compiler {
+
+class HostIoError : public Error {
+ public:
+  using Error::Error;
+};
+
+// One binding slice moving between the host and one tile.
+struct HostTransfer {
+  target::PhysicalTile tile;
+  std::uint32_t tile_address = 0;    // where the bytes live on the tile
+  std::uint64_t payload_offset = 0;  // in the call's payload (schema::call_payload)
+  std::uint32_t size = 0;            // bytes: > 0, a multiple of 4
+};
+
+struct HostCallRequest {
+  std::string name;
+  std::uint32_t command = 0;
+  std::vector<std::string> input_bindings;   // form the input payload, in order
+  std::vector<std::string> output_bindings;  // form the output payload, in order
+  std::vector<HostTransfer> inputs;          // host → tile
+  std::vector<HostTransfer> outputs;         // tile → host
+};
+
+// After an H2D batch: move `words` from the staging buffer to `destination`
+// (the tile program calls the copy helper).
+struct StagingCopy {
+  std::uint32_t destination = 0;
+  std::uint32_t source = 0;
+  std::uint32_t words = 0;
+};
+
+// One tile's part in one host batch.
+class TileHostStep {
+ public:
+  TileHostStep() = default;  // inactive
+  TileHostStep(std::optional<target::XreqBitmap> requests, std::optional<target::H2dTransfer> h2d,
+               std::optional<target::D2hTransfer> d2h, std::optional<StagingCopy> copy);
+
+  bool active() const noexcept { return requests_ || h2d_ || d2h_; }
+  const std::optional<target::XreqBitmap>& requests() const noexcept { return requests_; }
+  const std::optional<target::H2dTransfer>& h2d() const noexcept { return h2d_; }
+  const std::optional<target::D2hTransfer>& d2h() const noexcept { return d2h_; }
+  const std::optional<StagingCopy>& copy() const noexcept { return copy_; }
+
+  // Bytes of packet words the program sends (8-aligned start needed); 0 when inactive.
+  std::uint32_t packet_bytes() const;
+  // The host-phase program with its packets at `packet_address` (8-aligned),
+  // ending `br $m10`. The same number of instructions for every address.
+  target::HostProgram program(std::uint32_t packet_address) const;
+
+ private:
+  std::optional<target::XreqBitmap> requests_;
+  std::optional<target::H2dTransfer> h2d_;  // packet_address filled in by program()
+  std::optional<target::D2hTransfer> d2h_;
+  std::optional<StagingCopy> copy_;
+};
+
+// One host batch: every package tile's step (inactive unless listed).
+struct HostBatch {
+  std::string call;
+  bool input = true;
+  std::size_t index = 0;  // within the call's input or output batches
+  std::map<target::PhysicalTile, TileHostStep> steps;  // active tiles only
+
+  const TileHostStep& step(target::PhysicalTile tile) const;
+};
+
+struct HostPlan {
+  schema::HostExchange exchange;
+  // In device order: each call's input batches, then its output batches.
+  std::vector<HostBatch> batches;
+};
+
+// HostIoError naming the call, transfer and rule when a request cannot be
+// lowered: a tile outside `package_tiles`, or an XREQ owner of a target that
+// is not in it; a size of 0 or not a multiple of 4; an address outside tile
+// SRAM; a slice past the 32-bit size of a transfer.
+HostPlan plan_host_io(std::span<const HostCallRequest> calls,
+                      std::span<const target::PhysicalTile> package_tiles);
+
+}  // namespace tessera::compiler
