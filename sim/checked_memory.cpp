@@ -40,37 +40,41 @@ void CheckedKernelMemory::check(unsigned operand_register, std::uint32_t address
                                 std::uint64_t size, Direction direction) const {
   const char* verb = direction == Direction::kRead ? "read" : "wrote";
   const std::uint64_t end = std::uint64_t{address} + size;
-  const std::string touched = fmt::format("operand $m{} {} [{:#x}, {:#x}) ({} bytes)",
-                                          operand_register, verb, address, end, size);
+  // Formatted only when a check fails: this runs on every access a kernel
+  // model makes.
+  const auto touched = [&] {
+    return fmt::format("operand $m{} {} [{:#x}, {:#x}) ({} bytes)", operand_register, verb,
+                       address, end, size);
+  };
   if (address < target::kSramBase || end > target::kSramEnd) {
-    overrun(fmt::format("{} outside SRAM {}", touched, target::kSram));
+    overrun(fmt::format("{} outside SRAM {}", touched(), target::kSram));
   }
   if (tile_.in_code(address, static_cast<std::uint32_t>(size))) {
-    overrun(fmt::format("{} inside the tile's code", touched));
+    overrun(fmt::format("{} inside the tile's code", touched()));
   }
   const auto spec = std::find_if(kernel_.operands.begin(), kernel_.operands.end(),
                                  [&](const auto& o) { return o.reg == operand_register; });
   if (spec == kernel_.operands.end()) {
-    overrun(fmt::format("{}, but $m{} is not a memory operand of this kernel", touched,
+    overrun(fmt::format("{}, but $m{} is not a memory operand of this kernel", touched(),
                         operand_register));
   }
   if (direction == Direction::kWrite && spec->access == kernels::Access::kRead) {
-    overrun(fmt::format("{}, but the kernel's ABI declares $m{} ({}) read-only", touched,
+    overrun(fmt::format("{}, but the kernel's ABI declares $m{} ({}) read-only", touched(),
                         operand_register, spec->role));
   }
   if (direction == Direction::kRead && spec->access == kernels::Access::kWrite) {
-    overrun(fmt::format("{}, but the kernel's ABI declares $m{} ({}) write-only", touched,
+    overrun(fmt::format("{}, but the kernel's ABI declares $m{} ({}) write-only", touched(),
                         operand_register, spec->role));
   }
   if (site_ == nullptr) {
     overrun(fmt::format("{}, but the package records no call site at {:#x}, so the operand's "
                         "allocation is unknown",
-                        touched, pc_));
+                        touched(), pc_));
   }
   const auto operand = std::find_if(site_->operands.begin(), site_->operands.end(),
                                     [&](const auto& o) { return o.reg == operand_register; });
   if (operand == site_->operands.end()) {
-    overrun(fmt::format("{}, but the call site records no allocation for $m{}", touched,
+    overrun(fmt::format("{}, but the call site records no allocation for $m{}", touched(),
                         operand_register));
   }
   const schema::Allocation* owned = tile_.debug_.allocation(operand->allocation);
@@ -83,13 +87,13 @@ void CheckedKernelMemory::check(unsigned operand_register, std::uint32_t address
     if (owned != nullptr && address >= owned->address && address < owned->address + owned->size) {
       stray = owned->address + owned->size;
     }
-    overrun(fmt::format("{} outside its {}; the bytes at {:#x} belong to {}", touched,
+    overrun(fmt::format("{} outside its {}; the bytes at {:#x} belong to {}", touched(),
                         describe_allocation(owned), stray,
                         describe_allocation(tile_.debug_.allocation_containing(stray))));
   }
   if (direction == Direction::kRead && tile_.options_.check_uninitialized &&
       !tile_.sram_.initialized(address, static_cast<std::uint32_t>(size))) {
-    overrun(fmt::format("{} of {} includes bytes nothing ever wrote", touched,
+    overrun(fmt::format("{} of {} includes bytes nothing ever wrote", touched(),
                         describe_allocation(owned)),
             FaultKind::kUninitializedRead);
   }

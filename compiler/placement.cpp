@@ -1,0 +1,188 @@
+#include "compiler/placement.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "support/checked.hpp"
+
+namespace tessera::compiler {
+namespace {
+
+using target::AddressRange;
+
+constexpr std::uint32_t element_size(MemoryPlacement region) noexcept {
+  return region == MemoryPlacement::kInterleaved ? target::kInterleavedElementSize
+                                                 : target::kStandardElementSize;
+}
+
+std::string_view region_name(MemoryPlacement region) noexcept {
+  switch (region) {
+    case MemoryPlacement::kStandard: return "standard memory";
+    case MemoryPlacement::kInterleaved: return "interleaved memory";
+    case MemoryPlacement::kAnywhere: return "any memory";
+  }
+  return "?";
+}
+
+std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+struct Placed {
+  std::uint32_t begin = 0;
+  std::uint32_t end = 0;
+  std::size_t request = 0;
+};
+
+// The bytes a request occupies in `region` and the alignment it needs there.
+struct Footprint {
+  std::uint64_t bytes = 0;
+  std::uint64_t alignment = 0;
+};
+
+Footprint footprint(const AllocationRequest& request, MemoryPlacement region) {
+  Footprint f{std::uint64_t{request.size} + request.tail, request.alignment};
+  if (request.whole_elements) {
+    const std::uint32_t element = element_size(region);
+    f.alignment = std::max<std::uint64_t>(f.alignment, element);
+    f.bytes = align_up(f.bytes, element);
+  }
+  return f;
+}
+
+// Free gaps of `range` around the live allocations (sorted by begin).
+std::vector<AddressRange> gaps(const AddressRange& range, const std::vector<Placed>& live) {
+  std::vector<AddressRange> free;
+  std::uint32_t cursor = range.begin;
+  for (const Placed& placed : live) {
+    if (placed.end <= cursor || placed.begin >= range.end) continue;
+    if (placed.begin > cursor) free.push_back({cursor, placed.begin});
+    cursor = std::max(cursor, placed.end);
+  }
+  if (cursor < range.end) free.push_back({cursor, range.end});
+  return free;
+}
+
+std::string memory_report(target::PhysicalTile tile, std::span<const AllocationRequest> requests,
+                          const AllocationRequest& failed, const std::vector<Placed>& live,
+                          const std::vector<MemoryPlacement>& regions) {
+  std::string text = fmt::format(
+      "{}: cannot place '{}' ({} bytes{}{}, align {}) in {} at step {}\n  live at step {}:", tile,
+      failed.name, failed.size, failed.tail ? fmt::format(" + {} tail", failed.tail) : "",
+      failed.whole_elements ? ", whole elements" : "", failed.alignment,
+      region_name(failed.placement), failed.live_from, failed.live_from);
+  std::uint64_t total = 0;
+  for (const Placed& placed : live) {
+    const AllocationRequest& request = requests[placed.request];
+    total += placed.end - placed.begin;
+    text += fmt::format("\n    [{:#07x}, {:#07x}) {:>7} B  '{}'{} (live {}..{})", placed.begin,
+                        placed.end, placed.end - placed.begin, request.name,
+                        request.tensor.empty() ? "" : fmt::format(" = {}", request.tensor),
+                        request.live_from,
+                        request.live_until == schema::kLiveToEnd ? std::string("end")
+                                                                 : std::to_string(request.live_until));
+  }
+  if (live.empty()) text += " nothing";
+  text += fmt::format("\n  {} bytes live; free gaps:", total);
+  for (const MemoryPlacement region : regions) {
+    for (const AddressRange& range : placeable_ranges(region)) {
+      for (const AddressRange& gap : gaps(range, live)) {
+        text += fmt::format("\n    [{:#07x}, {:#07x}) {:>7} B  ({})", gap.begin, gap.end, gap.size(),
+                            region_name(region));
+      }
+    }
+  }
+  return text;
+}
+
+void check_request(target::PhysicalTile tile, const AllocationRequest& request, std::size_t index) {
+  const auto where = [&] { return fmt::format("{}: allocation request {} ('{}')", tile, index, request.name); };
+  if (request.size == 0) throw PlacementError(fmt::format("{}: size 0", where()));
+  if (request.alignment == 0 || (request.alignment & (request.alignment - 1)) != 0) {
+    throw PlacementError(fmt::format("{}: alignment {} is not a power of two", where(), request.alignment));
+  }
+  if (request.live_until <= request.live_from) {
+    throw PlacementError(fmt::format("{}: lifetime [{}, {}) is empty", where(), request.live_from,
+                                     request.live_until));
+  }
+}
+
+}  // namespace
+
+std::vector<AddressRange> placeable_ranges(MemoryPlacement region) {
+  switch (region) {
+    case MemoryPlacement::kStandard:
+      // Around the host aperture and the runtime state, below the fetch limit.
+      return {AddressRange{target::kLinkerRegion1.begin, target::kLinkerRegion1.end},
+              AddressRange{target::kLinkerRegion2.begin, target::kStandardRegion.end}};
+    case MemoryPlacement::kInterleaved:
+      return {AddressRange{target::kInterleavedRegion.begin, target::kLoadLimit}};
+    case MemoryPlacement::kAnywhere: {
+      auto ranges = placeable_ranges(MemoryPlacement::kInterleaved);
+      for (const auto& range : placeable_ranges(MemoryPlacement::kStandard)) ranges.push_back(range);
+      return ranges;
+    }
+  }
+  return {};
+}
+
+std::vector<schema::Allocation> place_tile(target::PhysicalTile tile,
+                                           std::span<const AllocationRequest> requests) {
+  for (std::size_t i = 0; i < requests.size(); ++i) check_request(tile, requests[i], i);
+  std::vector<std::size_t> order(requests.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::pair(requests[a].live_from, requests[a].live_until) <
+           std::pair(requests[b].live_from, requests[b].live_until);
+  });
+
+  std::vector<schema::Allocation> result(requests.size());
+  std::vector<Placed> live;  // sorted by begin
+  for (const std::size_t index : order) {
+    const AllocationRequest& request = requests[index];
+    std::erase_if(live, [&](const Placed& placed) {
+      return requests[placed.request].live_until <= request.live_from;
+    });
+    const std::vector<MemoryPlacement> regions =
+        request.placement == MemoryPlacement::kAnywhere
+            ? std::vector{MemoryPlacement::kInterleaved, MemoryPlacement::kStandard}
+            : std::vector{request.placement};
+    std::optional<Placed> best;
+    std::uint64_t best_leftover = 0;
+    for (const MemoryPlacement region : regions) {
+      const Footprint need = footprint(request, region);
+      for (const AddressRange& range : placeable_ranges(region)) {
+        for (const AddressRange& gap : gaps(range, live)) {
+          const std::uint64_t start = align_up(gap.begin, need.alignment);
+          const std::uint64_t end = start + need.bytes;
+          if (end > gap.end) continue;
+          const std::uint64_t leftover = gap.end - end + (start - gap.begin);
+          if (!best || leftover < best_leftover || (leftover == best_leftover && start < best->begin)) {
+            best = Placed{static_cast<std::uint32_t>(start), static_cast<std::uint32_t>(end), index};
+            best_leftover = leftover;
+          }
+        }
+      }
+      if (best) break;  // the preferred region had room
+    }
+    if (!best) throw PlacementError(memory_report(tile, requests, request, live, regions));
+    live.insert(std::upper_bound(live.begin(), live.end(), *best,
+                                 [](const Placed& a, const Placed& b) { return a.begin < b.begin; }),
+                *best);
+    result[index] = schema::Allocation{static_cast<std::uint32_t>(index + 1),
+                                       request.name,
+                                       request.tensor,
+                                       best->begin,
+                                       best->end - best->begin,
+                                       request.live_from,
+                                       request.live_until,
+                                       request.kind,
+                                       request.provenance};
+  }
+  return result;
+}
+
+}  // namespace tessera::compiler

@@ -1,0 +1,75 @@
+#pragma once
+// Placement: one per-tile lifetime allocator for everything a tile holds —
+// code, exchange rows, host programs and packets, receive staging, tensors —
+// decided once, late (ARCHITECTURE.md decision 8).
+//
+// The rules it honours (ipu21-target.md §2; compiler-prior-art.md §4.1):
+//   * code and exchange rows only below 0x80000 (the executable range);
+//   * interleaved-class data in region 1; standard-class data in region 0;
+//   * nothing in the entry trampoline, the host exchange aperture or the
+//     runtime state (target::memory_map's reserved ranges), nothing past
+//     the loader limit;
+//   * alignment (a power of two), and access tails: a consumer may read
+//     `tail` bytes past the payload, so they are part of the allocation;
+//   * a request for whole elements (an operand that must not share an
+//     element with anything else, an exchange row table) is rounded to whole
+//     effective elements — 16 KiB in region 0, 32 KiB in region 1 — in size
+//     and alignment, so nothing else can share one;
+//   * two allocations whose lifetimes overlap never overlap in memory.
+//     Lifetimes are [live_from, live_until) in program steps.
+//
+// Requests are placed in order of (live_from, live_until, index): at each, the
+// allocations that died by then are freed and the request takes the best
+// fitting free gap (least leftover, then lowest address). Deterministic.
+// When a request does not fit, PlacementError carries a per-tile memory
+// report: what is live at that step, how big, where, and the free gaps.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "schema/model.hpp"
+#include "support/error.hpp"
+#include "target/memory_map.hpp"
+#include "target/topology.hpp"
+
+namespace tessera::compiler {
+
+class PlacementError : public Error {
+ public:
+  using Error::Error;
+};
+
+enum class MemoryPlacement : std::uint8_t {
+  kStandard,     // region 0 (code, exchange rows: the only fetchable region)
+  kInterleaved,  // region 1
+  kAnywhere,     // region 1 first (region 0 is scarce and holds the code), then region 0
+};
+
+struct AllocationRequest {
+  std::string name;
+  std::string tensor;  // graph value, empty when none
+  schema::AllocationKind kind = schema::AllocationKind::kTensor;
+  std::uint32_t size = 0;       // payload bytes (> 0)
+  std::uint32_t tail = 0;       // bytes a consumer may read past the payload
+  std::uint32_t alignment = 4;  // a power of two
+  MemoryPlacement placement = MemoryPlacement::kAnywhere;
+  bool whole_elements = false;
+  std::uint32_t live_from = 0;
+  std::uint32_t live_until = schema::kLiveToEnd;  // exclusive
+  std::uint32_t provenance = schema::kNoProvenance;
+};
+
+// The free memory a tile offers, by region: the loadable SRAM minus the
+// reserved ranges of target/memory_map.hpp.
+std::vector<target::AddressRange> placeable_ranges(MemoryPlacement region);
+
+// Places every request on `tile`; the result's i-th allocation (id i + 1)
+// answers request i and its size includes tail and element rounding.
+// PlacementError (with the memory report) when one does not fit, or when a
+// request is malformed (size 0, alignment not a power of two, lifetime empty).
+std::vector<schema::Allocation> place_tile(target::PhysicalTile tile,
+                                           std::span<const AllocationRequest> requests);
+
+}  // namespace tessera::compiler

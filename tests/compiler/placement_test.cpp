@@ -1,0 +1,145 @@
+// The per-tile lifetime allocator: regions, reserved ranges, alignment,
+// tails, whole elements, lifetimes, the memory report; and a property over
+// random request sets checked against the rules directly.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include "compiler/placement.hpp"
+
+namespace tessera::compiler {
+namespace {
+
+using target::AddressRange;
+using target::PhysicalTile;
+
+const PhysicalTile kTile(7);
+
+AllocationRequest request(std::string name, std::uint32_t size, MemoryPlacement placement,
+                          std::uint32_t from = 0, std::uint32_t until = schema::kLiveToEnd) {
+  AllocationRequest r;
+  r.name = std::move(name);
+  r.size = size;
+  r.placement = placement;
+  r.live_from = from;
+  r.live_until = until;
+  return r;
+}
+
+bool inside_any(const AddressRange& range, MemoryPlacement region) {
+  for (const auto& allowed : placeable_ranges(region)) {
+    if (allowed.contains(range)) return true;
+  }
+  return false;
+}
+
+TEST(Placement, CodeGoesBelowTheFetchLimitDataToRegionOneFirst) {
+  const std::vector requests{request("code", 4096, MemoryPlacement::kStandard),
+                             request("x", 1000, MemoryPlacement::kAnywhere)};
+  const auto placed = place_tile(kTile, requests);
+  EXPECT_LT(placed[0].address + placed[0].size, 0x80000u);
+  EXPECT_FALSE(AddressRange::from_size(placed[0].address, placed[0].size).overlaps(target::kExchangeWindow));
+  EXPECT_GE(placed[1].address, 0x80000u);
+  EXPECT_EQ(placed[0].id, 1u);
+  EXPECT_EQ(placed[1].id, 2u);
+}
+
+TEST(Placement, TailsAlignmentAndWholeElements) {
+  AllocationRequest left = request("left", 100, MemoryPlacement::kInterleaved);
+  left.tail = 16;
+  left.alignment = 32;
+  AllocationRequest out = request("out", 100, MemoryPlacement::kInterleaved);
+  out.whole_elements = true;
+  AllocationRequest rows = request("rows", 5000, MemoryPlacement::kStandard);
+  rows.whole_elements = true;
+  const auto placed = place_tile(kTile, std::vector{left, out, rows});
+  EXPECT_EQ(placed[0].size, 116u);
+  EXPECT_EQ(placed[0].address % 32, 0u);
+  EXPECT_EQ(placed[1].size, target::kInterleavedElementSize);
+  EXPECT_EQ((placed[1].address - 0x80000) % target::kInterleavedElementSize, 0u);
+  EXPECT_EQ(placed[2].size, target::kStandardElementSize);
+  EXPECT_EQ((placed[2].address - 0x4C000) % target::kStandardElementSize, 0u);
+}
+
+TEST(Placement, MemoryIsReusedWhenLifetimesDoNotOverlap) {
+  const std::uint32_t big = 300 * 1024;  // most of region 1
+  const std::vector requests{request("a", big, MemoryPlacement::kInterleaved, 0, 5),
+                             request("b", big, MemoryPlacement::kInterleaved, 5, 9)};
+  const auto placed = place_tile(kTile, requests);
+  EXPECT_EQ(placed[0].address, placed[1].address);
+}
+
+TEST(Placement, WhatDoesNotFitGetsAMemoryReport) {
+  const std::vector requests{request("weights", 300 * 1024, MemoryPlacement::kInterleaved, 0, 9),
+                             request("activations", 200 * 1024, MemoryPlacement::kInterleaved, 3, 6)};
+  try {
+    place_tile(kTile, requests);
+    FAIL() << "placed more than region 1 holds";
+  } catch (const PlacementError& error) {
+    const std::string what = error.what();
+    EXPECT_NE(what.find("p7: cannot place 'activations' (204800 bytes, align 4) in interleaved memory at step 3"),
+              std::string::npos) << what;
+    EXPECT_NE(what.find("'weights' (live 0..9)"), std::string::npos) << what;
+    EXPECT_NE(what.find("free gaps"), std::string::npos) << what;
+  }
+}
+
+TEST(Placement, MalformedRequestsAreNamed) {
+  AllocationRequest bad = request("odd", 64, MemoryPlacement::kAnywhere);
+  bad.alignment = 12;
+  EXPECT_THROW(place_tile(kTile, std::vector{bad}), PlacementError);
+  EXPECT_THROW(place_tile(kTile, std::vector{request("empty", 0, MemoryPlacement::kAnywhere)}),
+               PlacementError);
+  EXPECT_THROW(place_tile(kTile, std::vector{request("never", 4, MemoryPlacement::kAnywhere, 4, 4)}),
+               PlacementError);
+}
+
+// Random requests: whatever is placed obeys every rule; placing twice gives
+// the same answer.
+RC_GTEST_PROP(Placement, EveryPlacementObeysTheRules, ()) {
+  const auto count = *rc::gen::inRange<std::size_t>(1, 40);
+  std::vector<AllocationRequest> requests;
+  for (std::size_t i = 0; i < count; ++i) {
+    AllocationRequest r;
+    r.name = "r" + std::to_string(i);
+    r.size = *rc::gen::inRange<std::uint32_t>(1, 40000);
+    r.tail = *rc::gen::element<std::uint32_t>(0, 16, 32);
+    r.alignment = *rc::gen::element<std::uint32_t>(4, 8, 32, 64);
+    r.placement = *rc::gen::element(MemoryPlacement::kStandard, MemoryPlacement::kInterleaved,
+                                    MemoryPlacement::kAnywhere);
+    r.whole_elements = *rc::gen::inRange(0, 8) == 0;
+    r.live_from = *rc::gen::inRange<std::uint32_t>(0, 20);
+    r.live_until = r.live_from + *rc::gen::inRange<std::uint32_t>(1, 20);
+    requests.push_back(r);
+  }
+  std::vector<schema::Allocation> placed;
+  RC_CLASSIFY(count > 20, "many requests");
+  try {
+    placed = place_tile(kTile, requests);
+  } catch (const PlacementError&) {
+    RC_TAG("did not fit");
+    return;  // a report, not a crash; fitting is not promised
+  }
+  RC_ASSERT(place_tile(kTile, requests) == placed);
+  for (std::size_t i = 0; i < placed.size(); ++i) {
+    const auto& r = requests[i];
+    const auto range = AddressRange::from_size(placed[i].address, placed[i].size);
+    RC_ASSERT(placed[i].size >= r.size + r.tail);
+    RC_ASSERT(placed[i].address % r.alignment == 0);
+    RC_ASSERT(inside_any(range, r.placement));
+    if (r.whole_elements) {
+      const std::uint32_t element = placed[i].address >= 0x80000 ? target::kInterleavedElementSize
+                                                                 : target::kStandardElementSize;
+      RC_ASSERT(placed[i].size % element == 0);
+      RC_ASSERT((placed[i].address - (placed[i].address >= 0x80000 ? 0x80000u : 0x4C000u)) % element == 0);
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      const bool together = r.live_from < requests[j].live_until && requests[j].live_from < r.live_until;
+      if (together) {
+        RC_ASSERT(!range.overlaps(AddressRange::from_size(placed[j].address, placed[j].size)));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessera::compiler
