@@ -2,9 +2,8 @@
 // (wrapping, as the hardware's integer add does): $m2 out, $m3 a, $m4 b,
 // $m5 count. The output may alias an input; the model reads each element
 // before writing it, like the device loop.
-#include <fmt/format.h>
-
 #include "kernels/costs.hpp"
+#include "kernels/operand_checks.hpp"
 #include "kernels/registry.hpp"
 
 namespace tessera::kernels {
@@ -24,12 +23,7 @@ KernelSpec add_u32() {
       {OperandSpec{kOut, Access::kWrite, "sum", count_bytes},
        OperandSpec{kLeft, Access::kRead, "left", count_bytes},
        OperandSpec{kRight, Access::kRead, "right", count_bytes}},
-      [](const Registers& r) -> std::optional<std::string> {
-        for (const unsigned reg : {kOut, kLeft, kRight}) {
-          if (r[reg] % 4 != 0) return fmt::format("$m{} = {:#x} is not word-aligned", reg, r[reg]);
-        }
-        return std::nullopt;
-      },
+      [](const Registers& r) { return misaligned(r, {kOut, kLeft, kRight}, 4); },
       [](KernelCall& call) {
         const std::uint32_t count = call.reg(kCount);
         for (std::uint32_t i = 0; i < count; ++i) {

@@ -10,6 +10,8 @@ const KernelRegistry& KernelRegistry::standard() {
     KernelRegistry r;
     add_runtime_helpers(r);
     add_elementwise_kernels(r);
+    add_float_add_kernels(r);
+    add_reduction_kernels(r);
     return r;
   }();
   return registry;

@@ -67,4 +67,18 @@ inline constexpr std::string_view kAddU32 = "tessera_add_u32";
 
 void add_elementwise_kernels(KernelRegistry& registry);
 
+// Floating-point adds (kernels/float_add.cpp).
+inline constexpr std::string_view kAddF32 = "tessera_add_f32";
+inline constexpr std::string_view kAddF16 = "tessera_add_f16";
+inline constexpr std::string_view kAddRowBroadcastF32 = "tessera_add_row_broadcast_f32";
+inline constexpr std::string_view kAddRowBroadcastF16 = "tessera_add_row_broadcast_f16";
+
+void add_float_add_kernels(KernelRegistry& registry);
+
+// Sum-reduction of gathered partials (kernels/reduction.cpp).
+inline constexpr std::string_view kSumF32 = "tessera_sum_f32";
+inline constexpr std::string_view kSumF16 = "tessera_sum_f16";
+
+void add_reduction_kernels(KernelRegistry& registry);
+
 }  // namespace tessera::kernels

@@ -2,9 +2,8 @@
 // copy and word fill. Each is a real model over checked memory, with its
 // footprints and cost; zero-length copies and fills are no-ops (the prior
 // art's do-while loops ran ~2^32 times on zero, review-findings.md #3).
-#include <fmt/format.h>
-
 #include "kernels/costs.hpp"
+#include "kernels/operand_checks.hpp"
 #include "kernels/registry.hpp"
 
 namespace tessera::kernels {
@@ -14,11 +13,8 @@ constexpr unsigned kDestination = kOutputRegister;  // $m2
 constexpr unsigned kSource = 3;                     // $m3
 constexpr unsigned kCount = 4;                      // $m4
 
-std::optional<std::string> word_aligned(const Registers& r, std::initializer_list<unsigned> regs) {
-  for (const unsigned reg : regs) {
-    if (r[reg] % 4 != 0) return fmt::format("$m{} = {:#x} is not word-aligned", reg, r[reg]);
-  }
-  return std::nullopt;
+Violation word_aligned(const Registers& r, std::initializer_list<unsigned> regs) {
+  return misaligned(r, regs, 4);
 }
 
 std::uint64_t count_bytes(const Registers& r) { return std::uint64_t{r[kCount]} * 4; }

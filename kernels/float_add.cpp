@@ -1,0 +1,133 @@
+// Floating-point element-wise adds (element arithmetic: float_arith.hpp).
+//
+// tessera_add_{f32,f16}: out[i] = a[i] + b[i] for i < count.
+//   $m2 out, $m3 a, $m4 b, $m5 count (elements).
+// tessera_add_row_broadcast_{f32,f16}: out[r][c] = a[r][c] + b[c], row-major.
+//   $m2 out, $m3 a, $m4 b (one row), $m5 rows, $m6 cols.
+//   NumPy broadcasting of b against a's trailing dimension (a bias, or a
+//   scalar with cols = 1); every other broadcast the compiler materialises
+//   with copies (kernels/README.md).
+//
+// Pointers are word-aligned. The output may alias an input exactly (the
+// residual add is in place) but not overlap it partially; the broadcast row
+// is re-read for every row, so the output must not overlap it at all. Zero
+// elements is legal and touches nothing (review-findings.md #3).
+#include <algorithm>
+#include <vector>
+
+#include "kernels/costs.hpp"
+#include "kernels/element_io.hpp"
+#include "kernels/float_arith.hpp"
+#include "kernels/operand_checks.hpp"
+#include "kernels/registry.hpp"
+
+namespace tessera::kernels {
+namespace {
+
+constexpr unsigned kOut = kOutputRegister;  // $m2
+constexpr unsigned kLeft = 3;               // $m3 a
+constexpr unsigned kRight = 4;              // $m4 b
+constexpr unsigned kCount = 5;              // $m5 (add)
+constexpr unsigned kRows = 5;               // $m5 (row broadcast)
+constexpr unsigned kCols = 6;               // $m6 (row broadcast)
+
+template <typename E>
+std::uint64_t count_bytes(const Registers& r) {
+  return std::uint64_t{r[kCount]} * E::kBytes;
+}
+
+template <typename E>
+std::uint64_t matrix_bytes(const Registers& r) {
+  return std::uint64_t{r[kRows]} * r[kCols] * E::kBytes;
+}
+
+// The row is read only when there is a row to add it to.
+template <typename E>
+std::uint64_t row_bytes(const Registers& r) {
+  return r[kRows] == 0 ? 0 : std::uint64_t{r[kCols]} * E::kBytes;
+}
+
+// out[i] = a[i] + b[i] for i in [first, first + n), one chunk at a time; `b`
+// starts at `b_address` for element `first` (the row for a broadcast).
+template <typename E>
+void add_range(KernelCall& call, std::uint64_t first, std::uint64_t n, std::uint64_t b_address) {
+  std::vector<std::uint32_t> a;
+  std::vector<std::uint32_t> b;
+  for (std::uint64_t done = 0; done < n; done += kModelChunkElements) {
+    const std::uint64_t chunk = std::min(kModelChunkElements, n - done);
+    a.resize(chunk);
+    b.resize(chunk);
+    const std::uint64_t offset = (first + done) * E::kBytes;
+    read_elements(call.memory, kLeft, call.reg(kLeft) + offset, E::kBytes, a);
+    read_elements(call.memory, kRight, b_address + done * E::kBytes, E::kBytes, b);
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = E::add(a[i], b[i]);
+    write_elements(call.memory, kOut, call.reg(kOut) + offset, E::kBytes, a);
+  }
+}
+
+template <typename E>
+KernelSpec add(std::string_view name) {
+  return KernelSpec{
+      std::string(name),
+      KernelKind::kKernel,
+      {OperandSpec{kOut, Access::kWrite, "sum", count_bytes<E>},
+       OperandSpec{kLeft, Access::kRead, "left", count_bytes<E>},
+       OperandSpec{kRight, Access::kRead, "right", count_bytes<E>}},
+      [](const Registers& r) -> Violation {
+        const OperandExtent out{kOut, "sum", count_bytes<E>(r)};
+        const OperandExtent left{kLeft, "left", count_bytes<E>(r)};
+        const OperandExtent right{kRight, "right", count_bytes<E>(r)};
+        if (auto v = misaligned(r, {kOut, kLeft, kRight}, 4)) return v;
+        for (const auto& operand : {out, left, right}) {
+          if (auto v = beyond_address_space(r, operand)) return v;
+        }
+        if (auto v = overlaps_unless_aliased(r, out, left)) return v;
+        return overlaps_unless_aliased(r, out, right);
+      },
+      [](KernelCall& call) {
+        const std::uint64_t count = call.reg(kCount);
+        add_range<E>(call, 0, count, call.reg(kRight));
+        call.cycles = add_cycles(count, E::kBytes);
+      }};
+}
+
+template <typename E>
+KernelSpec add_row_broadcast(std::string_view name) {
+  return KernelSpec{
+      std::string(name),
+      KernelKind::kKernel,
+      {OperandSpec{kOut, Access::kWrite, "sum", matrix_bytes<E>},
+       OperandSpec{kLeft, Access::kRead, "matrix", matrix_bytes<E>},
+       OperandSpec{kRight, Access::kRead, "row", row_bytes<E>}},
+      [](const Registers& r) -> Violation {
+        const OperandExtent out{kOut, "sum", matrix_bytes<E>(r)};
+        const OperandExtent matrix{kLeft, "matrix", matrix_bytes<E>(r)};
+        const OperandExtent row{kRight, "row", row_bytes<E>(r)};
+        if (auto v = misaligned(r, {kOut, kLeft, kRight}, 4)) return v;
+        for (const auto& operand : {out, matrix, row}) {
+          if (auto v = beyond_address_space(r, operand)) return v;
+        }
+        if (auto v = overlaps_unless_aliased(r, out, matrix)) return v;
+        return overlaps(r, out, row);
+      },
+      [](KernelCall& call) {
+        const std::uint64_t rows = call.reg(kRows);
+        const std::uint64_t cols = call.reg(kCols);
+        // No row loop at all for empty rows: rows may be 2^32 − 1 with cols 0.
+        for (std::uint64_t r = 0; cols != 0 && r < rows; ++r) {
+          add_range<E>(call, r * cols, cols, call.reg(kRight));
+        }
+        call.cycles = row_broadcast_add_cycles(rows, cols, E::kBytes);
+      }};
+}
+
+}  // namespace
+
+void add_float_add_kernels(KernelRegistry& registry) {
+  registry.add(add<F32Element>(kAddF32));
+  registry.add(add<F16Element>(kAddF16));
+  registry.add(add_row_broadcast<F32Element>(kAddRowBroadcastF32));
+  registry.add(add_row_broadcast<F16Element>(kAddRowBroadcastF16));
+}
+
+}  // namespace tessera::kernels

@@ -1,0 +1,15 @@
+#pragma once
+// Random valid graphs of issue 8's operations, for properties (JSON round
+// trip, printer stability). Draws its choices from RapidCheck generators, so
+// call it inside a property: failures shrink and replay with the seed.
+
+#include "compiler/ir/graph.hpp"
+
+namespace tessera::compiler::testing {
+
+// Host inputs and parameters of random types, a random sequence of data
+// movement, add, reduce_sum and (nested) repeat operations, and one or two
+// host outputs. Always passes verify().
+Graph random_graph();
+
+}  // namespace tessera::compiler::testing

@@ -1,0 +1,119 @@
+// The registry's footprint functions against what the host models really
+// touch (ARCHITECTURE.md decision 3: two independent sources). For random
+// registers that meet a kernel's precondition, every byte the model touches
+// through an operand lies inside that operand's footprint, the last byte it
+// touches is the footprint's last byte, and it touches nothing when the
+// footprint is zero — so a footprint formula can be neither too small (an
+// overrun the compiler would not see) nor too large (wasted SRAM).
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "kernels/registry.hpp"
+
+namespace tessera::kernels {
+namespace {
+
+// Any address reads as a byte derived from it; records every access.
+class RecordingMemory final : public KernelMemory {
+ public:
+  struct Touch {
+    unsigned reg;
+    std::uint64_t begin;
+    std::uint64_t end;
+    bool write;
+  };
+  void read(unsigned reg, std::uint32_t address, std::span<std::uint8_t> bytes) override {
+    touches.push_back({reg, address, std::uint64_t{address} + bytes.size(), false});
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
+      bytes[i] = static_cast<std::uint8_t>((address + i) * 2654435761u >> 13);
+    }
+  }
+  void write(unsigned reg, std::uint32_t address, std::span<const std::uint8_t> bytes) override {
+    touches.push_back({reg, address, std::uint64_t{address} + bytes.size(), true});
+  }
+  std::vector<Touch> touches;
+};
+
+struct Case {
+  std::string_view kernel;
+  Registers registers{};
+};
+
+constexpr std::uint32_t kOutAddress = 0x100000;
+constexpr std::uint32_t kLeftAddress = 0x200000;
+constexpr std::uint32_t kRightAddress = 0x300000;
+
+rc::Gen<std::uint32_t> small_count() {
+  return rc::gen::weightedOneOf<std::uint32_t>(
+      {{1, rc::gen::element<std::uint32_t>(0, 1, 5, 6, 7, 100)}, {2, rc::gen::inRange(0u, 2500u)}});
+}
+
+Case any_case() {
+  Case c;
+  const bool in_place = *rc::gen::arbitrary<bool>();
+  c.registers[2] = kOutAddress;
+  switch (*rc::gen::inRange(0, 3)) {
+    case 0: {  // add
+      const bool f16 = *rc::gen::arbitrary<bool>();
+      c.kernel = f16 ? kAddF16 : kAddF32;
+      c.registers[3] = in_place ? kOutAddress : kLeftAddress;
+      c.registers[4] = kRightAddress;
+      c.registers[5] = *small_count();
+      break;
+    }
+    case 1: {  // row broadcast
+      const bool f16 = *rc::gen::arbitrary<bool>();
+      c.kernel = f16 ? kAddRowBroadcastF16 : kAddRowBroadcastF32;
+      c.registers[3] = in_place ? kOutAddress : kLeftAddress;
+      c.registers[4] = kRightAddress;
+      c.registers[5] = *rc::gen::inRange(0u, 40u);
+      c.registers[6] = *rc::gen::inRange(0u, 70u);
+      break;
+    }
+    default: {  // sum
+      const bool f16 = *rc::gen::arbitrary<bool>();
+      c.kernel = f16 ? kSumF16 : kSumF32;
+      const std::uint32_t count = *small_count();
+      const std::uint32_t partial_bytes = (count * (f16 ? 2 : 4) + 3) / 4 * 4;
+      c.registers[3] = in_place ? kOutAddress : kLeftAddress;
+      c.registers[4] = count;
+      c.registers[5] = *rc::gen::inRange(1u, 6u);
+      c.registers[6] = partial_bytes + 4 * *rc::gen::inRange(0u, 4u);
+      break;
+    }
+  }
+  return c;
+}
+
+RC_GTEST_PROP(Footprint, ModelTouchesExactlyUpToTheFootprint, ()) {
+  const Case c = any_case();
+  const KernelSpec* spec = KernelRegistry::standard().find(c.kernel);
+  RC_ASSERT(spec != nullptr);
+  RC_ASSERT(!spec->precondition(c.registers).has_value());
+  RecordingMemory memory;
+  KernelCall call{c.registers, memory, 0, 0};
+  spec->model(call);
+  for (const OperandSpec& operand : spec->operands) {
+    const std::uint64_t begin = c.registers[operand.reg];
+    const std::uint64_t footprint = operand.footprint(c.registers);
+    std::uint64_t highest = begin;
+    for (const auto& touch : memory.touches) {
+      if (touch.reg != operand.reg) continue;
+      RC_ASSERT(touch.begin >= begin);
+      RC_ASSERT(touch.end <= begin + footprint);
+      RC_ASSERT(touch.write == (operand.access != Access::kRead));
+      highest = std::max(highest, touch.end);
+    }
+    RC_ASSERT(highest == begin + footprint);
+  }
+  for (const auto& touch : memory.touches) {
+    RC_ASSERT(std::any_of(spec->operands.begin(), spec->operands.end(),
+                          [&](const OperandSpec& o) { return o.reg == touch.reg; }));
+  }
+}
+
+}  // namespace
+}  // namespace tessera::kernels
