@@ -232,7 +232,13 @@ std::vector<ValueId> Graph::repeat(std::uint32_t count, const std::vector<ValueI
   try {
     // The repeat takes its id before its body, so ids follow the printed
     // (pre-)order and a replay of the JSON form reproduces them.
-    operations_.push_back(Operation{OpKind::kRepeat, parent, inputs, {}, attributes});
+    // Built in place: g++ 12 at -O3 reports a false -Wmaybe-uninitialized
+    // for the variant member of a moved temporary Operation.
+    Operation& repeat_op = operations_.emplace_back();
+    repeat_op.kind = OpKind::kRepeat;
+    repeat_op.block = parent;
+    repeat_op.inputs = inputs;
+    repeat_op.attributes = attributes;
     blocks_.push_back(Block{id, {}, {}, {}});
     std::vector<ValueId> arguments;
     for (std::uint32_t i = 0; i < input_types.size(); ++i) {
