@@ -265,24 +265,25 @@ std::uint32_t Tdi::read_m(target::PhysicalTile tile, unsigned context, unsigned 
   return read_m_stopped(tile, context, m);
 }
 
-std::uint32_t Tdi::read_pc(target::PhysicalTile tile, unsigned context) {
+// A register `get_word` copies into $m0, read with the context stopped and
+// its $m0 restored afterwards.
+std::uint32_t Tdi::read_through_m0(target::PhysicalTile tile, unsigned context,
+                                   std::uint32_t get_word) {
   check_context(tile, context);
   Stop stop(*this, tile, context, context != 0);
   const std::uint32_t m0 = read_m_stopped(tile, context, 0);
-  inject(tile, context, tdi_words::get_pc_m0());
-  const std::uint32_t pc = read_m_stopped(tile, context, 0);
+  inject(tile, context, get_word);
+  const std::uint32_t value = read_m_stopped(tile, context, 0);
   write_m_stopped(tile, context, 0, m0);
-  return pc;
+  return value;
+}
+
+std::uint32_t Tdi::read_pc(target::PhysicalTile tile, unsigned context) {
+  return read_through_m0(tile, context, tdi_words::get_pc_m0());
 }
 
 std::uint32_t Tdi::read_status(target::PhysicalTile tile, unsigned context) {
-  check_context(tile, context);
-  Stop stop(*this, tile, context, context != 0);
-  const std::uint32_t m0 = read_m_stopped(tile, context, 0);
-  inject(tile, context, tdi_words::get_status_m0());
-  const std::uint32_t status = read_m_stopped(tile, context, 0);
-  write_m_stopped(tile, context, 0, m0);
-  return status;
+  return read_through_m0(tile, context, tdi_words::get_status_m0());
 }
 
 std::optional<unsigned> Tdi::inactive_worker(target::PhysicalTile tile) {

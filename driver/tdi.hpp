@@ -101,6 +101,7 @@ class Tdi {
  private:
   class Stop;
   std::uint32_t read_m_stopped(target::PhysicalTile tile, unsigned context, unsigned m);
+  std::uint32_t read_through_m0(target::PhysicalTile tile, unsigned context, std::uint32_t get_word);
   void write_m_stopped(target::PhysicalTile tile, unsigned context, unsigned m, std::uint32_t value);
   void check_context(target::PhysicalTile tile, unsigned context) const;
 
