@@ -74,4 +74,11 @@ constexpr std::uint64_t sum_cycles(std::uint64_t count, std::uint64_t partials,
   return std::max(moved, measured);
 }
 
+// tessera_move_elements_{b32,b16,b8}: per pair, one 8-byte table load, one
+// element load and one element store [INF]. Pairs are split over the workers
+// like elements (table order within a worker's share).
+constexpr std::uint64_t move_elements_cycles(std::uint64_t pairs, unsigned element_bytes) noexcept {
+  return six_worker_kernel_cycles(pairs, 8 + 2 * std::uint64_t{element_bytes});
+}
+
 }  // namespace tessera::kernels

@@ -1,5 +1,5 @@
 #pragma once
-// Element access for the float kernels' host models: little-endian 2- or
+// Element access for the kernels' host models: little-endian 1-, 2- or
 // 4-byte elements moved through the checked KernelMemory in bounded chunks
 // (never a buffer sized by an untrusted register: the first stray chunk
 // faults before a large one is allocated).

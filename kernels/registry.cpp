@@ -12,6 +12,7 @@ const KernelRegistry& KernelRegistry::standard() {
     add_elementwise_kernels(r);
     add_float_add_kernels(r);
     add_reduction_kernels(r);
+    add_move_kernels(r);
     return r;
   }();
   return registry;

@@ -81,4 +81,12 @@ inline constexpr std::string_view kSumF16 = "tessera_sum_f16";
 
 void add_reduction_kernels(KernelRegistry& registry);
 
+// Table-driven element moves: transposes, slices, gathers, staging-buffer
+// assembly (kernels/move_elements.cpp).
+inline constexpr std::string_view kMoveElementsB32 = "tessera_move_elements_b32";
+inline constexpr std::string_view kMoveElementsB16 = "tessera_move_elements_b16";
+inline constexpr std::string_view kMoveElementsB8 = "tessera_move_elements_b8";
+
+void add_move_kernels(KernelRegistry& registry);
+
 }  // namespace tessera::kernels

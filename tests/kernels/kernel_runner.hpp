@@ -50,7 +50,7 @@ class KernelRun {
   std::uint64_t supervisor_instructions_ = 0;
 };
 
-// Little-endian element vectors <-> bytes (2- or 4-byte elements).
+// Little-endian element vectors <-> bytes (1-, 2- or 4-byte elements).
 std::vector<std::uint8_t> to_bytes(const std::vector<std::uint32_t>& elements, unsigned element_bytes);
 std::vector<std::uint32_t> from_bytes(const std::vector<std::uint8_t>& bytes, unsigned element_bytes);
 
