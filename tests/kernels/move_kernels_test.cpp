@@ -196,6 +196,22 @@ TEST(MoveKernels, AGatherWithRepeatedSourcesAndATranspose) {
             (std::vector<std::uint32_t>{1, 4, 2, 5, 3, 6, 0, 0}));
 }
 
+TEST(MoveKernels, TablesLongerThanOneModelChunk) {
+  // The model reads the table kModelChunkElements pairs at a time: a reversal
+  // just past one chunk and across two.
+  for (const unsigned s : kSizes) {
+    for (const std::uint32_t count : {1025u, 2500u}) {
+      MoveCall call{s, {}, {}, count, {}};
+      call.out.assign(padded(count * s) + kGuardBytes, 0xA5);
+      for (std::uint32_t i = 0; i < count * s; ++i) {
+        call.in.push_back(static_cast<std::uint8_t>(i * 7));
+      }
+      for (std::uint32_t i = 0; i < count; ++i) call.pairs.emplace_back(i, count - 1 - i);
+      EXPECT_EQ(run_move(call), call.expected()) << "s = " << s << ", count = " << count;
+    }
+  }
+}
+
 TEST(MoveKernels, ALaterPairOverwritesAnEarlierOneInTheModel) {
   // Table order within the model (the compiler names a destination once: the
   // device's workers are not ordered against one another).
