@@ -178,8 +178,12 @@ namespace {
 
 struct InvocationPayload {
   std::vector<PayloadPart> parts;
-  std::uint64_t bytes = 0;  // the sum of the parts' sizes
+  std::uint64_t bytes = 0;  // the parts with their padding, a whole number of words
 };
+
+std::uint64_t round_up_to_word(std::uint64_t bytes, const std::string& what) {
+  return checked_add<std::uint64_t>(bytes, 3, what) & ~std::uint64_t{3};
+}
 
 InvocationPayload lay_out_invocation(const BindingLookup& bindings, const HostCall& call,
                                      CallSide side) {
@@ -195,9 +199,14 @@ InvocationPayload lay_out_invocation(const BindingLookup& bindings, const HostCa
                       side == CallSide::kInput ? "an input or weight" : "an output"));
     }
     const std::uint64_t size = payload_bytes(*binding);
-    payload.parts.push_back(PayloadPart{binding, payload.bytes, size});
-    payload.bytes = checked_add(payload.bytes, size, what);
+    // Every part starts on a word: the device moves host data in whole words,
+    // so a binding whose size is not a multiple of 4 (odd f16 or f8 counts)
+    // is followed by padding its last word may cover.
+    const std::uint64_t offset = round_up_to_word(payload.bytes, what);
+    payload.parts.push_back(PayloadPart{binding, offset, size});
+    payload.bytes = checked_add(offset, size, what);
   }
+  payload.bytes = round_up_to_word(payload.bytes, what);
   return payload;
 }
 

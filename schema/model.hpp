@@ -269,10 +269,12 @@ Application canonical(const Application& application);
 // A host call moves one flat byte buffer per direction, its payload: the host
 // tensors of the bindings the call names (HostCall::input_bindings, which name
 // input or weight bindings, and HostCall::output_bindings, which name output
-// bindings), concatenated in the listed order. That is one invocation's
-// payload; a call of N invocations carries N of them back to back, so
-// invocation i's copy of a part starts at i × (the sum of the parts' sizes) +
-// part.offset. HostSlice::file_offset indexes the whole payload.
+// bindings), concatenated in the listed order, each starting on a 4-byte
+// boundary (zero to three padding bytes after a part whose size is not a
+// multiple of 4, and at the end). That is one invocation's payload; a call of
+// N invocations carries N of them back to back, so invocation i's copy of a
+// part starts at i × (the padded invocation size) + part.offset.
+// HostSlice::file_offset indexes the whole payload.
 //
 // These functions are the one owner of that layout (docs/FORMAT.md, "Call
 // payloads"); nothing else sums binding sizes to find a payload offset.
@@ -285,7 +287,7 @@ std::string_view call_side_name(CallSide side) noexcept;
 // Where one named binding's host tensor sits in one invocation's payload.
 struct PayloadPart {
   const Binding* binding = nullptr;  // into the application's inputs, weights or outputs
-  std::uint64_t offset = 0;          // sum of the sizes of the parts before it
+  std::uint64_t offset = 0;          // the parts before it, each padded to a word
   std::uint64_t size = 0;            // payload_bytes(*binding)
   friend bool operator==(const PayloadPart&, const PayloadPart&) = default;
 };
@@ -316,8 +318,8 @@ std::vector<PayloadPart> call_payload(const BindingLookup& bindings, const HostC
 std::vector<PayloadPart> call_payload(const Application& application, const HostCall& call,
                                       CallSide side);
 
-// Bytes of the whole payload on `side` of `call`: invocations × the sum of
-// the parts' sizes (checked; throws as call_payload does). Every HostSlice of
+// Bytes of the whole payload on `side` of `call`: invocations × the padded
+// invocation size (checked; throws as call_payload does). Every HostSlice of
 // that side lies inside [0, call_payload_bytes).
 std::uint64_t call_payload_bytes(const BindingLookup& bindings, const HostCall& call,
                                  CallSide side);

@@ -134,6 +134,21 @@ TEST(CallPayload, PartsFollowTheListedOrderEachAtTheSumOfTheSizesBeforeIt) {
   EXPECT_EQ(call_payload_bytes(bindings, call, CallSide::kInput), 0x180u);
 }
 
+TEST(CallPayload, EveryPartStartsOnAWord) {
+  Application app = sample_application();
+  Binding odd{"odd", DType::kF16, {3}, {}};  // 6 bytes: two bytes of padding follow
+  app.inputs.push_back(odd);
+  HostCall call;
+  call.name = "padded";
+  call.input_bindings = {"odd", "image"};
+  call.invocations = 2;
+  EXPECT_EQ(call_payload(app, call, CallSide::kInput),
+            (std::vector<PayloadPart>{{&app.inputs[1], 0x00, 6}, {&app.inputs[0], 0x08, 0x40}}));
+  EXPECT_EQ(call_payload_bytes(app, call, CallSide::kInput), 2u * 0x48u);
+  call.input_bindings = {"image", "odd"};  // padded at the end too
+  EXPECT_EQ(call_payload_bytes(app, call, CallSide::kInput), 2u * 0x48u);
+}
+
 TEST(CallPayload, AnEmptyListIsAnEmptyPayload) {
   const Application app = sample_application();
   HostCall call;
@@ -163,14 +178,15 @@ TEST(CallPayload, EachSideNamesOnlyItsOwnBindings) {
 TEST(CallPayload, SizesAreChecked) {
   Application app = sample_application();
   // 0xffffffff² bytes: it fits 64 bits, but not twice, nor with 2^33 more.
+  // The next part starts on the next word (0xfffffffe00000004).
   app.weights.push_back(Binding{"huge", DType::kU8, {0xFFFFFFFF, 0xFFFFFFFF}, {}});
   HostCall call;
   call.name = "run";
   call.input_bindings = {"huge", "image"};
   EXPECT_EQ(call_payload(app, call, CallSide::kInput),
             (std::vector<PayloadPart>{{&app.weights[1], 0, 0xfffffffe00000001u},
-                                      {&app.inputs[0], 0xfffffffe00000001u, 0x40}}));
-  EXPECT_EQ(call_payload_bytes(app, call, CallSide::kInput), 0xfffffffe00000041u);
+                                      {&app.inputs[0], 0xfffffffe00000004u, 0x40}}));
+  EXPECT_EQ(call_payload_bytes(app, call, CallSide::kInput), 0xfffffffe00000044u);
   call.invocations = 2;
   EXPECT_THROW(call_payload_bytes(app, call, CallSide::kInput), ArithmeticError);
   call.invocations = 1;
