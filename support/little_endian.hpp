@@ -17,6 +17,16 @@ inline void store_u32_le(std::uint32_t value, std::uint8_t* bytes) noexcept {
   for (int i = 0; i < 4; ++i) bytes[i] = static_cast<std::uint8_t>(value >> (8 * i));
 }
 
+// 16-bit halves (f16 elements).
+inline std::uint16_t load_u16_le(const std::uint8_t* bytes) noexcept {
+  return static_cast<std::uint16_t>(bytes[0] | bytes[1] << 8);
+}
+
+inline void store_u16_le(std::uint16_t value, std::uint8_t* bytes) noexcept {
+  bytes[0] = static_cast<std::uint8_t>(value);
+  bytes[1] = static_cast<std::uint8_t>(value >> 8);
+}
+
 inline void append_u32_le(std::vector<std::uint8_t>& bytes, std::uint32_t value) {
   const std::size_t at = bytes.size();
   bytes.resize(at + 4);

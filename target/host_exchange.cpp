@@ -46,7 +46,7 @@ static_assert(((kHostOffsetFieldMax << kHostOffsetShift) | kLengthMask) == 0x7FF
 // ---- Sync zones (§6) as host phases use them --------------------------------
 constexpr std::uint32_t kSyncHostReceive = 0;  // waits for this tile's host transfer [INF]
 constexpr std::uint32_t kSyncLocal = 1;
-constexpr std::uint32_t kSyncAll = 7;         // the external sync that includes the host
+constexpr std::uint32_t kSyncAll = isa::kHostSyncZone;  // the external sync that includes the host
 constexpr std::uint32_t kSyncHostEntry = 15;  // the XREQ owner's entry sync
 constexpr std::uint32_t kSansHost = 1;        // no part in the next host sync [INF]
 

@@ -197,6 +197,12 @@ struct Sync {
   friend constexpr bool operator==(const Sync&, const Sync&) = default;
 };
 
+// The sync zones emitted programs name (§6): 3 opens and closes an internal
+// exchange phase on every tile; 7 is the external sync that includes the host
+// (the startup rendezvous and every host phase).
+inline constexpr std::uint32_t kInternalSyncZone = 3;
+inline constexpr std::uint32_t kHostSyncZone = 7;
+
 // sans z: do not participate in the next sync of zone z [INF].
 struct Sans {
   std::uint32_t zone = 0;
