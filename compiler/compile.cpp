@@ -1,0 +1,41 @@
+#include "compiler/compile.hpp"
+
+#include <fmt/format.h>
+
+#include "compiler/ir/verifier.hpp"
+#include "compiler/lower/lower.hpp"
+
+namespace tessera::compiler {
+
+CompileResult compile(const Graph& graph, const CompileOptions& options) {
+  verify(graph);
+  const lower::Program program = lower::lower_graph(graph, lower::LowerOptions{options.tiles});
+  CompileResult result;
+  result.lowered_steps = program.steps.size();
+  emit::LinkOptions link;
+  link.compiler_version = "tessera compiler (issue 8: data movement, add, reduce_sum)";
+  link.validate_exchange = options.validate_exchange;
+  result.application = emit::link_program(program, link, &result.report);
+  return result;
+}
+
+std::string format_report(const CompileResult& result) {
+  const emit::LinkReport& report = result.report;
+  std::string text = fmt::format(
+      "{} lowered steps on {} package tiles: {} host batches, {} exchange phases, {} kernel calls\n"
+      "largest per-tile data {} bytes (region 1), code {} bytes (region 0)\n",
+      result.lowered_steps, report.package_tiles, report.host_batches, report.phases.size(),
+      report.kernel_calls, report.max_data_bytes, report.max_code_bytes);
+  for (const auto& phase : report.phases) {
+    text += fmt::format("  phase {:>4}: {:>6} transfers, {:>8} words, horizon {:>7} events, bound {:>7}"
+                        " ({:.2f}×)  {}\n",
+                        phase.id, phase.transfers, phase.words_sent, phase.horizon, phase.lower_bound,
+                        phase.lower_bound == 0 ? 0.0
+                                               : static_cast<double>(phase.horizon) /
+                                                     static_cast<double>(phase.lower_bound),
+                        phase.provenance);
+  }
+  return text;
+}
+
+}  // namespace tessera::compiler

@@ -1,0 +1,47 @@
+#pragma once
+// compile(): a graph → a package, the compiler's front door (tessera compile
+// and the C++ API use it).
+//
+//   verify (ir/verifier.hpp) → lower (lower/lower.hpp: layouts, address-free
+//   per-tile work) → link (emit/link.hpp: placement, host I/O, exchange
+//   scheduling, code, debug section).
+//
+// The package runs on the simulator (runtime::Session, `tessera run`). It is
+// not hardware-loadable: the kernels exist as host models only. Compiling the
+// same graph with the same options twice gives identical bytes.
+//
+// Host calls: "load_parameters" (the parameters, when the graph has any),
+// then "run" (the host inputs in, the host outputs out).
+
+#include <cstdint>
+#include <string>
+
+#include "compiler/emit/link.hpp"
+#include "compiler/ir/graph.hpp"
+#include "schema/model.hpp"
+
+namespace tessera::compiler {
+
+struct CompileOptions {
+  // Tensors are spread over logical tiles 0 … tiles − 1 (1 … 1472).
+  std::uint32_t tiles = 1472;
+  // Replay and re-check every exchange row (reference §5.5); cheap.
+  bool validate_exchange = true;
+};
+
+struct CompileResult {
+  schema::Application application;
+  emit::LinkReport report;
+  std::size_t lowered_steps = 0;
+};
+
+// Throws GraphError (an invalid graph), lower::LoweringError (an operation
+// this compiler cannot lower), PlacementError (with the per-tile memory
+// report), exchange::ExchangeScheduleError, emit::LinkError.
+CompileResult compile(const Graph& graph, const CompileOptions& options = {});
+
+// "compiled 12 steps: 3 exchange phases (…), 40 kernel calls, …" — what
+// `tessera compile --report` prints.
+std::string format_report(const CompileResult& result);
+
+}  // namespace tessera::compiler

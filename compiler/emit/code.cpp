@@ -1,0 +1,23 @@
+#include "compiler/emit/code.hpp"
+
+#include "support/little_endian.hpp"
+
+namespace tessera::compiler::emit {
+
+std::vector<std::uint8_t> assemble(const Code& code) {
+  std::vector<std::uint32_t> words;
+  for (const auto& instruction : code) isa::encode_into(instruction, words);
+  return words_to_bytes(words);
+}
+
+Code load_constant(isa::Reg reg, std::uint32_t value) {
+  if (value < (1u << 20)) return {isa::Setzi{reg, value}};
+  return {isa::Setzi{reg, value >> 12}, isa::Shl{reg, reg, 12},
+          isa::Add{reg, reg, static_cast<std::int32_t>(value & 0xFFF)}};
+}
+
+Code halt() { return {isa::Setzi{isa::Reg::m0, 0}, isa::Br{isa::Reg::m0}}; }
+
+void append(Code& code, const Code& more) { code.insert(code.end(), more.begin(), more.end()); }
+
+}  // namespace tessera::compiler::emit

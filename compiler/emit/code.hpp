@@ -1,0 +1,26 @@
+#pragma once
+// Small pieces of supervisor code the emitter strings together, built with
+// target/'s encoders.
+
+#include <cstdint>
+#include <vector>
+
+#include "target/isa.hpp"
+
+namespace tessera::compiler::emit {
+
+namespace isa = target::isa;
+using Code = std::vector<isa::Instruction>;
+
+// Little-endian bytes of the encoded instructions.
+std::vector<std::uint8_t> assemble(const Code& code);
+
+// Loads a 32-bit constant: one setzi below 2^20, else setzi/shl/add.
+Code load_constant(isa::Reg reg, std::uint32_t value);
+
+// The end of every tile program: a branch to address 0 halts the supervisor.
+Code halt();
+
+void append(Code& code, const Code& more);
+
+}  // namespace tessera::compiler::emit

@@ -1,0 +1,64 @@
+#pragma once
+// Linking: the lowered program (lower/program.hpp) → a package.
+//
+//   1. lifetimes: every buffer lives from the first step that uses it to the
+//      last; placement (placement.hpp) gives each tile's buffers addresses in
+//      interleaved memory, reusing memory across disjoint lifetimes;
+//   2. host I/O: bindings → slices → host_io's batches and per-tile programs;
+//   3. exchange: each exchange step's transfers, with addresses → the
+//      scheduler's rows (exchange/scheduler.hpp);
+//   4. code: per tile the main program (startup rendezvous, host batches,
+//      exchange phases as `sync 3; call row; sync 3`, kernel calls with the
+//      register ABI, halt), its host programs and packets, rows and kernel
+//      stubs, placed in region 0 by the same allocator; the entry trampoline
+//      branches to main;
+//   5. before emitting a kernel call, its every operand's footprint (from the
+//      kernel registry) must lie inside the operand's allocation
+//      (review-findings #1) — else a LinkError naming kernel, operand,
+//      footprint and allocation;
+//   6. the debug section: symbols, allocations, call sites, planned transfers
+//      per exchange phase, provenance.
+// Everything iterates ordered containers, so linking is deterministic.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/lower/program.hpp"
+#include "schema/model.hpp"
+#include "support/error.hpp"
+
+namespace tessera::compiler::emit {
+
+class LinkError : public Error {
+ public:
+  using Error::Error;
+};
+
+// What linking found, for `tessera compile --report` and the benchmarks.
+struct LinkReport {
+  struct Phase {
+    std::uint32_t id = 0;  // the internal-sync round that opens it
+    std::string provenance;
+    std::size_t transfers = 0;
+    std::uint64_t horizon = 0;      // events
+    std::uint64_t lower_bound = 0;  // the busiest tile's words
+    std::uint64_t words_sent = 0;
+  };
+  std::size_t package_tiles = 0;
+  std::size_t host_batches = 0;
+  std::size_t kernel_calls = 0;
+  std::vector<Phase> phases;
+  std::uint32_t max_data_bytes = 0;  // the largest per-tile data high-water mark
+  std::uint32_t max_code_bytes = 0;
+};
+
+struct LinkOptions {
+  std::string compiler_version = "tessera compiler";
+  bool validate_exchange = true;
+};
+
+schema::Application link_program(const lower::Program& program, const LinkOptions& options,
+                                 LinkReport* report = nullptr);
+
+}  // namespace tessera::compiler::emit

@@ -1,0 +1,24 @@
+#include "compiler/lower/layout_policy.hpp"
+
+#include <algorithm>
+
+#include "schema/model.hpp"
+
+namespace tessera::compiler::lower {
+
+Layout default_layout(const TensorType& type, std::uint32_t tiles) {
+  Layout layout = single_tile_layout(type.element);
+  layout.memory_class = MemoryClass::kInterleaved;
+  if (type.shape.empty() || tiles <= 1) return layout;
+  std::uint64_t row_bytes = schema::dtype_size(type.dtype());
+  for (std::size_t a = 1; a < type.shape.size(); ++a) row_bytes *= type.shape[a];
+  std::uint64_t block = 1;
+  while ((block * row_bytes) % 4 != 0) block *= 2;  // 1, 2 or 4 rows
+  const std::uint64_t blocks = (type.shape[0] + block - 1) / block;
+  const auto partitions = static_cast<std::uint32_t>(std::min<std::uint64_t>(blocks, tiles));
+  if (partitions <= 1) return layout;
+  layout.tiling = {AxisTiling{0, partitions, block, 1}};
+  return layout;
+}
+
+}  // namespace tessera::compiler::lower

@@ -1,0 +1,48 @@
+#pragma once
+// Lowering: a verified graph → the address-free per-tile program
+// (program.hpp). Each value gets the layout layout_policy.hpp decides and a
+// buffer; each operation becomes an exchange step and/or a compute step:
+//
+//   copy, slice, concat, reshape, transpose, broadcast_to
+//       element moves (moves.hpp) from the inputs' shards into the result's;
+//   add  each operand brought to the result's layout (moves, when its shape
+//       differs: a broadcast is materialised), then tessera_add_{f32,f16} on
+//       every shard;
+//   reduce_sum
+//       every contribution of a result element gathered in a partials buffer
+//       on the result's tile (row k = the k-th reduced element, in row-major
+//       order of the reduced axes), then tessera_sum_{f32,f16}: the sum
+//       accumulates in f32 in exactly that order and rounds once;
+//   host_input, parameter, host_output
+//       bindings: slices of the value's shards. Parameters come in through
+//       the host call "load_parameters", host inputs and outputs through "run";
+//   repeat
+//       never unrolled: loop-state buffers for the carried values, the body's
+//       steps once between a loop begin and end, the yields copied into the
+//       state at the end of each iteration. (A body that yields carried
+//       values in permuted positions is refused: LoweringError.)
+
+#include <cstdint>
+
+#include "compiler/ir/graph.hpp"
+#include "compiler/lower/program.hpp"
+#include "support/error.hpp"
+#include "target/topology.hpp"
+
+namespace tessera::compiler::lower {
+
+class LoweringError : public Error {
+ public:
+  using Error::Error;
+};
+
+inline constexpr std::string_view kLoadParametersCall = "load_parameters";
+inline constexpr std::string_view kRunCall = "run";
+
+struct LowerOptions {
+  std::uint32_t tiles = target::kTileCount;  // tensors spread over logical tiles 0 … tiles − 1
+};
+
+Program lower_graph(const Graph& graph, const LowerOptions& options);
+
+}  // namespace tessera::compiler::lower

@@ -1,0 +1,25 @@
+#pragma once
+// Runs a compiled package on the simulator backend through runtime::Session,
+// the way `tessera run` does: "load_parameters" (when present) with the
+// parameters, then "run" with the host inputs. Test code only.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "schema/model.hpp"
+
+namespace tessera::compiler::testing {
+
+using TensorBytes = std::map<std::string, std::vector<std::uint8_t>>;
+
+struct GraphRun {
+  TensorBytes outputs;
+  std::uint64_t cycles = 0;  // simulated cycles until every tile halted
+};
+
+// `bindings` holds every host input and parameter by name.
+GraphRun run_on_simulator(const schema::Application& package, const TensorBytes& bindings);
+
+}  // namespace tessera::compiler::testing
