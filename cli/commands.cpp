@@ -10,6 +10,7 @@ CommandSet standard_commands() {
   commands.add(asm_command());
   commands.add(inspect_command());
   commands.add(validate_command());
+  commands.add(compile_command());
   commands.add(pack_command());
   commands.add(simulate_command());
   commands.add(run_command());

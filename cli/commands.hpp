@@ -10,4 +10,5 @@ Command validate_command();
 Command pack_command();
 Command simulate_command();
 Command run_command();
+Command compile_command();
 }  // namespace tessera::cli

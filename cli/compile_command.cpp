@@ -1,0 +1,78 @@
+// tessera compile: a JSON tensor graph (docs/GRAPH_FORMAT.md) → a package.
+#include <chrono>
+#include <ostream>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "cli/command.hpp"
+#include "cli/commands.hpp"
+#include "compiler/compile.hpp"
+#include "compiler/ir/graph_json.hpp"
+#include "schema/sha256.hpp"
+#include "schema/writer.hpp"
+#include "support/version.hpp"
+#include "target/topology.hpp"
+
+namespace po = boost::program_options;
+
+namespace tessera::cli {
+
+Command compile_command() {
+  return Command{
+      "compile", "compile a JSON tensor graph into a package",
+      [](const std::vector<std::string>& args, Streams& io) -> int {
+        CommandSyntax syntax;
+        syntax.name = "compile";
+        syntax.summary =
+            "Reads a tensor graph (docs/GRAPH_FORMAT.md), lays its tensors out over the first N\n"
+            "tiles, lowers every operation to exchange phases and kernel calls, places memory,\n"
+            "schedules the exchanges, emits each tile's code and writes the package.";
+        syntax.usage = "GRAPH.json -o PACKAGE [--tiles N] [--report]";
+        syntax.details =
+            "The package has host calls `load_parameters` (when the graph has parameters) and\n"
+            "`run`; run it with `tessera run PACKAGE -i NAME=FILE... -o NAME=FILE...`. It is not\n"
+            "hardware-loadable yet: the kernels are host models only. Compiling the same graph\n"
+            "twice gives identical bytes. Operations: docs/GRAPH_FORMAT.md; what the compiler\n"
+            "does: compiler/README.md.";
+        syntax.options.add_options()(
+            "output,o", po::value<std::string>()->required()->value_name("PACKAGE"),
+            "the package to write (.ipuexe)")(
+            "tiles", po::value<unsigned>()->default_value(target::kTileCount)->value_name("N"),
+            "spread tensors over logical tiles 0..N-1 (1..1472)")(
+            "report", po::bool_switch(), "print what was compiled: phases, horizons, memory")(
+            "no-validate", po::bool_switch(), "skip replaying the exchange rows (faster, less safe)");
+        syntax.required_argument("graph");
+        const auto values = parse_command_line(syntax, args, io);
+        if (!values) return kExitSuccess;
+
+        const unsigned tiles = (*values)["tiles"].as<unsigned>();
+        if (tiles < 1 || tiles > target::kTileCount) {
+          throw UsageError(fmt::format("--tiles {} is outside 1..{}", tiles, target::kTileCount));
+        }
+        const std::string path = (*values)["graph"].as<std::string>();
+        const std::string output = (*values)["output"].as<std::string>();
+        const auto started = std::chrono::steady_clock::now();
+        spdlog::info("reading {}", path);
+        const compiler::Graph graph = compiler::read_graph_json_file(path);
+        spdlog::info("compiling {} operations for {} tiles", graph.operation_count(), tiles);
+        compiler::CompileOptions options;
+        options.tiles = tiles;
+        options.validate_exchange = !(*values)["no-validate"].as<bool>();
+        compiler::CompileResult result = compiler::compile(graph, options);
+        result.application.compiler_version =
+            fmt::format("tessera compile {} (git {})", version(), git_revision());
+        spdlog::info("writing {}", output);
+        const auto digest = schema::write_package(result.application, output);
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        io.out << fmt::format("{}: {} tiles, {} exchange phases, {} kernel calls, compiled in {:.2f} s, "
+                              "build digest {}\n",
+                              output, result.report.package_tiles, result.report.phases.size(),
+                              result.report.kernel_calls, seconds, schema::to_hex(digest));
+        if ((*values)["report"].as<bool>()) io.out << compiler::format_report(result);
+        return kExitSuccess;
+      }};
+}
+
+}  // namespace tessera::cli
