@@ -21,9 +21,9 @@
 // An index past its region's element count is not a precondition failure:
 // the model makes the access where the index puts it, outside the operand's
 // footprint, and the checked memory faults. An element address past 2^32 is
-// never wrapped back into the address space (it would land inside the
-// region): the access is presented at the top of the address space, where
-// it faults as well.
+// never wrapped back into the address space (it could land inside the
+// region): the access is presented at the top of the address space, which no
+// tile's SRAM reaches, so it faults as well.
 #include <algorithm>
 #include <array>
 #include <vector>
