@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include "schema/writer.hpp"
+#include "support/little_endian.hpp"
+#include "target/isa.hpp"
 #include "target/topology.hpp"
 #include "tests/cli/tessera_cli.hpp"
 #include "tests/runtime/ring_package.hpp"
@@ -102,6 +104,26 @@ TEST_F(DisasmPackage, ATileWithoutDebugRecordsIsListedWithoutNames) {
                    "so no names\n",
                    "\nsegment [0x4c010, 0x4c090)  R-X  128 bytes (64 from the package, then zeros)\n",
                    "0004c010  ", "  ; entry point\n", "0004c050  ; 64 zero bytes to 0x4c090\n"});
+}
+
+TEST_F(DisasmPackage, RecordsNoInstructionStartsAtAreNoted) {
+  // Tile p5's call site (0x4c018) lands on the second word of a sendpicp.
+  auto app = tessera::testing::sample_application();
+  std::vector<std::uint32_t> words(16, tessera::target::isa::kNopWord);
+  words[1] = 0xF54A0109;
+  words[2] = 0x19015000;
+  auto& code = app.tiles[1].segments[0];
+  code.blob = app.blobs.add(tessera::words_to_bytes(words));
+  code.blob_offset = 0;
+  code.file_size = code.memory_size = static_cast<std::uint32_t>(4 * words.size());
+  const std::string path = scratch_.path("notes.ipuexe");
+  tessera::schema::write_package(app, path);
+  const auto result = tessera_cli({"disasm", path, "--tile", "p5"});
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  expect_lines_in_order(result.out,
+                        {"0004c014  f54a0109 19015000  sendpicp ", "gemm_f16:\n0004c020  19e00000 ",
+                         "\n; note: call site 0x4c018 (gemm_f16) does not start a listed "
+                         "instruction\n"});
 }
 
 TEST_F(DisasmPackage, SymbolsListsSymbolsAndAllocations) {
