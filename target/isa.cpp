@@ -279,6 +279,13 @@ std::size_t word_count(const Instruction& instruction) noexcept {
   return spec == nullptr ? 1 : spec->words;
 }
 
+std::optional<std::uint32_t> code_target(const Instruction& instruction) noexcept {
+  if (const auto* call = std::get_if<Call>(&instruction)) return call->target;
+  if (const auto* bri = std::get_if<Bri>(&instruction)) return bri->target;
+  if (const auto* brz = std::get_if<Brz>(&instruction)) return brz->target;
+  return std::nullopt;
+}
+
 std::span<const InstructionSpec* const> all_specs() noexcept { return kSpecs; }
 
 }  // namespace tessera::target::isa

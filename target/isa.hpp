@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -390,6 +391,10 @@ const InstructionSpec* spec_of(const Instruction& instruction) noexcept;
 
 // How many words an instruction occupies.
 std::size_t word_count(const Instruction& instruction) noexcept;
+
+// The code address an instruction transfers control to when that address is
+// an immediate (call, bri, brz); nullopt otherwise, br $mR included.
+std::optional<std::uint32_t> code_target(const Instruction& instruction) noexcept;
 
 // Every table row, in decoding precedence.
 std::span<const InstructionSpec* const> all_specs() noexcept;

@@ -1,5 +1,6 @@
 #include "target/topology.hpp"
 
+#include <charconv>
 #include <ostream>
 #include <utility>
 
@@ -77,6 +78,22 @@ std::optional<LogicalTile> Topology::logical(PhysicalTile tile) const noexcept {
     return std::nullopt;
   }
   return LogicalTile(logical_[tile.value]);
+}
+
+PhysicalTile parse_tile(std::string_view text, const Topology& topology) {
+  const bool logical = text.starts_with('L');
+  const std::string_view digits = text.substr(logical || text.starts_with('p') ? 1 : 0);
+  unsigned value = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (digits.empty() || error != std::errc{} || end != digits.data() + digits.size() ||
+      value > 0xFFFF) {
+    throw TopologyError(
+        fmt::format("'{}' is not a tile: write p260 or 260 (physical) or L100 (logical)", text));
+  }
+  const auto id = static_cast<std::uint16_t>(value);
+  if (logical) return topology.physical(LogicalTile(id));
+  if (!on_chip(PhysicalTile(id))) detail::throw_off_chip(PhysicalTile(id), "tile");
+  return PhysicalTile(id);
 }
 
 }  // namespace tessera::target

@@ -9,7 +9,8 @@
 // passing one where the other is expected does not compile.
 //
 // Formatting: fmt prints a PhysicalTile as `p260` and a LogicalTile as `L100`,
-// so an error message always says which space a number belongs to.
+// so an error message always says which space a number belongs to;
+// parse_tile reads those forms back.
 
 #include <array>
 #include <compare>
@@ -18,6 +19,7 @@
 #include <iosfwd>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -145,6 +147,12 @@ class Topology {
   std::vector<PhysicalTile> physical_;
   std::array<std::uint16_t, kTileCount> logical_;  // by physical id; kUnmapped if unused
 };
+
+// A tile named as a person types it: `p260` (or a bare `260`) is physical,
+// `L100` is logical and is placed through `topology`. The inverse of the fmt
+// formatters. Throws TopologyError for malformed text, an off-chip physical
+// id, or a logical id outside the topology.
+PhysicalTile parse_tile(std::string_view text, const Topology& topology);
 
 // ---------------------------------------------------------------------------
 // Route model (§1.3). An empirical fit [INF]: it reproduces the C++ oracle,

@@ -232,6 +232,15 @@ TEST(IsaEncode, OutOfRangeFieldsAreErrorsNamingInstructionFieldAndValue) {
   EXPECT_EQ(message(Delay{0x80000}), "no error");
 }
 
+TEST(IsaControlFlow, ImmediateCodeTargets) {
+  EXPECT_EQ(code_target(Call{Reg::m10, 0x4CC08}), 0x4CC08u);
+  EXPECT_EQ(code_target(Bri{0x4C010}), 0x4C010u);
+  EXPECT_EQ(code_target(Brz{Reg::m2, 0x4C100}), 0x4C100u);
+  EXPECT_EQ(code_target(Br{Reg::m10}), std::nullopt);  // a register, not an immediate
+  EXPECT_EQ(code_target(Nop{}), std::nullopt);
+  EXPECT_EQ(code_target(Unknown{0x18000000}), std::nullopt);
+}
+
 TEST(IsaSpecs, EveryRowHasAUniqueMnemonic) {
   std::set<std::string_view> seen;
   for (const auto* spec : all_specs()) {

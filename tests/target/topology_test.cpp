@@ -152,6 +152,33 @@ TEST(Topology, PhysicalOfAnUnknownLogicalTileNamesIt) {
   EXPECT_THROW((void)c600_physical(L(1472)), TopologyError);
 }
 
+TEST(Topology, ParsesTilesAsTheyAreFormatted) {
+  const Topology c600 = Topology::c600();
+  EXPECT_EQ(parse_tile("p260", c600), P(260));
+  EXPECT_EQ(parse_tile("260", c600), P(260));
+  EXPECT_EQ(parse_tile("L0", c600), P(0));
+  EXPECT_EQ(parse_tile("L1", c600), c600_physical(L(1)));
+  EXPECT_EQ(parse_tile(fmt::format("{}", P(1471)), c600), P(1471));
+  const Topology small = Topology::from_physical({P(4), P(6)});
+  EXPECT_EQ(parse_tile("L1", small), P(6));
+}
+
+TEST(Topology, RejectsTileNamesItCannotPlace) {
+  const Topology c600 = Topology::c600();
+  for (const char* text : {"", "p", "L", "x5", "p-1", "5x", "p 5", "P5", "l5", "65536"}) {
+    SCOPED_TRACE(text);
+    try {
+      (void)parse_tile(text, c600);
+      ADD_FAILURE() << "expected TopologyError";
+    } catch (const TopologyError& error) {
+      EXPECT_NE(error.message().find("is not a tile"), std::string::npos) << error.message();
+    }
+  }
+  EXPECT_THROW((void)parse_tile("p1472", c600), TopologyError);
+  EXPECT_THROW((void)parse_tile("L1472", c600), TopologyError);
+  EXPECT_THROW((void)parse_tile("L2", Topology::from_physical({P(4), P(6)})), TopologyError);
+}
+
 RC_GTEST_PROP(TopologyProperties, C600FormulaAgreesWithTheMapAndItsInverse, ()) {
   static const Topology c600 = Topology::c600();
   const auto id = *rc::gen::inRange<std::uint16_t>(0, kTileCount);
