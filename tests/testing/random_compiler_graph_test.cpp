@@ -1,0 +1,141 @@
+// The random compilable graphs: every one verifies, stays inside what the
+// compiler property test asks for, and the reference evaluates it.
+
+#include "tests/testing/random_compiler_graph.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include "compiler/ir/verifier.hpp"
+#include "tests/testing/graph_reference.hpp"
+
+namespace tessera::testing {
+namespace {
+
+using compiler::DType;
+using compiler::Graph;
+using compiler::OpKind;
+
+InputRecipe input_of_shape(compiler::Shape shape, bool parameter = false) {
+  InputRecipe input;
+  input.shape = std::move(shape);
+  input.parameter = parameter;
+  return input;
+}
+
+StepRecipe step_of(StepKind kind) {
+  StepRecipe step;
+  step.kind = kind;
+  return step;
+}
+
+std::size_t count_of(const Graph& graph, OpKind kind) { return graph.top_level(kind).size(); }
+
+RC_GTEST_PROP(RandomCompilerGraph, GraphsVerifyAndTheReferenceEvaluatesThem, ()) {
+  const GraphRecipe recipe = *graph_recipe();
+  const Graph graph = build_graph(recipe);
+  compiler::verify(graph);
+  RC_ASSERT(build_graph(recipe) == graph);
+
+  const std::size_t bindings = count_of(graph, OpKind::kHostInput) + count_of(graph, OpKind::kParameter);
+  RC_ASSERT(bindings >= 1u);
+  RC_ASSERT(bindings <= 3u);
+  const std::size_t outputs = count_of(graph, OpKind::kHostOutput);
+  RC_ASSERT(outputs >= 1u);
+  RC_ASSERT(outputs <= 2u);
+  RC_ASSERT(graph.block_count() == 1u);  // no repeat
+  const std::size_t ops = graph.top().operations.size() - bindings - outputs;
+  RC_ASSERT(ops >= 1u);
+  RC_ASSERT(ops <= 6u);
+  for (const OpKind kind : {OpKind::kHostInput, OpKind::kParameter}) {
+    for (const compiler::OpId id : graph.top_level(kind)) {
+      const auto& type = graph.type(graph.operation(id).results[0]);
+      RC_ASSERT(type.shape.size() >= 1u);
+      RC_ASSERT(type.shape.size() <= 3u);
+      RC_ASSERT(std::all_of(type.shape.begin(), type.shape.end(),
+                            [](std::uint32_t extent) { return extent <= 9; }));
+      RC_ASSERT(type.dtype() == DType::kF32 || type.dtype() == DType::kF16 ||
+                type.dtype() == DType::kU32);
+    }
+  }
+  RC_TAG(std::string(schema::dtype_name(recipe.dtype)));
+
+  const TensorBytes values = *binding_bytes(graph);
+  const TensorBytes results = evaluate_graph(graph, values);
+  RC_ASSERT(results.size() == outputs);
+  for (const compiler::OpId id : graph.top_level(OpKind::kHostOutput)) {
+    const auto& op = graph.operation(id);
+    const auto& name = std::get<compiler::BindingAttributes>(op.attributes).name;
+    RC_ASSERT(results.at(name).size() == compiler::byte_size(graph.type(op.inputs[0])));
+  }
+}
+
+RC_GTEST_PROP(RandomCompilerGraph, LargerExtentsStayWithinTheElementBound, ()) {
+  RandomGraphOptions options;
+  options.max_extent = 40;
+  options.max_elements = 20000;
+  const GraphRecipe recipe = *graph_recipe(options);
+  const Graph graph = build_graph(recipe);
+  compiler::verify(graph);
+  for (std::uint32_t v = 0; v < graph.value_count(); ++v) {
+    RC_ASSERT(compiler::element_count(graph.type({v}).shape) <= 20000u);
+  }
+}
+
+// The plainest recipes (what shrinking ends at) still build: missing choices
+// read as 0, missing inputs and outputs as one of each.
+TEST(RandomCompilerGraph, EmptyAndAllZeroRecipesBuild) {
+  const Graph empty = build_graph(GraphRecipe{});
+  compiler::verify(empty);
+  EXPECT_EQ(count_of(empty, OpKind::kHostInput), 1u);
+  EXPECT_EQ(count_of(empty, OpKind::kHostOutput), 1u);
+
+  GraphRecipe recipe;
+  recipe.dtype = DType::kF16;
+  InputRecipe derived;
+  derived.derived = true;
+  derived.drop_leading = 1;
+  recipe.inputs = {input_of_shape({2, 3}), derived};
+  for (std::uint8_t kind = 0; kind < kStepKindCount; ++kind) {
+    recipe.steps.push_back(step_of(static_cast<StepKind>(kind)));
+  }
+  recipe.outputs = {0, 1};
+  const Graph graph = build_graph(recipe);
+  compiler::verify(graph);
+  // Each kind built its own op (nothing fell back to a copy), chained.
+  std::vector<OpKind> kinds;
+  for (const compiler::OpId id : graph.top().operations) kinds.push_back(graph.operation(id).kind);
+  EXPECT_EQ(kinds, (std::vector<OpKind>{OpKind::kHostInput, OpKind::kHostInput, OpKind::kCopy,
+                                        OpKind::kSlice, OpKind::kConcat, OpKind::kReshape,
+                                        OpKind::kTranspose, OpKind::kBroadcastTo, OpKind::kAdd,
+                                        OpKind::kReduceSum, OpKind::kHostOutput,
+                                        OpKind::kHostOutput}));
+  EXPECT_EQ(graph.type({1}).shape, compiler::Shape({3}));  // derived: [2, 3] without axis 0
+}
+
+TEST(RandomCompilerGraph, U32GraphsMoveDataOnly) {
+  GraphRecipe recipe;
+  recipe.dtype = DType::kU32;
+  recipe.inputs = {input_of_shape({4})};
+  recipe.steps = {step_of(StepKind::kAdd), step_of(StepKind::kReduceSum)};
+  const Graph graph = build_graph(recipe);
+  compiler::verify(graph);
+  EXPECT_EQ(count_of(graph, OpKind::kCopy), 2u);
+}
+
+TEST(RandomCompilerGraph, TheDescriptionShowsTheGraph) {
+  GraphRecipe recipe;
+  recipe.inputs = {input_of_shape({2}, /*parameter=*/true)};
+  recipe.steps = {step_of(StepKind::kAdd)};
+  std::ostringstream text;
+  text << recipe;
+  EXPECT_NE(text.str().find("add operand -0"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("%1 = add %0, %0 : f32[2]"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("parameter \"p0\""), std::string::npos) << text.str();
+}
+
+}  // namespace
+}  // namespace tessera::testing
