@@ -4,6 +4,7 @@
 
 #include "compiler/ir/verifier.hpp"
 #include "compiler/lower/lower.hpp"
+#include "schema/validate.hpp"
 
 namespace tessera::compiler {
 
@@ -15,7 +16,11 @@ CompileResult compile(const Graph& graph, const CompileOptions& options) {
   emit::LinkOptions link;
   link.compiler_version = "tessera compiler (issue 8: data movement, add, reduce_sum)";
   link.validate_exchange = options.validate_exchange;
-  result.application = emit::link_program(program, link, &result.report);
+  // The canonical form is what the writer stores and what runtime::Session
+  // runs; it must be a valid package (schema's rules), or the bug is the
+  // compiler's and should surface here, not when the package is run.
+  result.application = schema::canonical(emit::link_program(program, link, &result.report));
+  schema::validate(result.application);
   return result;
 }
 

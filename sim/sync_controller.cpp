@@ -58,9 +58,9 @@ std::vector<Release> SyncRounds::complete_if_ready(std::uint64_t round, std::uin
 
 void HostSyncRounds::reset(std::size_t tile_count, std::size_t participants,
                            std::uint64_t latency, std::function<bool()> grant) {
-  left_.assign(tile_count, false);
-  left_count_ = 0;
+  next_round_.assign(tile_count, 0);
   arrivals_.clear();
+  skipped_.clear();
   participants_ = participants;
   latency_ = latency;
   round_ = 0;
@@ -68,19 +68,15 @@ void HostSyncRounds::reset(std::size_t tile_count, std::size_t participants,
 }
 
 std::vector<Release> HostSyncRounds::arrive(std::size_t tile, std::uint64_t cycle) {
-  if (left_.at(tile)) {
-    left_[tile] = false;
-    --left_count_;
-  }
-  arrivals_.push_back(Release{tile, cycle, round_});
+  const std::uint64_t round = next_round_.at(tile)++;
+  arrivals_[round].push_back(Release{tile, cycle, round});
   return complete_if_ready(0);
 }
 
 std::vector<Release> HostSyncRounds::leave(std::size_t tile) {
-  if (!left_.at(tile)) {
-    left_[tile] = true;
-    ++left_count_;
-  }
+  std::uint64_t& next = next_round_.at(tile);
+  for (std::uint64_t k = 0; k < kRoundsPerPhase; ++k) ++skipped_[next + k];
+  next += kRoundsPerPhase;
   return complete_if_ready(0);
 }
 
@@ -89,16 +85,18 @@ std::vector<Release> HostSyncRounds::retry(std::uint64_t not_before) {
 }
 
 std::vector<Release> HostSyncRounds::complete_if_ready(std::uint64_t not_before) {
-  if (arrivals_.empty() || arrivals_.size() + left_count_ < participants_) return {};
+  const auto arrived = arrivals_.find(round_);
+  if (arrived == arrivals_.end() || arrived->second.empty()) return {};
+  const auto skipped = skipped_.find(round_);
+  const std::size_t skipping = skipped == skipped_.end() ? 0 : skipped->second;
+  if (arrived->second.size() + skipping < participants_) return {};
   if (grant_ && !grant_()) return {};
   std::uint64_t last = not_before;
-  for (const auto& arrival : arrivals_) last = std::max(last, arrival.cycle);
-  std::vector<Release> releases = std::move(arrivals_);
-  arrivals_.clear();
-  for (auto& release : releases) {
-    release.cycle = last + latency_;
-    release.round = round_;
-  }
+  for (const auto& arrival : arrived->second) last = std::max(last, arrival.cycle);
+  std::vector<Release> releases = std::move(arrived->second);
+  arrivals_.erase(arrived);
+  if (skipped != skipped_.end()) skipped_.erase(skipped);
+  for (auto& release : releases) release.cycle = last + latency_;
   ++round_;
   return releases;
 }

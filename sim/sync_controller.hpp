@@ -67,24 +67,30 @@ class SyncRounds {
 // Host syncs (zones 7 and 15). A host phase takes two rounds — the targets'
 // and owners' entry (`sync 7` / `sync 15`) and everyone's exit (`sync 7`) —
 // while a tile with no part in it runs a single `sans 1; sync 1`
-// (ipu21-target.md §4.5, §6). So `sans 1` is modelled as leaving the host
-// rounds until the tile's next host sync [INF]: a round completes when every
-// participating tile that has not left has arrived, and the host granted it.
+// (ipu21-target.md §4.5, §6). Every tile counts the host rounds it has
+// arrived at or skipped; `sans 1` skips the two rounds of one host phase
+// [INF], so a tile idle in one batch joins the next batch's rounds, never the
+// rest of the one it skipped (the startup rendezvous is a single round all
+// tiles arrive at). A round completes when every participating tile has
+// arrived at it or skipped it, and the host granted it; rounds complete in
+// order.
 class HostSyncRounds {
  public:
   void reset(std::size_t tile_count, std::size_t participants, std::uint64_t latency,
              std::function<bool()> grant);
   std::vector<Release> arrive(std::size_t tile, std::uint64_t cycle);
+  // `sans 1`: the tile skips the two rounds of its next host phase.
   std::vector<Release> leave(std::size_t tile);
   std::vector<Release> retry(std::uint64_t not_before);
   std::uint64_t round() const noexcept { return round_; }
 
  private:
+  static constexpr std::uint64_t kRoundsPerPhase = 2;
   std::vector<Release> complete_if_ready(std::uint64_t not_before);
 
-  std::vector<bool> left_;
-  std::size_t left_count_ = 0;
-  std::vector<Release> arrivals_;
+  std::vector<std::uint64_t> next_round_;  // per tile: the round its next host sync is in
+  std::map<std::uint64_t, std::vector<Release>> arrivals_;  // by round
+  std::map<std::uint64_t, std::size_t> skipped_;            // tiles that skip it, by round
   std::size_t participants_ = 0;
   std::uint64_t latency_ = 0;
   std::uint64_t round_ = 0;

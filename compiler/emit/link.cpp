@@ -38,7 +38,11 @@ constexpr isa::Reg kLoopCounter = isa::Reg::m13;
 
 PhysicalTile physical(LogicalTile tile) { return target::c600_physical(tile); }
 
-std::uint32_t code_bytes(const Code& code) { return static_cast<std::uint32_t>(code.size() * 4); }
+// Bytes of encoded code (sendpicp and a few others take two words).
+std::uint32_t code_bytes(const Code& code) { return static_cast<std::uint32_t>(assemble(code).size()); }
+// The main program holds one-word instructions only (setzi, call, sync,
+// ld32, st32, add, brz, bri, br), so its pcs are counted without encoding.
+std::uint32_t main_bytes(const Code& code) { return static_cast<std::uint32_t>(code.size() * 4); }
 
 void add_segment(schema::Application& app, schema::TileImage& image, std::uint32_t address,
                  std::vector<std::uint8_t> bytes, bool executable) {
@@ -332,7 +336,7 @@ class Linker {
       exchange::PhaseSchedule schedule = exchange::schedule_phase(phase, options);
       if (final) {
         for (const auto& row : schedule.rows) {
-          if (row.instructions.size() != probe_rows_.at({i, row.tile})) {
+          if (code_bytes(row.instructions) != probe_rows_.at({i, row.tile})) {
             throw LinkError(fmt::format("internal: the row of {} in exchange step {} changed size "
                                         "when placed", row.tile, i));
           }
@@ -344,7 +348,7 @@ class Linker {
                                                    step.transfers.size(), static_cast<std::uint64_t>(schedule.horizon),
                                                    schedule.cost.lower_bound, schedule.cost.words_sent});
       } else {
-        for (const auto& row : schedule.rows) probe_rows_[{i, row.tile}] = row.instructions.size();
+        for (const auto& row : schedule.rows) probe_rows_[{i, row.tile}] = code_bytes(row.instructions);
       }
       schedules_[i] = std::move(schedule);
     }
@@ -424,7 +428,7 @@ class Linker {
         append(main.code, load_constant(static_cast<Reg>(reg), registers[reg]));
       }
     }
-    site.pc = static_cast<std::uint32_t>(code_.at(tile).main + code_bytes(main.code));
+    site.pc = static_cast<std::uint32_t>(code_.at(tile).main + main_bytes(main.code));
     main.code.push_back(isa::Call{Reg::m10, stub});
     main.sites.push_back(std::move(site));
   }
@@ -483,7 +487,7 @@ class Linker {
           append(main.code, load_constant(kLoopCount, step.count));
           append(main.code, load_constant(kLoopCounter, code.loop_counters.at(i)));
           main.code.push_back(isa::St32{kLoopCount, kLoopCounter, isa::kZeroReg, 0});
-          loop_top[i] = code.main + code_bytes(main.code);
+          loop_top[i] = code.main + main_bytes(main.code);
           break;
         }
         case StepKind::kLoopEnd: {
@@ -491,7 +495,7 @@ class Linker {
           main.code.push_back(isa::Ld32{kLoopCount, kLoopCounter, isa::kZeroReg, 0});
           main.code.push_back(isa::Add{kLoopCount, kLoopCount, -1});
           main.code.push_back(isa::St32{kLoopCount, kLoopCounter, isa::kZeroReg, 0});
-          const std::uint32_t exit = code.main + code_bytes(main.code) + 8;  // past brz and bri
+          const std::uint32_t exit = code.main + main_bytes(main.code) + 8;  // past brz and bri
           main.code.push_back(isa::Brz{kLoopCount, exit});
           main.code.push_back(isa::Bri{loop_top.at(step.partner)});
           break;
@@ -580,7 +584,7 @@ class Linker {
         if (key.second != tile) continue;
         const std::size_t step = key.first;
         request(fmt::format("exchange row (phase {})", phase_round_.at(step)), schema::AllocationKind::kExchangeRow,
-                static_cast<std::uint32_t>(size * 4), [&code, step](std::uint32_t a) { code.rows[step] = a; });
+                static_cast<std::uint32_t>(size), [&code, step](std::uint32_t a) { code.rows[step] = a; });
       }
       for (auto& [step, counter] : code.loop_counters) {
         request(fmt::format("loop counter (step {})", step), schema::AllocationKind::kRuntime, 4,
@@ -696,7 +700,7 @@ class Linker {
   std::map<PhysicalTile, std::vector<schema::Allocation>> code_allocations_;  // code, by tile
   HostPlan host_;
   std::map<std::pair<std::size_t, bool>, std::vector<std::size_t>> batches_of_;  // (call, input) → batches
-  std::map<std::pair<std::size_t, PhysicalTile>, std::size_t> probe_rows_;       // (step, tile) → instructions
+  std::map<std::pair<std::size_t, PhysicalTile>, std::uint32_t> probe_rows_;     // (step, tile) → bytes
   std::map<std::size_t, exchange::PhaseSchedule> schedules_;                     // by step
   std::map<std::size_t, std::uint32_t> phase_round_;                              // by step
   std::map<PhysicalTile, TileCode> code_;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "kernels/registry.hpp"
+#include "target/exchange_timing.hpp"
 #include "support/error.hpp"
 #include "support/little_endian.hpp"
 
@@ -14,6 +15,21 @@ bool whole_words(std::uint32_t offset, std::uint32_t bytes) { return offset % 4 
 
 std::uint32_t round_down_word(std::uint32_t value) { return value & ~3u; }
 std::uint32_t round_up_word(std::uint32_t value) { return (value + 3u) & ~3u; }
+
+// Appends a transfer, cut into pieces of at most the words one message
+// carries: a planned transfer (the debug section's record of it) is one
+// message.
+void append_transfer(std::vector<Transfer>& transfers, const Location& source, std::uint32_t words,
+                     const std::vector<Location>& destinations, std::uint32_t provenance) {
+  for (std::uint32_t done = 0; done < words;) {
+    const std::uint32_t piece = std::min(words - done, target::kMaxTransferWords);
+    std::vector<Location> to = destinations;
+    for (auto& destination : to) destination.offset += 4 * done;
+    transfers.push_back(Transfer{Location{source.tile, source.buffer, source.offset + 4 * done}, piece,
+                                 std::move(to), provenance});
+    done += piece;
+  }
+}
 
 // Element moves within one tile from one buffer into another.
 struct TableGroup {
@@ -89,7 +105,7 @@ std::vector<Transfer> MoveLowering::finish(std::map<LogicalTile, std::vector<Ker
 
   std::vector<Transfer> transfers;
   for (auto& [source, destinations] : direct) {
-    transfers.push_back(Transfer{std::get<0>(source), std::get<1>(source), destinations, provenance_});
+    append_transfer(transfers, std::get<0>(source), std::get<1>(source), destinations, provenance_);
   }
 
   // Staged runs: merge the covering words per source, bring them in, then
@@ -121,8 +137,8 @@ std::vector<Transfer> MoveLowering::finish(std::map<LogicalTile, std::vector<Ker
         std::vector<std::uint32_t> landing;
         for (const auto& [begin, end] : merged) {
           landing.push_back(cursor);
-          transfers.push_back(Transfer{Location{source.first, source.second, begin}, (end - begin) / 4,
-                                       {Location{tile, staging_id, cursor}}, provenance_});
+          append_transfer(transfers, Location{source.first, source.second, begin}, (end - begin) / 4,
+                          {Location{tile, staging_id, cursor}}, provenance_);
           cursor += end - begin;
         }
         for (const auto& [to_buffer, run] : runs) {

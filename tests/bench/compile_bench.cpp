@@ -50,14 +50,14 @@ void bench(std::string_view name, const Graph& graph, int repeat, bool simulate)
              horizon, bound, bound == 0 ? 0.0 : static_cast<double>(horizon) / static_cast<double>(bound),
              result.report.kernel_calls);
   if (!simulate) return;
-  testing::TensorBytes inputs;
+  compiler::testing::TensorBytes inputs;
   for (const auto& binding : result.application.inputs) {
     std::uint64_t bytes = 4;
     for (const auto extent : binding.shape) bytes *= extent;
     inputs[binding.name] = std::vector<std::uint8_t>(bytes, 0x3F);
   }
   const auto started = Clock::now();
-  const auto run = testing::run_on_simulator(result.application, inputs);
+  const auto run = compiler::testing::run_on_simulator(result.application, inputs);
   fmt::print("  simulated: {} cycles, {:.2f} s host time\n", run.cycles,
              std::chrono::duration<double>(Clock::now() - started).count());
 }
@@ -78,9 +78,9 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    bench("permutation 1472 x 4 KiB", testing::rotation_graph(1472, 1024, 737), repeat, simulate);
-    bench("ten permutations", testing::rotations_graph(1472, 1024, 10), repeat, simulate);
-    bench("demo: permutation + column-sum tree", testing::permutation_and_reduction_graph(), repeat,
+    bench("permutation 1472 x 4 KiB", compiler::testing::rotation_graph(1472, 1024, 737), repeat, simulate);
+    bench("ten permutations", compiler::testing::rotations_graph(1472, 1024, 10), repeat, simulate);
+    bench("demo: permutation + column-sum tree", compiler::testing::permutation_and_reduction_graph(), repeat,
           simulate);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "error: %s\n", error.what());

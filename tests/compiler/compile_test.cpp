@@ -126,6 +126,22 @@ TEST(Compile, ParametersComeInThroughTheirOwnCall) {
   for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(y[i], static_cast<float>(1 + i) + static_cast<float>(10 + i));
 }
 
+// Found by the property test: p2 (L1) has a host transfer in the first input
+// batch and none in the second, so it runs the inactive program (`sans 1;
+// sync 1`) there and goes straight on to the output batch. Its next host
+// sync belongs to the output batch's rounds, not to the rest of the batch it
+// skipped (sim/sync_controller.hpp, HostSyncRounds).
+TEST(Compile, ATileIdleInOneHostBatchJoinsTheNext) {
+  Graph g;
+  g.host_input("in0", DType::kF32, {1});
+  const ValueId b = g.host_input("in1", DType::kF32, {2});
+  g.host_output("out0", g.copy(b));
+  const CompileResult compiled = compile(g, {.tiles = 4});
+  const auto run = run_on_simulator(compiled.application,
+                                    {{"in0", f32_bytes({9.0f})}, {"in1", f32_bytes({1.5f, -2.0f})}});
+  EXPECT_EQ(as_f32(run.outputs.at("out0")), (std::vector<float>{1.5f, -2.0f}));
+}
+
 TEST(Compile, CompilingTwiceGivesIdenticalBytes) {
   Graph g;
   const ValueId x = g.host_input("x", DType::kF16, {9, 3});

@@ -27,54 +27,13 @@
 
 #include "compiler/exchange/scheduler.hpp"
 #include "tests/compiler/exchange_harness.hpp"
+#include "tests/compiler/property_check.hpp"
 
 namespace tessera::compiler::exchange {
 namespace {
 
 using namespace testing;
-
-int property_scale() {
-  const char* text = std::getenv("TESSERA_PROPERTY_SCALE");
-  if (text == nullptr || *text == '\0') return 1;
-  const int scale = std::atoi(text);
-  return scale > 0 ? scale : 1;
-}
-
-// Runs a property with RapidCheck's configuration (RC_PARAMS), its case count
-// (max_success) multiplied by `weight` (cheap properties run more cases by
-// default) and by TESSERA_PROPERTY_SCALE; a failure reports the
-// counterexample and the RC_PARAMS that replays it.
-template <class Property>
-void check_scaled(int weight, Property property) {
-  using namespace rc::detail;
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  TestMetadata metadata;
-  metadata.id = std::string(info->test_suite_name()) + "/" + info->name();
-  metadata.description = info->name();
-  const Configuration& config = configuration();
-  TestParams params = config.testParams;
-  params.maxSuccess *= weight * property_scale();
-  TestListenerAdapter listener;
-  const TestResult result =
-      checkProperty(toProperty(property), metadata, params, listener, config.reproduce);
-  if (result.is<SuccessResult>()) {
-    if (!result.get<SuccessResult>().distribution.empty()) {
-      printResultMessage(result, std::cout);
-      std::cout << std::endl;
-    }
-    return;
-  }
-  std::ostringstream message;
-  printResultMessage(result, message);
-  if (result.is<FailureResult>()) {
-    Configuration replay = config;
-    replay.reproduce = {{metadata.id, result.get<FailureResult>().reproduce}};
-    message << "\n\nReplay this case: RC_PARAMS=\"" << configToMinimalString(replay)
-            << "\" build/tests/compiler/compiler_tests --gtest_filter=" << info->test_suite_name()
-            << "." << info->name();
-  }
-  FAIL() << message.str();
-}
+using compiler::testing::check_scaled;
 
 constexpr std::uint32_t kRow = 0x4D000;  // element 0; data from element 2 on
 constexpr std::uint32_t kDataBase = 0x54000;

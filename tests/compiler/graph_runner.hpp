@@ -9,10 +9,11 @@
 #include <vector>
 
 #include "schema/model.hpp"
+#include "tests/testing/graph_reference.hpp"
 
 namespace tessera::compiler::testing {
 
-using TensorBytes = std::map<std::string, std::vector<std::uint8_t>>;
+using tessera::testing::TensorBytes;
 
 struct GraphRun {
   TensorBytes outputs;
