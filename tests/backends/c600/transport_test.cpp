@@ -11,6 +11,7 @@
 #include "backends/c600/c600_transport.hpp"
 #include "backends/c600/device_lock.hpp"
 #include "conformance/cases.hpp"
+#include "conformance/graph_cases.hpp"
 #include "driver/errors.hpp"
 #include "driver/ioctl.hpp"
 #include "driver/ipucfg.hpp"
@@ -336,6 +337,26 @@ TEST(C600ConformanceOnFake, EveryTile) {
   EXPECT_EQ(fake.final_mark(), 23u);
   EXPECT_EQ(fake.loaded_tiles().size(), 1472u);
   conformance::sram_round_trip(*transport);
+  EXPECT_TRUE(fake.violations().empty());
+}
+
+TEST(C600ConformanceOnFake, CompiledGraphCasesAreRefusedAsEmulated) {
+  // What conformance_c600_tests expects of every compiled-graph case today,
+  // on the fake: the Session is refused at load, before any tile is loaded.
+  testing::ScratchDirectory scratch;
+  FakeDevice fake;
+  auto transport = open_c600(testing::fake_options(scratch), fake);
+  for (const char* name : {"PointToPoint4148Words", "Multicast1To4Tiles1024Words",
+                           "RelayChain3Tiles1024Words", "TreeReductionF1664x256"}) {
+    SCOPED_TRACE(name);
+    const std::string refusal =
+        conformance::expect_graph_case_refused(*transport, conformance::graph_case(name));
+    EXPECT_NE(refusal.find("C600 at /dev/fake-ipu0: the package is not hardware-loadable: "
+                           "kernels are emulated only"),
+              std::string::npos)
+        << refusal;
+    EXPECT_EQ(fake.batches_loaded(), 0u);
+  }
   EXPECT_TRUE(fake.violations().empty());
 }
 
