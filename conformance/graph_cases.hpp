@@ -44,15 +44,6 @@ struct GraphCase {
   std::function<compiler::Graph()> build;
   GraphInputs inputs = GraphInputs::kAnyBits;
   std::uint64_t seed = 1;
-  // A bug outside conformance/ that makes the case fail today: what it is,
-  // and a fragment of the error run_graph_case then throws. A suite reports
-  // such a case as skipped with this text when the error is the known one,
-  // and fails it when it passes (drop the mark then) or fails otherwise.
-  struct KnownIssue {
-    std::string description;
-    std::string error_fragment;
-  };
-  std::optional<KnownIssue> known_issue;
 };
 
 // GoogleTest prints a case by its name and tile count.
@@ -87,15 +78,11 @@ struct GraphCaseRun {
 // reference's bytes (GoogleTest assertions: run it inside a TEST).
 GraphCaseRun run_graph_case(runtime::Transport& transport, const GraphCase& graph_case);
 
-// Whether `error` is the known issue of the case (see GraphCase::known_issue).
-bool has_known_issue(const GraphCase& graph_case, const std::string& error);
-
 // For a backend that cannot run compiled packages yet (c600: the kernels are
 // host models, so a compiled package is not hardware-loadable): expects the
 // compiled package to say so and a Session on `transport` to refuse it with
 // an error naming the reason ("… not hardware-loadable: kernels are emulated
-// only"). Returns the error's message; an error that is the case's known
-// issue is returned without those expectations.
+// only"). Returns the error's message.
 std::string expect_graph_case_refused(runtime::Transport& transport, const GraphCase& graph_case);
 
 }  // namespace tessera::conformance

@@ -19,21 +19,6 @@ TEST_P(SimGraphConformance, MatchesTheGraphReference) {
   const GraphCase& graph_case = GetParam();
   SCOPED_TRACE(graph_case.exercises);
   backends::SimTransport transport;
-  if (graph_case.known_issue) {
-    const auto& issue = *graph_case.known_issue;
-    try {
-      run_graph_case(transport, graph_case);
-    } catch (const Error& error) {
-      const std::string message = error.what();
-      ASSERT_TRUE(has_known_issue(graph_case, message)) << message;
-      GTEST_SKIP() << "known issue: " << issue.description << " (" << message << ")";
-    }
-    if (!HasFailure()) {
-      ADD_FAILURE() << graph_case.name << " passes now: drop its known_issue mark ("
-                    << issue.description << ")";
-    }
-    return;
-  }
   const GraphCaseRun run = run_graph_case(transport, graph_case);
   const std::string timing =
       fmt::format("compile {:.3f} s, run {:.3f} s, package {} bytes, {} simulated cycles",
