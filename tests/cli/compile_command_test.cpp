@@ -1,0 +1,116 @@
+// `tessera compile` as a user runs it: a JSON graph file → a package that
+// `tessera run` runs and `tessera disasm --tile` lists; bad graphs and bad
+// options are clear errors.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+
+#include "runtime/tensor.hpp"
+#include "runtime/tensor_file.hpp"
+#include "tests/cli/tessera_cli.hpp"
+#include "tests/testing/scratch.hpp"
+
+namespace tessera {
+namespace {
+
+using runtime::HostTensor;
+using testing::run_tessera;
+
+// y = x transposed, s = the column sums of x.
+constexpr const char* kGraph = R"({
+  "format": "tessera.graph", "version": 1,
+  "operations": [
+    {"op": "host_input", "name": "x", "dtype": "f32", "shape": [6, 4], "result": "x"},
+    {"op": "transpose", "inputs": ["x"], "permutation": [1, 0], "result": "t"},
+    {"op": "reduce_sum", "inputs": ["x"], "axes": [0], "result": "s"},
+    {"op": "host_output", "name": "y", "inputs": ["t"]},
+    {"op": "host_output", "name": "s", "inputs": ["s"]}
+  ]
+})";
+
+class CompileCommand : public ::testing::Test {
+ protected:
+  CompileCommand() {
+    graph_ = scratch_.path("graph.json");
+    std::ofstream(graph_) << kGraph;
+    package_ = scratch_.path("graph.ipuexe");
+  }
+
+  std::vector<float> read_f32(const std::string& path, std::vector<std::uint64_t> shape) {
+    const HostTensor tensor = runtime::read_npy_file(path);
+    EXPECT_EQ(tensor.shape(), shape);
+    std::vector<float> values(tensor.byte_size() / 4);
+    std::memcpy(values.data(), tensor.bytes().data(), tensor.byte_size());
+    return values;
+  }
+
+  tessera::testing::ScratchDirectory scratch_;
+  std::string graph_;
+  std::string package_;
+};
+
+TEST_F(CompileCommand, CompilesAGraphThatRunsAndDisassembles) {
+  const auto compiled = run_tessera({"compile", graph_, "-o", package_, "--tiles", "6", "--report"});
+  ASSERT_EQ(compiled.exit_status, 0) << compiled.err;
+  EXPECT_NE(compiled.out.find(package_ + ": 6 tiles"), std::string::npos) << compiled.out;
+  EXPECT_NE(compiled.out.find("horizon"), std::string::npos) << compiled.out;
+
+  std::vector<float> x(24);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.5f * static_cast<float>(i) - 3.0f;
+  std::vector<std::uint8_t> bytes(96);
+  std::memcpy(bytes.data(), x.data(), bytes.size());
+  const std::string x_npy = scratch_.path("x.npy");
+  runtime::write_tensor_file(x_npy, HostTensor(schema::DType::kF32, {6, 4}, bytes));
+  const std::string y = scratch_.path("y.npy"), s = scratch_.path("s.npy");
+  const auto run = run_tessera({"run", package_, "-i", "x=" + x_npy, "-o", "y=" + y, "-o", "s=" + s});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  const auto ys = read_f32(y, {4, 6});
+  for (std::size_t i = 0; i < 4; ++i) {
+    for (std::size_t j = 0; j < 6; ++j) EXPECT_EQ(ys[i * 6 + j], x[j * 4 + i]);
+  }
+  const auto sums = read_f32(s, {4});
+  for (std::size_t c = 0; c < 4; ++c) {
+    float expected = x[c];
+    for (std::size_t r = 1; r < 6; ++r) expected += x[r * 4 + c];
+    EXPECT_EQ(sums[c], expected);
+  }
+
+  const auto listing = run_tessera({"disasm", package_, "--tile", "L1"});
+  ASSERT_EQ(listing.exit_status, 0) << listing.err;
+  EXPECT_NE(listing.out.find("main:"), std::string::npos) << listing.out;
+  EXPECT_NE(listing.out.find("call site: tessera_sum_f32"), std::string::npos) << listing.out;
+}
+
+TEST_F(CompileCommand, CompilingTwiceWritesIdenticalPackages) {
+  const std::string second = scratch_.path("second.ipuexe");
+  ASSERT_EQ(run_tessera({"compile", graph_, "-o", package_, "--tiles", "3"}).exit_status, 0);
+  ASSERT_EQ(run_tessera({"compile", graph_, "-o", second, "--tiles", "3"}).exit_status, 0);
+  std::ifstream a(package_, std::ios::binary), b(second, std::ios::binary);
+  const std::string first_bytes((std::istreambuf_iterator<char>(a)), {});
+  const std::string second_bytes((std::istreambuf_iterator<char>(b)), {});
+  EXPECT_EQ(first_bytes, second_bytes);
+}
+
+TEST_F(CompileCommand, BadGraphsAndOptionsAreClearErrors) {
+  const std::string bad = scratch_.path("bad.json");
+  std::ofstream(bad) << R"({"format": "tessera.graph", "version": 1, "operations": [
+    {"op": "host_input", "name": "x", "dtype": "f32", "shape": [4, 8], "result": "x"},
+    {"op": "host_input", "name": "b", "dtype": "f32", "shape": [3], "result": "b"},
+    {"op": "add", "inputs": ["x", "b"], "result": "y"},
+    {"op": "host_output", "name": "y", "inputs": ["y"]}]})";
+  const auto shapes = run_tessera({"compile", bad, "-o", package_});
+  EXPECT_EQ(shapes.exit_status, 1);
+  EXPECT_NE(shapes.err.find("do not broadcast"), std::string::npos) << shapes.err;
+  EXPECT_FALSE(std::ifstream(package_).good()) << "no package is written for a bad graph";
+
+  const auto tiles = run_tessera({"compile", graph_, "-o", package_, "--tiles", "1473"});
+  EXPECT_EQ(tiles.exit_status, 2);
+  EXPECT_NE(tiles.err.find("--tiles 1473 is outside 1..1472"), std::string::npos) << tiles.err;
+  const auto missing = run_tessera({"compile", scratch_.path("none.json"), "-o", package_});
+  EXPECT_EQ(missing.exit_status, 1);
+  EXPECT_NE(missing.err.find("none.json"), std::string::npos) << missing.err;
+}
+
+}  // namespace
+}  // namespace tessera
