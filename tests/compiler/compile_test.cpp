@@ -8,6 +8,7 @@
 
 #include "compiler/compile.hpp"
 #include "compiler/lower/lower.hpp"
+#include "compiler/placement.hpp"
 #include "kernels/half.hpp"
 #include "schema/writer.hpp"
 #include "support/little_endian.hpp"
@@ -140,6 +141,23 @@ TEST(Compile, ATileIdleInOneHostBatchJoinsTheNext) {
   const auto run = run_on_simulator(compiled.application,
                                     {{"in0", f32_bytes({9.0f})}, {"in1", f32_bytes({1.5f, -2.0f})}});
   EXPECT_EQ(as_f32(run.outputs.at("out0")), (std::vector<float>{1.5f, -2.0f}));
+}
+
+// A sum whose partials do not fit its tile: the placement error says which
+// tile, what it could not place and what is live there.
+TEST(Compile, WhatDoesNotFitIsAPlacementErrorWithTheTilesMemory) {
+  Graph g;
+  const ValueId x = g.host_input("x", DType::kF32, {120000, 1});
+  g.host_output("s", g.reduce_sum(x, {0}));  // 120000 partials of one word on one tile
+  try {
+    compile(g, {.tiles = 1472});
+    FAIL() << "placed 480 KB of partials on one tile";
+  } catch (const PlacementError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("p0: cannot place 'partials (op 1)' (480000 bytes"), std::string::npos) << message;
+    EXPECT_NE(message.find("live at step"), std::string::npos) << message;
+    EXPECT_NE(message.find("free gaps"), std::string::npos) << message;
+  }
 }
 
 TEST(Compile, CompilingTwiceGivesIdenticalBytes) {
