@@ -28,7 +28,7 @@ Command compile_command() {
             "Reads a tensor graph (docs/GRAPH_FORMAT.md), lays its tensors out over the first N\n"
             "tiles, lowers every operation to exchange phases and kernel calls, places memory,\n"
             "schedules the exchanges, emits each tile's code and writes the package.";
-        syntax.usage = "GRAPH.json -o PACKAGE [--tiles N] [--report]";
+        syntax.usage = "GRAPH.json -o PACKAGE [--tiles N] [--min-shard-bytes B] [--report]";
         syntax.details =
             "The package has host calls `load_parameters` (when the graph has parameters) and\n"
             "`run`; run it with `tessera run PACKAGE -i NAME=FILE... -o NAME=FILE...`. It is not\n"
@@ -40,6 +40,9 @@ Command compile_command() {
             "the package to write (.ipuexe)")(
             "tiles", po::value<unsigned>()->default_value(target::kTileCount)->value_name("N"),
             "spread tensors over logical tiles 0..N-1 (1..1472)")(
+            "min-shard-bytes", po::value<std::uint64_t>()->default_value(0)->value_name("B"),
+            "cut no tensor into shards smaller than B bytes (0: spread each over as many tiles\n"
+            "as it has row blocks); larger shards mean fewer, longer exchange messages")(
             "report", po::bool_switch(), "print what was compiled: phases, horizons, memory")(
             "no-validate", po::bool_switch(), "skip replaying the exchange rows (faster, less safe)");
         syntax.required_argument("graph");
@@ -58,6 +61,7 @@ Command compile_command() {
         spdlog::info("compiling {} operations for {} tiles", graph.operation_count(), tiles);
         compiler::CompileOptions options;
         options.tiles = tiles;
+        options.min_shard_bytes = (*values)["min-shard-bytes"].as<std::uint64_t>();
         options.validate_exchange = !(*values)["no-validate"].as<bool>();
         compiler::CompileResult result = compiler::compile(graph, options);
         result.application.compiler_version =

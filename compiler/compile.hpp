@@ -25,6 +25,11 @@ namespace tessera::compiler {
 struct CompileOptions {
   // Tensors are spread over logical tiles 0 … tiles − 1 (1 … 1472).
   std::uint32_t tiles = 1472;
+  // No tensor is cut into shards smaller than this many bytes (0: spread
+  // every tensor over as many tiles as it has row blocks). Larger shards mean
+  // fewer, longer exchange messages: a [1024] f32 sum result spread one
+  // element per tile gathers its partials as one-word messages.
+  std::uint64_t min_shard_bytes = 0;
   // Replay and re-check every exchange row (reference §5.5); cheap.
   bool validate_exchange = true;
 };

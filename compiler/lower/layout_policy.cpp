@@ -6,7 +6,7 @@
 
 namespace tessera::compiler::lower {
 
-Layout default_layout(const TensorType& type, std::uint32_t tiles) {
+Layout default_layout(const TensorType& type, std::uint32_t tiles, std::uint64_t min_shard_bytes) {
   Layout layout = single_tile_layout(type.element);
   layout.memory_class = MemoryClass::kInterleaved;
   if (type.shape.empty() || tiles <= 1) return layout;
@@ -15,7 +15,9 @@ Layout default_layout(const TensorType& type, std::uint32_t tiles) {
   std::uint64_t block = 1;
   while ((block * row_bytes) % 4 != 0) block *= 2;  // 1, 2 or 4 rows
   const std::uint64_t blocks = (type.shape[0] + block - 1) / block;
-  const auto partitions = static_cast<std::uint32_t>(std::min<std::uint64_t>(blocks, tiles));
+  std::uint64_t most = std::min<std::uint64_t>(blocks, tiles);
+  if (min_shard_bytes > 0) most = std::min(most, std::max<std::uint64_t>(1, byte_size(type) / min_shard_bytes));
+  const auto partitions = static_cast<std::uint32_t>(most);
   if (partitions <= 1) return layout;
   layout.tiling = {AxisTiling{0, partitions, block, 1}};
   return layout;

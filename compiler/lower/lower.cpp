@@ -88,7 +88,7 @@ class Lowerer {
 
   Storage& allocate(ValueId value, const TensorType& type, std::string name, std::uint32_t provenance) {
     auto held = std::make_unique<Storage>();
-    held->resolved = resolve(default_layout(type, options_.tiles), type.shape);
+    held->resolved = resolve(default_layout(type, options_.tiles, options_.min_shard_bytes), type.shape);
     Buffer buffer;
     buffer.name = std::move(name);
     buffer.tensor = format_value(value);

@@ -41,6 +41,7 @@ inline constexpr std::string_view kRunCall = "run";
 
 struct LowerOptions {
   std::uint32_t tiles = target::kTileCount;  // tensors spread over logical tiles 0 … tiles − 1
+  std::uint64_t min_shard_bytes = 0;         // but no shard smaller than this (layout_policy.hpp)
 };
 
 Program lower_graph(const Graph& graph, const LowerOptions& options);

@@ -160,6 +160,22 @@ TEST(Compile, WhatDoesNotFitIsAPlacementErrorWithTheTilesMemory) {
   }
 }
 
+TEST(Compile, AMinimumShardSizeKeepsSmallTensorsOnFewTiles) {
+  Graph g;
+  const ValueId x = g.host_input("x", DType::kF32, {64, 256});  // 1 KiB rows
+  g.host_output("s", g.reduce_sum(x, {0}));                      // f32[256]: 1 KiB
+  const CompileResult spread = compile(g, {.tiles = 64});
+  const CompileResult kept = compile(g, {.tiles = 64, .min_shard_bytes = 512});
+  EXPECT_EQ(spread.application.outputs.at(0).slices.size(), 64u);  // 4 bytes each
+  EXPECT_EQ(kept.application.outputs.at(0).slices.size(), 2u);     // 512 bytes each
+  EXPECT_EQ(kept.application.inputs.at(0).slices.size(), 64u);     // a row is 1 KiB anyway
+  std::vector<float> xs(64 * 256);
+  for (std::size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i % 97) * 0.125f;
+  const auto a = run_on_simulator(spread.application, {{"x", f32_bytes(xs)}});
+  const auto b = run_on_simulator(kept.application, {{"x", f32_bytes(xs)}});
+  EXPECT_EQ(a.outputs.at("s"), b.outputs.at("s"));
+}
+
 TEST(Compile, CompilingTwiceGivesIdenticalBytes) {
   Graph g;
   const ValueId x = g.host_input("x", DType::kF16, {9, 3});
