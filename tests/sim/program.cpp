@@ -1,13 +1,13 @@
 #include "tests/sim/program.hpp"
 
+#include "compiler/emit/code.hpp"
+
 #include "support/little_endian.hpp"
 
 namespace tessera::sim::testing {
 
 std::vector<std::uint8_t> assemble(const std::vector<isa::Instruction>& program) {
-  std::vector<std::uint32_t> words;
-  for (const auto& instruction : program) isa::encode_into(instruction, words);
-  return words_to_bytes(words);
+  return compiler::emit::assemble(program);
 }
 
 void load_program(Chip& chip, target::PhysicalTile tile,
@@ -16,12 +16,10 @@ void load_program(Chip& chip, target::PhysicalTile tile,
 }
 
 std::vector<isa::Instruction> load_constant(Reg reg, std::uint32_t value) {
-  if (value < (1u << 20)) return {isa::Setzi{reg, value}};
-  return {isa::Setzi{reg, value >> 12}, isa::Shl{reg, reg, 12},
-          isa::Add{reg, reg, static_cast<std::int32_t>(value & 0xFFF)}};
+  return compiler::emit::load_constant(reg, value);
 }
 
-std::vector<isa::Instruction> halt() { return {isa::Setzi{Reg::m0, 0}, isa::Br{Reg::m0}}; }
+std::vector<isa::Instruction> halt() { return compiler::emit::halt(); }
 
 std::vector<isa::Instruction> operator+(std::vector<isa::Instruction> a,
                                         const std::vector<isa::Instruction>& b) {

@@ -1,6 +1,7 @@
 #pragma once
 // Hand-assembled tile programs for simulator tests, built with target/'s
-// encoders (the compiler does not exist yet).
+// encoders; assemble, load_constant and halt are the compiler's own
+// (compiler/emit/code.hpp).
 
 #include <cstdint>
 #include <vector>
