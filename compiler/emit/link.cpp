@@ -336,7 +336,7 @@ class Linker {
       exchange::PhaseSchedule schedule = exchange::schedule_phase(phase, options);
       if (final) {
         for (const auto& row : schedule.rows) {
-          if (code_bytes(row.instructions) != probe_rows_.at({i, row.tile})) {
+          if (code_bytes(row.instructions) != probe_rows_.at({row.tile, i})) {
             throw LinkError(fmt::format("internal: the row of {} in exchange step {} changed size "
                                         "when placed", row.tile, i));
           }
@@ -348,7 +348,7 @@ class Linker {
                                                    step.transfers.size(), static_cast<std::uint64_t>(schedule.horizon),
                                                    schedule.cost.lower_bound, schedule.cost.words_sent});
       } else {
-        for (const auto& row : schedule.rows) probe_rows_[{i, row.tile}] = code_bytes(row.instructions);
+        for (const auto& row : schedule.rows) probe_rows_[{row.tile, i}] = code_bytes(row.instructions);
       }
       schedules_[i] = std::move(schedule);
     }
@@ -529,14 +529,21 @@ class Linker {
     return static_cast<std::uint32_t>((found == allocations_.end() ? 0 : found->second.size()) + 1);
   }
 
+  // (step, bytes) of every row `tile` has, in step order.
+  std::vector<std::pair<std::size_t, std::uint32_t>> rows_of(PhysicalTile tile) const {
+    std::vector<std::pair<std::size_t, std::uint32_t>> rows;
+    for (auto it = probe_rows_.lower_bound({tile, 0}); it != probe_rows_.end() && it->first.first == tile; ++it) {
+      rows.emplace_back(it->first.second, it->second);
+    }
+    return rows;
+  }
+
   void place_code() {
     for (const PhysicalTile tile : tiles_) {
       TileCode& code = code_[tile];
       for (const auto& name : kernels_of(tile)) code.stubs[name] = kProbeCode;
       for (std::size_t k = 0; k < host_.batches.size(); ++k) code.host_code[k] = kProbeCode;
-      for (const auto& [key, size] : probe_rows_) {
-        if (key.second == tile) code.rows[key.first] = kProbeCode;
-      }
+      for (const auto& [step, size] : rows_of(tile)) code.rows[step] = kProbeCode;
       for (std::size_t i = 0; i < program_.steps.size(); ++i) {
         if (program_.steps[i].kind == StepKind::kLoopBegin) code.loop_counters[i] = kProbeCode;
       }
@@ -580,9 +587,7 @@ class Linker {
                   [&code, k](std::uint32_t a) { code.host_packets[k] = a; });
         }
       }
-      for (const auto& [key, size] : probe_rows_) {
-        if (key.second != tile) continue;
-        const std::size_t step = key.first;
+      for (const auto& [step, size] : rows_of(tile)) {
         request(fmt::format("exchange row (phase {})", phase_round_.at(step)), schema::AllocationKind::kExchangeRow,
                 static_cast<std::uint32_t>(size), [&code, step](std::uint32_t a) { code.rows[step] = a; });
       }
@@ -700,7 +705,7 @@ class Linker {
   std::map<PhysicalTile, std::vector<schema::Allocation>> code_allocations_;  // code, by tile
   HostPlan host_;
   std::map<std::pair<std::size_t, bool>, std::vector<std::size_t>> batches_of_;  // (call, input) → batches
-  std::map<std::pair<std::size_t, PhysicalTile>, std::uint32_t> probe_rows_;     // (step, tile) → bytes
+  std::map<std::pair<PhysicalTile, std::size_t>, std::uint32_t> probe_rows_;     // (tile, step) → bytes
   std::map<std::size_t, exchange::PhaseSchedule> schedules_;                     // by step
   std::map<std::size_t, std::uint32_t> phase_round_;                              // by step
   std::map<PhysicalTile, TileCode> code_;

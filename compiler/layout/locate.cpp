@@ -44,11 +44,16 @@ ElementPlace ElementLocator::locate(std::uint64_t flat_index) const {
 ElementPlace ElementLocator::locate(std::span<const std::uint64_t> index) const {
   std::uint64_t cell = 0;
   for (std::size_t e = 0; e < tiled_.size(); ++e) {
-    const auto& starts = tiled_[e].starts;
-    const std::uint64_t coordinate = index[tiled_[e].axis];
-    const auto partition = static_cast<std::uint64_t>(
-        std::upper_bound(starts.begin(), starts.end(), coordinate) - starts.begin() - 1);
-    cell += partition * cell_strides_[e];
+    const TiledAxis& tiled = tiled_[e];
+    const auto& starts = tiled.starts;
+    const std::uint64_t coordinate = index[tiled.axis];
+    const bool same = starts[tiled.last] <= coordinate &&
+                      (tiled.last + 1 == starts.size() || coordinate < starts[tiled.last + 1]);
+    if (!same) {
+      tiled.last = static_cast<std::uint64_t>(
+          std::upper_bound(starts.begin(), starts.end(), coordinate) - starts.begin() - 1);
+    }
+    cell += tiled.last * cell_strides_[e];
   }
   const std::size_t shard_index = static_cast<std::size_t>(cell * resolved_.layout.replicas);
   const Shard& shard = resolved_.shards.at(shard_index);

@@ -20,7 +20,8 @@ struct ElementPlace {
 
 class ElementLocator {
  public:
-  // Keeps a reference: `resolved` must outlive the locator.
+  // Keeps a reference: `resolved` must outlive the locator. Not for use by
+  // several threads at once (it remembers the last partition it found).
   explicit ElementLocator(const ResolvedLayout& resolved);
 
   // The element with row-major index `flat_index` of the logical tensor.
@@ -39,6 +40,8 @@ class ElementLocator {
   struct TiledAxis {
     std::uint32_t axis = 0;
     std::vector<std::uint64_t> starts;
+    // The partition the last lookup found: element walks mostly stay in it.
+    mutable std::uint64_t last = 0;
   };
   std::vector<TiledAxis> tiled_;
   std::vector<std::uint64_t> cell_strides_;  // per tiling entry, in grid cells

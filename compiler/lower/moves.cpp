@@ -44,7 +44,12 @@ MoveLowering::MoveLowering(Program& program, std::string label, std::uint32_t pr
       element_bytes_(element_bytes) {}
 
 void MoveLowering::move(const Location& destination, const Location& source) {
-  auto& runs = runs_[{destination.tile, destination.buffer, source.tile, source.buffer}];
+  const RunKey key{destination.tile, destination.buffer, source.tile, source.buffer};
+  if (!last_key_ || *last_key_ != key) {
+    last_key_ = key;
+    last_runs_ = &runs_[key];  // std::map: the reference stays valid as the map grows
+  }
+  auto& runs = *last_runs_;
   if (!runs.empty()) {
     Run& last = runs.back();
     if (last.destination + last.bytes == destination.offset && last.source + last.bytes == source.offset) {
@@ -193,6 +198,8 @@ std::vector<Transfer> MoveLowering::finish(std::map<LogicalTile, std::vector<Ker
     list.insert(list.end(), runs.begin(), runs.end());
   }
   runs_.clear();
+  last_key_.reset();
+  last_runs_ = nullptr;
   return transfers;
 }
 

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -58,6 +59,9 @@ class MoveLowering {
   std::uint32_t provenance_;
   std::uint32_t element_bytes_;
   std::map<RunKey, std::vector<Run>> runs_;
+  // The runs of the last move's key: consecutive moves mostly share it.
+  std::optional<RunKey> last_key_;
+  std::vector<Run>* last_runs_ = nullptr;
 };
 
 }  // namespace tessera::compiler::lower
