@@ -41,8 +41,8 @@ Command compile_command() {
             "tiles", po::value<unsigned>()->default_value(target::kTileCount)->value_name("N"),
             "spread tensors over logical tiles 0..N-1 (1..1472)")(
             "min-shard-bytes", po::value<std::uint64_t>()->default_value(0)->value_name("B"),
-            "cut no tensor into shards smaller than B bytes (0: spread each over as many tiles\n"
-            "as it has row blocks); larger shards mean fewer, longer exchange messages")(
+            "cut no tensor into shards smaller than B bytes (0: spread each over as many "
+            "tiles as it has row blocks); larger shards mean fewer, longer exchange messages")(
             "report", po::bool_switch(), "print what was compiled: phases, horizons, memory")(
             "no-validate", po::bool_switch(), "skip replaying the exchange rows (faster, less safe)");
         syntax.required_argument("graph");
