@@ -393,7 +393,7 @@ class Linker {
   // One kernel call: registers, the footprint assertion, the call.
   void emit_call(MainCode& main, PhysicalTile tile, const std::string& kernel,
                  const std::vector<std::pair<unsigned, const schema::Allocation*>>& operand_allocations,
-                 const kernels::Registers& registers, std::uint32_t stub, std::uint32_t provenance) {
+                 const kernels::Registers& registers, std::uint32_t stub, std::uint32_t provenance) const {
     const kernels::KernelSpec* spec = kernels::KernelRegistry::standard().find(kernel);
     if (spec == nullptr) throw LinkError(fmt::format("internal: no kernel '{}' in the registry", kernel));
     schema::CallSite site;
@@ -467,10 +467,8 @@ class Linker {
             registers[2] = copy->destination;
             registers[3] = copy->source;
             registers[4] = copy->words;
-            const_cast<Linker*>(this)->emit_call(main, tile, std::string(kernels::kCopyWords),
-                                                 {{2, destination}, {3, &staging}}, registers,
-                                                 code.stubs.at(std::string(kernels::kCopyWords)),
-                                                 destination->provenance);
+            emit_call(main, tile, std::string(kernels::kCopyWords), {{2, destination}, {3, &staging}},
+                      registers, code.stubs.at(std::string(kernels::kCopyWords)), destination->provenance);
           }
           break;
         }
@@ -513,8 +511,7 @@ class Linker {
               operands.emplace_back(pointer.reg, &held);
             }
             for (const auto& [reg, value] : run.scalars) registers[reg] = value;
-            const_cast<Linker*>(this)->emit_call(main, tile, run.kernel, operands, registers,
-                                                 code.stubs.at(run.kernel), run.provenance);
+            emit_call(main, tile, run.kernel, operands, registers, code.stubs.at(run.kernel), run.provenance);
           }
           break;
         }
