@@ -20,4 +20,14 @@ Code halt() { return {isa::Setzi{isa::Reg::m0, 0}, isa::Br{isa::Reg::m0}}; }
 
 void append(Code& code, const Code& more) { code.insert(code.end(), more.begin(), more.end()); }
 
+void add_segment(schema::Application& app, schema::TileImage& image, std::uint32_t address,
+                 std::vector<std::uint8_t> bytes, bool executable) {
+  const auto size = static_cast<std::uint32_t>(bytes.size());
+  if (size == 0) return;
+  const std::uint32_t blob = app.blobs.add(std::move(bytes));
+  image.segments.push_back(schema::Segment{
+      address, size, blob, 0, size,
+      schema::kSegmentRead | (executable ? schema::kSegmentExecute : schema::kSegmentWrite)});
+}
+
 }  // namespace tessera::compiler::emit

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "schema/model.hpp"
 #include "target/isa.hpp"
 
 namespace tessera::compiler::emit {
@@ -22,5 +23,10 @@ Code load_constant(isa::Reg reg, std::uint32_t value);
 Code halt();
 
 void append(Code& code, const Code& more);
+
+// Adds `bytes` at `address` to a tile image (R-X when executable, RW-
+// otherwise), stored as a blob of `app`; nothing for no bytes.
+void add_segment(schema::Application& app, schema::TileImage& image, std::uint32_t address,
+                 std::vector<std::uint8_t> bytes, bool executable);
 
 }  // namespace tessera::compiler::emit

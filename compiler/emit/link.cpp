@@ -44,16 +44,6 @@ std::uint32_t code_bytes(const Code& code) { return static_cast<std::uint32_t>(a
 // ld32, st32, add, brz, bri, br), so its pcs are counted without encoding.
 std::uint32_t main_bytes(const Code& code) { return static_cast<std::uint32_t>(code.size() * 4); }
 
-void add_segment(schema::Application& app, schema::TileImage& image, std::uint32_t address,
-                 std::vector<std::uint8_t> bytes, bool executable) {
-  const auto size = static_cast<std::uint32_t>(bytes.size());
-  if (size == 0) return;
-  const std::uint32_t blob = app.blobs.add(std::move(bytes));
-  image.segments.push_back(schema::Segment{
-      address, size, blob, 0, size,
-      schema::kSegmentRead | (executable ? schema::kSegmentExecute : schema::kSegmentWrite)});
-}
-
 std::string format_range(std::uint32_t address, std::uint64_t bytes) {
   return fmt::format("[{:#x}, +{})", address, bytes);
 }

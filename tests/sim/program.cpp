@@ -29,11 +29,7 @@ std::vector<isa::Instruction> operator+(std::vector<isa::Instruction> a,
 
 void add_segment(schema::Application& app, schema::TileImage& image, std::uint32_t address,
                  const std::vector<std::uint8_t>& bytes, bool executable) {
-  const std::uint32_t blob = app.blobs.add(bytes);
-  const auto size = static_cast<std::uint32_t>(bytes.size());
-  image.segments.push_back(schema::Segment{
-      address, size, blob, 0, size,
-      schema::kSegmentRead | (executable ? schema::kSegmentExecute : schema::kSegmentWrite)});
+  compiler::emit::add_segment(app, image, address, bytes, executable);
 }
 
 target::Topology small_topology(std::size_t count) {
