@@ -146,7 +146,7 @@ class Chip {
   void apply_releases(const std::vector<Release>& releases);
   void record_fault(const Fault& fault);
   void request_stop();
-  void kill_processes();
+  void kill_processes() noexcept;
   void diagnose_deadlock();
   void open_exchange_phase(std::uint64_t round, const std::vector<Release>& releases,
                            bool host = false);
@@ -162,7 +162,7 @@ class Chip {
   std::vector<bool> loaded_;
   std::vector<std::uint32_t> entry_points_;
   std::vector<std::size_t> started_;
-  std::vector<std::unique_ptr<TileProcess>> processes_;
+  std::vector<std::shared_ptr<TileProcess>> processes_;
   SyncRounds internal_sync_;
   HostSyncRounds host_sync_;
   HostMemory host_memory_;
