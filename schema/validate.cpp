@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "schema/host_layout.hpp"
 #include "schema/package_error.hpp"
 #include "support/checked.hpp"
 #include "target/config_space.hpp"
@@ -262,16 +263,59 @@ void validate_call_payload(const BindingLookup& bindings, const std::string& pat
   }
 }
 
-void validate_host_exchange(const Application& application) {
-  const HostExchange& host = application.host_exchange;
-  std::map<std::uint32_t, std::uint64_t> page_size;
+// Pages are mapped (and pinned by the driver) whole, in 4 KiB spans, before
+// a session starts; their total is bounded so a valid package cannot make
+// the host map more than it may reasonably pin.
+void validate_host_pages(const HostExchange& host,
+                         std::map<std::uint32_t, std::uint64_t>& page_size) {
+  std::uint64_t total = 0;
   for (std::size_t p = 0; p < host.pages.size(); ++p) {
     const std::string path = fmt::format("hostExchange.pages[{}]", p);
     if (host.pages[p].size == 0) fail(path + ".size", "a page must not be empty");
     if (!page_size.emplace(host.pages[p].index, host.pages[p].size).second) {
       fail(path + ".index", fmt::format("page {} is defined twice", host.pages[p].index));
     }
+    try {
+      total = checked_add(total, host_page_span(host.pages[p]), "host pages");
+    } catch (const ArithmeticError& error) {
+      fail(path + ".size", error.message());
+    }
+    if (total > kMaxHostPagesBytes) {
+      fail(path + ".size", fmt::format("{:#x} bytes take the host pages to {:#x} bytes, more than "
+                                       "the {:#x} a package may pin",
+                                       host.pages[p].size, total, kMaxHostPagesBytes));
+    }
   }
+}
+
+// Every page the protocol touches is attached before the device may use it:
+// the command page (with calls) and each page a host slice names.
+void validate_pages_attached(const HostExchange& host, const std::set<std::uint32_t>& attached) {
+  const auto require = [&](std::uint32_t page, const std::string& user) {
+    if (!attached.contains(page)) {
+      fail("hostExchange.attachOrder", fmt::format("page {} ({}) is never attached", page, user));
+    }
+  };
+  if (!host.calls.empty()) require(host.command_page, "the command page");
+  for (std::size_t c = 0; c < host.calls.size(); ++c) {
+    for (const auto& [side, slices] : {std::pair{"inputs", &host.calls[c].inputs},
+                                       std::pair{"outputs", &host.calls[c].outputs}}) {
+      for (std::size_t s = 0; s < slices->size(); ++s) {
+        require((*slices)[s].page,
+                fmt::format("used by hostExchange.calls[{}].{}[{}]", c, side, s));
+      }
+    }
+  }
+}
+
+void validate_host_exchange(const Application& application) {
+  const HostExchange& host = application.host_exchange;
+  if (host.startup_mark > target::kHspMarkMask) {
+    fail("hostExchange.startupMark",
+         fmt::format("{} does not fit a 16-bit HSP mark", host.startup_mark));
+  }
+  std::map<std::uint32_t, std::uint64_t> page_size;
+  validate_host_pages(host, page_size);
   std::set<std::uint32_t> attached;
   for (std::size_t a = 0; a < host.attach_order.size(); ++a) {
     const std::string path = fmt::format("hostExchange.attachOrder[{}]", a);
@@ -332,6 +376,7 @@ void validate_host_exchange(const Application& application) {
     validate_call_payload(bindings, path, call, CallSide::kInput);
     validate_call_payload(bindings, path, call, CallSide::kOutput);
   }
+  validate_pages_attached(host, attached);
 }
 
 void validate_entry_points_and_config(const Application& application) {
