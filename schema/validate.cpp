@@ -64,16 +64,17 @@ bool inside_executable_segment(const TileImage& image, const AddressRange& range
   });
 }
 
-void validate_blob_reference(const Application& application, const std::string& path,
+void validate_blob_reference(std::size_t blob_count, const std::string& path,
                              const Segment& segment) {
-  if (segment.blob >= application.blobs.size()) {
-    fail(path + ".blob", fmt::format("{} is not a blob index ({} blobs)", segment.blob,
-                                     application.blobs.size()));
+  if (segment.blob >= blob_count) {
+    fail(path + ".blob",
+         fmt::format("{} is not a blob index ({} blobs)", segment.blob, blob_count));
   }
 }
 
-void validate_segment(const Application& application, const std::string& path,
-                      const Segment& segment) {
+// Returns where the segment's window into its blob ends.
+std::uint64_t validate_segment(std::span<const std::uint64_t> blob_sizes, const std::string& path,
+                               const Segment& segment) {
   if ((segment.flags & ~kSegmentFlagMask) != 0) {
     fail(path + ".flags", fmt::format("unknown flag bits {:#x}", segment.flags & ~kSegmentFlagMask));
   }
@@ -91,35 +92,43 @@ void validate_segment(const Application& application, const std::string& path,
     fail(path + ".fileSize", fmt::format("{} exceeds memorySize {}", segment.file_size,
                                          segment.memory_size));
   }
-  validate_blob_reference(application, path, segment);
-  const std::uint64_t blob_size = application.blobs.bytes(segment.blob).size();
+  validate_blob_reference(blob_sizes.size(), path, segment);
+  const std::uint64_t blob_size = blob_sizes[segment.blob];
   if (segment.blob_offset > blob_size || segment.file_size > blob_size - segment.blob_offset) {
     fail(path + ".blobOffset",
          fmt::format("{:#x} + fileSize {:#x} exceeds the blob's {:#x} bytes", segment.blob_offset,
                      segment.file_size, blob_size));
   }
+  return segment.blob_offset + segment.file_size;
 }
 
-void validate_tiles(const Application& application) {
-  if (application.tiles.empty()) fail("tiles", "a package needs at least one tile");
+}  // namespace
+
+void validate_tiles(const std::vector<TileImage>& tiles,
+                    std::span<const std::uint64_t> blob_sizes) {
+  if (tiles.empty()) fail("tiles", "a package needs at least one tile");
   // Canonical blob numbering: blobs appear in order of first use by the
   // (sorted) segments, and every blob is used.
   std::uint32_t next_new_blob = 0;
-  for (std::size_t t = 0; t < application.tiles.size(); ++t) {
-    const TileImage& image = application.tiles[t];
+  // Per blob, the furthest byte a segment loads.
+  std::vector<std::uint64_t> loaded(blob_sizes.size(), 0);
+  for (std::size_t t = 0; t < tiles.size(); ++t) {
+    const TileImage& image = tiles[t];
     const std::string path = fmt::format("tiles[{}]", t);
     if (!target::on_chip(image.tile)) {
       fail(path + ".physicalTile", fmt::format("{} is not a C600 tile (0..{})", image.tile,
                                                target::kTileCount - 1));
     }
-    if (t > 0 && !(application.tiles[t - 1].tile < image.tile)) {
+    if (t > 0 && !(tiles[t - 1].tile < image.tile)) {
       fail(path + ".physicalTile",
            fmt::format("{} follows {}: tiles are sorted by physical tile, each once", image.tile,
-                       application.tiles[t - 1].tile));
+                       tiles[t - 1].tile));
     }
     for (std::size_t s = 0; s < image.segments.size(); ++s) {
       const std::string segment_path = fmt::format("{}.segments[{}]", path, s);
-      validate_segment(application, segment_path, image.segments[s]);
+      const std::uint64_t window_end =
+          validate_segment(blob_sizes, segment_path, image.segments[s]);
+      loaded[image.segments[s].blob] = std::max(loaded[image.segments[s].blob], window_end);
       if (image.segments[s].blob > next_new_blob) {
         fail(segment_path + ".blob",
              fmt::format("blob {} is used before blob {}: blobs are numbered in order of first use",
@@ -144,10 +153,21 @@ void validate_tiles(const Application& application) {
                        image.entry_point));
     }
   }
-  if (next_new_blob != application.blobs.size()) {
+  if (next_new_blob != blob_sizes.size()) {
     fail(fmt::format("blobs[{}]", next_new_blob), "no segment uses this blob");
   }
+  // A blob holds no byte that no segment loads, so the segments bound what
+  // the reader decompresses.
+  for (std::size_t b = 0; b < blob_sizes.size(); ++b) {
+    if (blob_sizes[b] != loaded[b]) {
+      fail(fmt::format("blobs[{}].uncompressedSize", b),
+           fmt::format("{} bytes, but the segments using it load only its first {}", blob_sizes[b],
+                       loaded[b]));
+    }
+  }
 }
+
+namespace {
 
 void validate_bindings(const Application& application, std::string_view list,
                        const std::vector<Binding>& bindings, bool must_cover,
@@ -541,7 +561,7 @@ void validate_debug(const Application& application) {
 void validate_blob_references(const Application& application) {
   for (std::size_t t = 0; t < application.tiles.size(); ++t) {
     for (std::size_t s = 0; s < application.tiles[t].segments.size(); ++s) {
-      validate_blob_reference(application, fmt::format("tiles[{}].segments[{}]", t, s),
+      validate_blob_reference(application.blobs.size(), fmt::format("tiles[{}].segments[{}]", t, s),
                               application.tiles[t].segments[s]);
     }
   }
@@ -551,7 +571,11 @@ void validate(const Application& application) {
   if (application.compiler_version.empty()) {
     fail("header.compilerVersion", "the producing compiler is not named");
   }
-  validate_tiles(application);
+  std::vector<std::uint64_t> blob_sizes;
+  for (std::uint32_t b = 0; b < application.blobs.size(); ++b) {
+    blob_sizes.push_back(application.blobs.bytes(b).size());
+  }
+  validate_tiles(application.tiles, blob_sizes);
   std::map<std::string, std::string> names;
   validate_bindings(application, "inputs", application.inputs, false, names);
   validate_bindings(application, "outputs", application.outputs, true, names);

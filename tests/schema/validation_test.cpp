@@ -47,6 +47,8 @@ const std::vector<Rule> kRules = {
   {"blob window inside blob", [](auto& a) { tile5(a).segments[1].blob_offset = 1; }, "tiles[1].segments[1].blobOffset: 0x1 + fileSize 0x100 exceeds the blob's 0x100 bytes"},
   // review-findings.md #2: blobOffset + fileSize wrapped 64 bits and passed.
   {"blob window does not wrap", [](auto& a) { tile5(a).segments[1].blob_offset = 0xFFFFFFFFFFFFFFFF; tile5(a).segments[1].file_size = 1; }, "tiles[1].segments[1].blobOffset: 0xffffffffffffffff + fileSize 0x1 exceeds"},
+  // Issue 15 item 5: the reader bounds each blob by its segments before decoding it.
+  {"blob holds only loaded bytes", [](auto& a) { tile5(a).segments[1].file_size = 200; }, "blobs[2].uncompressedSize: 256 bytes, but the segments using it load only its first 200"},
   {"blobs in first-use order", [](auto& a) { std::swap(a.tiles[0].segments[1].blob, tile5(a).segments[1].blob); }, "tiles[0].segments[1].blob: blob 2 is used before blob 1", true},
   {"every blob used", [](auto& a) { tile5(a).segments[1].blob = 1; }, "blobs[2]: no segment uses this blob", true},
   {"segments disjoint", [](auto& a) { tile5(a).segments[1].address = target::kLoadBase + 64; }, "tiles[1].segments[1].address: 0x4c050 overlaps segments[0]"},
