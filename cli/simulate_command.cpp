@@ -2,7 +2,6 @@
 // halts, faults, deadlocks or reaches a cycle limit.
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -12,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "schema/reader.hpp"
 #include "sim/chip.hpp"
+#include "support/atomic_file.hpp"
 
 namespace po = boost::program_options;
 
@@ -19,10 +19,8 @@ namespace tessera::cli {
 namespace {
 
 void write_json(const std::string& path, const nlohmann::json& document) {
-  std::ofstream out(path);
-  out << document.dump(1) << '\n';
-  out.close();
-  if (!out) throw IoError(fmt::format("{}: cannot write", path));
+  const std::string text = document.dump(1) + '\n';
+  write_file_atomically(path, {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
 }
 
 std::uint64_t parse_cycles(const std::string& text) {
