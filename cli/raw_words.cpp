@@ -62,9 +62,4 @@ std::uint32_t parse_hex_word(std::string_view text) {
   return parse_number(without_hex_prefix(text), 16, "32-bit hex word");
 }
 
-std::uint32_t parse_address(std::string_view text) {
-  const std::string_view digits = without_hex_prefix(text);
-  return parse_number(digits, digits.size() == text.size() ? 10 : 16, "32-bit address");
-}
-
 }  // namespace tessera::cli

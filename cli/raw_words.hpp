@@ -23,7 +23,4 @@ void write_raw_words(const std::filesystem::path& path, std::span<const std::uin
 // Parses a 32-bit word given in hex, with or without 0x ("782A03CB", "0x43a00000").
 std::uint32_t parse_hex_word(std::string_view text);
 
-// Parses an address: 0x-prefixed hex or decimal.
-std::uint32_t parse_address(std::string_view text);
-
 }  // namespace tessera::cli

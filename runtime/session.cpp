@@ -59,6 +59,14 @@ struct Session::Payload {
 Session::Session(Transport& transport, schema::Application application, SessionOptions options)
     : transport_(transport), application_(schema::canonical(application)), options_(options),
       jitter_state_(options.write_jitter_seed) {
+  for (const auto& [name, timeout] : {std::pair{"rendezvous_timeout", options.rendezvous_timeout},
+                                      std::pair{"halt_timeout", options.halt_timeout}}) {
+    if (timeout < kMinWaitTimeout || timeout > kMaxWaitTimeout) {
+      throw UsageError(fmt::format("SessionOptions::{}: {} ms is outside {} to {} ms", name,
+                                   timeout.count(), kMinWaitTimeout.count(),
+                                   kMaxWaitTimeout.count()));
+    }
+  }
   schema::validate(application_);
   for (const auto& call : application_.host_exchange.calls) {
     if (call.invocations != 1) {

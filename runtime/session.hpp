@@ -57,8 +57,15 @@ class TimeoutError : public Error {
   using Error::Error;
 };
 
+// The range of SessionOptions' timeouts: at least a millisecond (a limit of
+// 0 would fail every wait), at most a day, so that no deadline computed
+// from one can overflow the clock.
+inline constexpr std::chrono::milliseconds kMinWaitTimeout{1};
+inline constexpr std::chrono::milliseconds kMaxWaitTimeout = std::chrono::hours(24);
+
 struct SessionOptions {
   // How long one rendezvous may take (driver-host-protocol.md §5.8: 10 s).
+  // Both timeouts lie in [kMinWaitTimeout, kMaxWaitTimeout] (UsageError).
   std::chrono::milliseconds rendezvous_timeout{10'000};
   // How long finish() waits for the device to halt.
   std::chrono::milliseconds halt_timeout{10'000};

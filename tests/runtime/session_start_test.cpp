@@ -108,5 +108,22 @@ TEST(SessionStart, TheTransportOutlivesAFailedStartAndCanBeDestroyed) {
   session.finish();
 }
 
+// Issue 15 item 10: a timeout of 1e10 s or more wrapped the deadline and
+// one under 1 ms became 0; the session takes only its documented range.
+TEST(SessionStart, TimeoutsOutsideTheirRangeAreRefusedBeforeTheDeviceIsTouched) {
+  for (const auto timeout :
+       {std::chrono::milliseconds(0), kMaxWaitTimeout + std::chrono::milliseconds(1),
+        std::chrono::milliseconds::max(), std::chrono::milliseconds::min()}) {
+    FailingTransport transport;
+    SessionOptions options;
+    options.rendezvous_timeout = timeout;
+    EXPECT_THROW(Session(transport, ring(), options), UsageError) << timeout.count();
+    options.rendezvous_timeout = kMinWaitTimeout;
+    options.halt_timeout = timeout;
+    EXPECT_THROW(Session(transport, ring(), options), UsageError) << timeout.count();
+    EXPECT_TRUE(transport.attached.empty());
+  }
+}
+
 }  // namespace
 }  // namespace tessera::runtime
