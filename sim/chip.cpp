@@ -132,7 +132,7 @@ void Chip::reset() {
   hsp_marks_ = {};
   host_stats_ = {};
   host_memory_.detach_all();
-  planned_phases_.clear();
+  planned_phases_ = {};
   phase_participants_.clear();
   phase_pending_.clear();
   exchange_stats_ = {};
@@ -153,7 +153,7 @@ void Chip::load(const schema::Application& application) {
   for (const auto& debug : application.debug.tiles) {
     tiles_[index_of(debug.tile)]->set_debug(TileDebugIndex(debug, application.debug.provenance));
   }
-  for (const auto& phase : application.debug.exchange_phases) planned_phases_[phase.id] = phase;
+  planned_phases_ = schema::PhasePlan(application.debug);
 }
 
 void Chip::load_segment(target::PhysicalTile tile, std::uint32_t address,
@@ -278,9 +278,9 @@ void Chip::solve_exchange_phase() {
     faults = solve_host_phase(tiles, phase_participants_, phase_round_, host_memory_, host_stats_,
                               host_services_);
   } else {
-    const auto planned = planned_phases_.find(static_cast<std::uint32_t>(phase_round_));
-    faults = sim::solve_exchange_phase(tiles, phase_participants_, phase_round_,
-                                       planned == planned_phases_.end() ? nullptr : &planned->second,
+    const schema::ExchangePhase* planned = planned_phases_.plan(phase_round_);
+    ++(planned != nullptr ? exchange_stats_.checked_phases : exchange_stats_.unchecked_phases);
+    faults = sim::solve_exchange_phase(tiles, phase_participants_, phase_round_, planned,
                                        exchange_stats_);
   }
   for (const auto& fault : faults) record_fault(fault);

@@ -25,6 +25,7 @@
 
 #include "kernels/registry.hpp"
 #include "schema/model.hpp"
+#include "schema/phase_plan.hpp"
 #include "schema/profile.hpp"
 #include "sim/exchange_fabric.hpp"
 #include "sim/host_link.hpp"
@@ -178,7 +179,7 @@ class Chip {
   std::uint64_t phase_round_ = 0;
   std::vector<std::size_t> phase_participants_;
   std::vector<std::size_t> phase_pending_;
-  std::map<std::uint32_t, schema::ExchangePhase> planned_phases_;
+  schema::PhasePlan planned_phases_;  // the package's planned exchange phases
   ExchangeStats exchange_stats_;
   bool stop_requested_ = false;
 
