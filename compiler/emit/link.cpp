@@ -9,10 +9,12 @@
 #include <set>
 
 #include "compiler/emit/code.hpp"
+#include "compiler/emit/phase_rounds.hpp"
 #include "compiler/exchange/scheduler.hpp"
 #include "compiler/host_io.hpp"
 #include "compiler/placement.hpp"
 #include "kernels/registry.hpp"
+#include "support/checked.hpp"
 #include "support/little_endian.hpp"
 #include "target/host_exchange.hpp"
 #include "target/memory_map.hpp"
@@ -66,6 +68,7 @@ class Linker {
   schema::Application run() {
     app_.compiler_version = options_.compiler_version;
     find_lifetimes();
+    rounds_ = phase_rounds(program_.steps);
     find_tiles();
     place_data();
     make_bindings();
@@ -271,37 +274,18 @@ class Linker {
   }
 
   // ---- 3. exchange ------------------------------------------------------------------
-  // Every exchange phase the program runs, in order, as (step, round): loops
-  // walked iteration by iteration, up to kMaxPlannedPhases phases (the debug
-  // section's planned transfers stop there; the simulator then checks only
-  // the phases listed).
-  static constexpr std::size_t kMaxPlannedPhases = 20000;
-
-  void walk_phases(std::size_t begin, std::size_t end, std::uint32_t& round,
-                   std::vector<std::pair<std::size_t, std::uint32_t>>& out) const {
-    for (std::size_t i = begin; i < end && out.size() < kMaxPlannedPhases; ++i) {
-      const Step& step = program_.steps[i];
-      if (step.kind == StepKind::kExchange) {
-        out.emplace_back(i, round);
-        round += 2;  // `sync 3` opens the phase, the next `sync 3` closes it
-      } else if (step.kind == StepKind::kLoopBegin) {
-        for (std::uint32_t t = 0; t < step.count && out.size() < kMaxPlannedPhases; ++t) {
-          walk_phases(i + 1, step.partner, round, out);
-        }
-        i = step.partner;
-      }
-    }
+  // "exchange row (phase 12)": named by the round that first opens its phase.
+  std::string row_name(std::size_t step) const {
+    const auto round = rounds_.first_round.find(step);
+    return round == rounds_.first_round.end()
+               ? fmt::format("exchange row (step {})", step)
+               : fmt::format("exchange row (phase {})", round->second);
   }
 
   void schedule_exchanges(bool final) {
-    std::uint32_t walked = 0;
-    std::vector<std::pair<std::size_t, std::uint32_t>> occurrences;
-    walk_phases(0, program_.steps.size(), walked, occurrences);
-    for (auto it = occurrences.rbegin(); it != occurrences.rend(); ++it) phase_round_[it->first] = it->second;
     for (std::size_t i = 0; i < program_.steps.size(); ++i) {
       const Step& step = program_.steps[i];
       if (step.kind != StepKind::kExchange) continue;
-      const std::uint32_t round = phase_round_.count(i) != 0 ? phase_round_.at(i) : 0;
       exchange::PhaseTransfers phase;
       for (const auto& transfer : step.transfers) {
         exchange::LogicalTransfer logical;
@@ -331,21 +315,27 @@ class Linker {
                                         "when placed", row.tile, i));
           }
         }
-        report_.phases.push_back(LinkReport::Phase{round,
-                                                   step.provenance < program_.provenance.size()
-                                                       ? program_.provenance[step.provenance]
-                                                       : "",
-                                                   step.transfers.size(), static_cast<std::uint64_t>(schedule.horizon),
-                                                   schedule.cost.lower_bound, schedule.cost.words_sent});
+        const auto round = rounds_.first_round.find(i);
+        report_.phases.push_back(LinkReport::Phase{
+            round == rounds_.first_round.end() ? std::nullopt : std::optional(round->second),
+            step.provenance < program_.provenance.size() ? program_.provenance[step.provenance]
+                                                         : "",
+            step.transfers.size(), static_cast<std::uint64_t>(schedule.horizon),
+            schedule.cost.lower_bound, schedule.cost.words_sent});
       } else {
         for (const auto& row : schedule.rows) probe_rows_[{row.tile, i}] = code_bytes(row.instructions);
       }
       schedules_[i] = std::move(schedule);
     }
     if (final) {
-      for (const auto& [step, round] : occurrences) {
-        app_.debug.exchange_phases.push_back(schema::ExchangePhase{round, schedules_.at(step).planned});
+      // Each phase once, at its first round; loops say where they repeat.
+      for (const std::size_t step : rounds_.planned_steps) {
+        app_.debug.exchange_phases.push_back(schema::ExchangePhase{
+            checked_cast<std::uint32_t>(rounds_.first_round.at(step), "phase id"),
+            schedules_.at(step).planned});
       }
+      app_.debug.phase_loops = rounds_.loops;
+      app_.debug.planned_rounds = rounds_.planned_rounds;
     }
   }
 
@@ -575,8 +565,8 @@ class Linker {
         }
       }
       for (const auto& [step, size] : rows_of(tile)) {
-        request(fmt::format("exchange row (phase {})", phase_round_.at(step)), schema::AllocationKind::kExchangeRow,
-                static_cast<std::uint32_t>(size), [&code, step](std::uint32_t a) { code.rows[step] = a; });
+        request(row_name(step), schema::AllocationKind::kExchangeRow, size,
+                [&code, step](std::uint32_t a) { code.rows[step] = a; });
       }
       for (auto& [step, counter] : code.loop_counters) {
         request(fmt::format("loop counter (step {})", step), schema::AllocationKind::kRuntime, 4,
@@ -641,8 +631,8 @@ class Linker {
         const auto& rows = schedules_.at(step).rows;
         const auto row = std::find_if(rows.begin(), rows.end(), [&](const auto& r) { return r.tile == tile; });
         add_segment(app_, image, at, assemble(row->instructions), true);
-        debug.symbols.push_back({fmt::format("exchange row (phase {})", phase_round_.at(step)), at,
-                                 code_bytes(row->instructions), schema::SymbolKind::kExchangeRow});
+        debug.symbols.push_back(
+            {row_name(step), at, code_bytes(row->instructions), schema::SymbolKind::kExchangeRow});
       }
       for (const auto& [name, at] : code.stubs) {
         add_segment(app_, image, at, assemble({isa::Br{Reg::m10}, isa::Nop{}}), true);
@@ -694,7 +684,7 @@ class Linker {
   std::map<std::pair<std::size_t, bool>, std::vector<std::size_t>> batches_of_;  // (call, input) → batches
   std::map<std::pair<PhysicalTile, std::size_t>, std::uint32_t> probe_rows_;     // (tile, step) → bytes
   std::map<std::size_t, exchange::PhaseSchedule> schedules_;                     // by step
-  std::map<std::size_t, std::uint32_t> phase_round_;                              // by step
+  PhaseRounds rounds_;
   std::map<PhysicalTile, TileCode> code_;
   std::map<PhysicalTile, std::vector<std::size_t>> idle_batches_;
 };

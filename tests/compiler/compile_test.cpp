@@ -210,11 +210,14 @@ TEST(Compile, RepeatRunsItsBodyCountTimesWithoutUnrolling) {
     c = next;
   }
   EXPECT_EQ(as_f32(run.outputs.at("y")), c);
-  // Three iterations' phases are planned (checked by the simulator), but the
-  // rows exist once. (Every phase is in the body: the loop-entry and yield
-  // copies stay on their tiles.)
+  // The rows and the planned phases exist once; the loop record makes the
+  // simulator check all three iterations against them. (Every phase is in
+  // the body: the loop-entry and yield copies stay on their tiles.)
   EXPECT_GE(phases_once, 1u);
-  EXPECT_EQ(compiled.application.debug.exchange_phases.size(), 3 * phases_once);
+  EXPECT_EQ(compiled.application.debug.exchange_phases.size(), phases_once);
+  EXPECT_EQ(compiled.application.debug.phase_loops,
+            (std::vector<schema::PhaseLoop>{{0, 2 * phases_once, 3}}));
+  EXPECT_EQ(run.checked_phases, 3 * 2 * phases_once);
 }
 
 TEST(Compile, ARepeatThatPermutesItsCarriedValuesIsRefused) {
