@@ -101,7 +101,7 @@ SidePlan plan_side(const HostCallRequest& call, bool input,
       const PhysicalTile owner = target::xreq_owner(tile);
       requests.try_emplace(owner, owner).first->second.add(tile);
     }
-    side.batch_ends.push_back(static_cast<std::uint32_t>(side.slices.size()));
+    side.batch_ends.push_back(checked_cast<std::uint32_t>(side.slices.size(), "host slices"));
 
     HostBatch batch{call.name, input, b, {}};
     std::set<PhysicalTile> active;
@@ -193,7 +193,7 @@ HostPlan plan_host_io(std::span<const HostCallRequest> calls,
   }
   std::map<PhysicalTile, std::uint32_t> slots;
   for (const PhysicalTile tile : taking_part) {
-    slots.emplace(tile, static_cast<std::uint32_t>(slots.size()));
+    slots.emplace(tile, checked_cast<std::uint32_t>(slots.size(), "host slots"));
   }
 
   HostPlan plan;
@@ -218,7 +218,7 @@ HostPlan plan_host_io(std::span<const HostCallRequest> calls,
     call.input_batch_ends = std::move(in.batch_ends);
     call.output_batch_ends = std::move(out.batch_ends);
     const std::size_t batches = in.batches.size() + out.batches.size();
-    call.phases = batches == 0 ? 0 : static_cast<std::uint32_t>(2 * batches - 1);
+    call.phases = batches == 0 ? 0 : checked_cast<std::uint32_t>(2 * batches - 1, "host phases");
     plan.exchange.calls.push_back(std::move(call));
     for (auto& batch : in.batches) plan.batches.push_back(std::move(batch));
     for (auto& batch : out.batches) plan.batches.push_back(std::move(batch));

@@ -41,10 +41,14 @@ constexpr isa::Reg kLoopCounter = isa::Reg::m13;
 PhysicalTile physical(LogicalTile tile) { return target::c600_physical(tile); }
 
 // Bytes of encoded code (sendpicp and a few others take two words).
-std::uint32_t code_bytes(const Code& code) { return static_cast<std::uint32_t>(assemble(code).size()); }
+std::uint32_t code_bytes(const Code& code) {
+  return checked_cast<std::uint32_t>(assemble(code).size(), "code bytes");
+}
 // The main program holds one-word instructions only (setzi, call, sync,
 // ld32, st32, add, brz, bri, br), so its pcs are counted without encoding.
-std::uint32_t main_bytes(const Code& code) { return static_cast<std::uint32_t>(code.size() * 4); }
+std::uint32_t main_bytes(const Code& code) {
+  return checked_cast<std::uint32_t>(code.size() * 4, "main bytes");
+}
 
 std::string format_range(std::uint32_t address, std::uint64_t bytes) {
   return fmt::format("[{:#x}, +{})", address, bytes);
@@ -130,7 +134,7 @@ class Linker {
     live_from_.assign(program_.buffers.size(), std::numeric_limits<std::uint32_t>::max());
     live_until_.assign(program_.buffers.size(), 0);
     for (std::size_t i = 0; i < program_.steps.size(); ++i) {
-      const auto step = static_cast<std::uint32_t>(i);
+      const auto step = checked_cast<std::uint32_t>(i, "step");
       for_each_use(program_.steps[i], [&](BufferId buffer) {
         live_from_[buffer] = std::min(live_from_[buffer], step);
         live_until_[buffer] = std::max(live_until_[buffer], step + 1);
@@ -140,8 +144,8 @@ class Linker {
     // iteration runs the same steps again. Inner loops first (they begin later).
     for (std::size_t i = program_.steps.size(); i-- > 0;) {
       if (program_.steps[i].kind != StepKind::kLoopBegin) continue;
-      const auto begin = static_cast<std::uint32_t>(i);
-      const auto end = static_cast<std::uint32_t>(program_.steps[i].partner) + 1;
+      const auto begin = checked_cast<std::uint32_t>(i, "step");
+      const auto end = checked_cast<std::uint32_t>(program_.steps[i].partner + 1, "step");
       for (std::size_t b = 0; b < program_.buffers.size(); ++b) {
         if (live_until_[b] > begin && live_from_[b] < end) {
           live_from_[b] = std::min(live_from_[b], begin);
@@ -245,7 +249,8 @@ class Linker {
     std::vector<HostCallRequest> requests;
     for (std::size_t c = 0; c < program_.calls.size(); ++c) {
       const auto& call = program_.calls[c];
-      HostCallRequest request{call.name, static_cast<std::uint32_t>(c), call.inputs, call.outputs, {}, {}};
+      const auto command = checked_cast<std::uint32_t>(c, "host call");
+      HostCallRequest request{call.name, command, call.inputs, call.outputs, {}, {}};
       schema::HostCall layout;
       layout.name = call.name;
       layout.input_bindings = call.inputs;
@@ -255,7 +260,8 @@ class Linker {
           for (const auto& slice : part.binding->slices) {
             // A tensor whose size is not whole words ends in payload padding
             // (schema::call_payload) and in its allocation's padding.
-            const std::uint32_t size = static_cast<std::uint32_t>((slice.size + 3) / 4 * 4);
+            const auto size =
+                checked_cast<std::uint32_t>((slice.size + 3) / 4 * 4, "host slice bytes");
             HostTransfer transfer{slice.tile, slice.tile_address, part.offset + slice.file_offset, size};
             (side == schema::CallSide::kInput ? request.inputs : request.outputs).push_back(transfer);
           }
@@ -398,9 +404,10 @@ class Linker {
             operand.reg, operand.role, format_range(pointer, footprint), held.name,
             format_range(held.address, held.size)));
       }
-      site.operands.push_back(schema::CallOperand{static_cast<std::uint8_t>(operand.reg), held.id, pointer,
-                                                  static_cast<std::uint32_t>(footprint),
-                                                  operand.access != kernels::Access::kRead});
+      site.operands.push_back(
+          schema::CallOperand{checked_cast<std::uint8_t>(operand.reg, "operand register"), held.id,
+                              pointer, checked_cast<std::uint32_t>(footprint, "footprint"),
+                              operand.access != kernels::Access::kRead});
     }
     for (unsigned reg = kernels::kOutputRegister; reg <= kernels::kLastArgumentRegister; ++reg) {
       if (registers[reg] != 0 || std::any_of(spec->operands.begin(), spec->operands.end(),
@@ -408,7 +415,7 @@ class Linker {
         append(main.code, load_constant(static_cast<Reg>(reg), registers[reg]));
       }
     }
-    site.pc = static_cast<std::uint32_t>(code_.at(tile).main + main_bytes(main.code));
+    site.pc = checked_add(code_.at(tile).main, main_bytes(main.code), "call site pc");
     main.code.push_back(isa::Call{Reg::m10, stub});
     main.sites.push_back(std::move(site));
   }
@@ -503,7 +510,8 @@ class Linker {
 
   std::uint32_t staging_id(PhysicalTile tile) const {
     const auto found = allocations_.find(tile);
-    return static_cast<std::uint32_t>((found == allocations_.end() ? 0 : found->second.size()) + 1);
+    return checked_cast<std::uint32_t>((found == allocations_.end() ? 0 : found->second.size()) + 1,
+                                       "allocation id");
   }
 
   // (step, bytes) of every row `tile` has, in step order.
@@ -574,7 +582,8 @@ class Linker {
       }
       if (!code.stubs.empty()) {
         request("kernel stubs", schema::AllocationKind::kCode,
-                static_cast<std::uint32_t>(code.stubs.size()) * kStubBytes, [&code](std::uint32_t a) {
+                checked_cast<std::uint32_t>(code.stubs.size() * kStubBytes, "kernel stubs"),
+                [&code](std::uint32_t a) {
                   std::uint32_t at = a;
                   for (auto& [name, stub] : code.stubs) {
                     stub = at;
@@ -588,7 +597,7 @@ class Linker {
       for (std::size_t r = 0; r < placed.size(); ++r) {
         assign[r](placed[r].address);
         schema::Allocation held = placed[r];
-        held.id = first_id + static_cast<std::uint32_t>(r);
+        held.id = checked_cast<std::uint32_t>(first_id + r, "allocation id");
         code_allocations_[tile].push_back(held);
         high = std::max(high, held.address + held.size - target::kLoadBase);
       }

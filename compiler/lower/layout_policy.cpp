@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "schema/model.hpp"
+#include "support/checked.hpp"
 
 namespace tessera::compiler::lower {
 
@@ -17,7 +18,7 @@ Layout default_layout(const TensorType& type, std::uint32_t tiles, std::uint64_t
   const std::uint64_t blocks = (type.shape[0] + block - 1) / block;
   std::uint64_t most = std::min<std::uint64_t>(blocks, tiles);
   if (min_shard_bytes > 0) most = std::min(most, std::max<std::uint64_t>(1, byte_size(type) / min_shard_bytes));
-  const auto partitions = static_cast<std::uint32_t>(most);
+  const auto partitions = checked_cast<std::uint32_t>(most, "partitions");
   if (partitions <= 1) return layout;
   layout.tiling = {AxisTiling{0, partitions, block, 1}};
   return layout;

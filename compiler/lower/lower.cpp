@@ -2,14 +2,18 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <limits>
 #include <memory>
 
 #include "compiler/layout/locate.hpp"
 #include "compiler/layout/resolve.hpp"
 #include "compiler/lower/layout_policy.hpp"
 #include "compiler/lower/moves.hpp"
+#include "compiler/placement.hpp"
 #include "kernels/registry.hpp"
 #include "schema/model.hpp"
+#include "support/checked.hpp"
 
 namespace tessera::compiler::lower {
 namespace {
@@ -24,7 +28,8 @@ struct Storage {
 
   Location location(std::span<const std::uint64_t> index) const {
     const ElementPlace place = locator->locate(index);
-    return {resolved.shards[place.shard].tile, buffer, static_cast<std::uint32_t>(place.offset)};
+    return {resolved.shards[place.shard].tile, buffer,
+            checked_cast<std::uint32_t>(place.offset, "element offset")};
   }
 };
 
@@ -94,8 +99,9 @@ class Lowerer {
     buffer.tensor = format_value(value);
     buffer.alignment = held->resolved.layout.alignment;
     buffer.provenance = provenance;
+    require_placeable(buffer, held->resolved);
     for (const Shard& shard : held->resolved.shards) {
-      buffer.bytes[shard.tile] = static_cast<std::uint32_t>(shard.allocation_bytes);
+      buffer.bytes[shard.tile] = checked_cast<std::uint32_t>(shard.allocation_bytes, "shard bytes");
     }
     held->buffer = program_.add_buffer(std::move(buffer));
     held->locator = std::make_unique<ElementLocator>(held->resolved);
@@ -105,13 +111,43 @@ class Lowerer {
     return result;
   }
 
+  // The largest shard of a tensor must fit its tile with nothing else there;
+  // if it does not, the placement report says so now, before any move into
+  // it is lowered (placement.hpp, the one owner of what a tile holds).
+  static void require_placeable(const Buffer& buffer, const ResolvedLayout& resolved) {
+    const Shard* largest = nullptr;
+    for (const Shard& shard : resolved.shards) {
+      if (largest == nullptr || shard.allocation_bytes > largest->allocation_bytes) {
+        largest = &shard;
+      }
+    }
+    if (largest == nullptr || largest->allocation_bytes == 0) return;
+    require_placeable(buffer, largest->tile, largest->allocation_bytes,
+                      resolved.layout.memory_class);
+  }
+
+  static void require_placeable(const Buffer& buffer, LogicalTile tile, std::uint64_t bytes,
+                                MemoryClass memory_class) {
+    AllocationRequest request;
+    request.name = buffer.name;
+    request.tensor = buffer.tensor;
+    request.kind = buffer.kind;
+    request.size = bytes;
+    request.alignment = buffer.alignment;
+    request.placement = memory_class == MemoryClass::kInterleaved ? MemoryPlacement::kInterleaved
+                                                                  : MemoryPlacement::kStandard;
+    request.provenance = buffer.provenance;
+    require_fits_alone(target::c600_physical(tile), request);
+  }
+
   std::vector<HostSlice> slices(const Storage& held) const {
     std::vector<HostSlice> result;
     for (const Shard& shard : held.resolved.shards) {
       if (shard.replica != 0) continue;
       for (const ByteRun& run : host_runs(shard)) {
-        result.push_back(HostSlice{shard.tile, held.buffer, static_cast<std::uint32_t>(run.shard_offset),
-                                   run.host_offset, static_cast<std::uint32_t>(run.bytes)});
+        result.push_back(HostSlice{
+            shard.tile, held.buffer, checked_cast<std::uint32_t>(run.shard_offset, "slice offset"),
+            run.host_offset, checked_cast<std::uint32_t>(run.bytes, "slice bytes")});
       }
     }
     return result;
@@ -257,14 +293,15 @@ class Lowerer {
     }
     std::map<LogicalTile, std::vector<KernelRun>> compute;
     for (const Shard& shard : out.resolved.shards) {
-      const auto elements = static_cast<std::uint32_t>(shard.bytes / element_bytes(type));
+      const auto elements =
+          checked_cast<std::uint32_t>(shard.bytes / element_bytes(type), "add elements");
       if (elements == 0) continue;
-      compute[shard.tile].push_back(KernelRun{kernel,
-                                              {{2, out.buffer, static_cast<std::uint32_t>(shard.offset)},
-                                               {3, operands[0], static_cast<std::uint32_t>(shard.offset)},
-                                               {4, operands[1], static_cast<std::uint32_t>(shard.offset)}},
-                                              {{5, elements}},
-                                              provenance});
+      const auto offset = checked_cast<std::uint32_t>(shard.offset, "shard offset");
+      compute[shard.tile].push_back(
+          KernelRun{kernel,
+                    {{2, out.buffer, offset}, {3, operands[0], offset}, {4, operands[1], offset}},
+                    {{5, elements}},
+                    provenance});
     }
     finish_steps(moves, std::move(compute), provenance);
   }
@@ -302,13 +339,15 @@ class Lowerer {
       if (shard.bytes == 0) continue;
       shard_offset[shard.tile] = shard.offset;
       const std::uint64_t row = (shard.bytes + 3) / 4 * 4;
-      stride[shard.tile] = static_cast<std::uint32_t>(row);
-      const std::uint64_t bytes = row * contributions;
-      if (bytes > 0xFFFFFFFFu) {
-        throw LoweringError(fmt::format("{}: {} partials of {} bytes do not fit a tile", described,
-                                        contributions, row));
+      std::uint64_t bytes = 0;
+      if (__builtin_mul_overflow(row, contributions, &bytes)) {
+        bytes = std::numeric_limits<std::uint64_t>::max();
       }
-      partials.bytes[shard.tile] = static_cast<std::uint32_t>(bytes);
+      // Partials that could never fit are the placement report now, not
+      // after lowering every contribution's move.
+      require_placeable(partials, shard.tile, bytes, out.resolved.layout.memory_class);
+      stride[shard.tile] = checked_cast<std::uint32_t>(row, "partials row");
+      partials.bytes[shard.tile] = checked_cast<std::uint32_t>(bytes, "partials bytes");
     }
     const BufferId partials_id = program_.add_buffer(std::move(partials));
 
@@ -330,8 +369,9 @@ class Lowerer {
           }
         }
         const Location target = out.location(index);
-        const auto slot = static_cast<std::uint32_t>(k * stride.at(target.tile) +
-                                                     (target.offset - shard_offset.at(target.tile)));
+        const auto slot = checked_cast<std::uint32_t>(
+            k * stride.at(target.tile) + (target.offset - shard_offset.at(target.tile)),
+            "partials slot");
         moves.move(Location{target.tile, partials_id, slot}, source.location(from));
       }
     }
@@ -339,13 +379,14 @@ class Lowerer {
     std::map<LogicalTile, std::vector<KernelRun>> compute;
     for (const Shard& shard : out.resolved.shards) {
       if (shard.bytes == 0) continue;
-      compute[shard.tile].push_back(KernelRun{kernel,
-                                              {{2, out.buffer, static_cast<std::uint32_t>(shard.offset)},
-                                               {3, partials_id, 0}},
-                                              {{4, static_cast<std::uint32_t>(shard.bytes / s)},
-                                               {5, static_cast<std::uint32_t>(contributions)},
-                                               {6, stride.at(shard.tile)}},
-                                              provenance});
+      compute[shard.tile].push_back(
+          KernelRun{kernel,
+                    {{2, out.buffer, checked_cast<std::uint32_t>(shard.offset, "shard offset")},
+                     {3, partials_id, 0}},
+                    {{4, checked_cast<std::uint32_t>(shard.bytes / s, "sum elements")},
+                     {5, checked_cast<std::uint32_t>(contributions, "sum rows")},
+                     {6, stride.at(shard.tile)}},
+                    provenance});
     }
     finish_steps(moves, std::move(compute), provenance);
   }

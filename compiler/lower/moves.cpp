@@ -4,9 +4,10 @@
 #include <fmt/format.h>
 
 #include "kernels/registry.hpp"
-#include "target/exchange_timing.hpp"
+#include "support/checked.hpp"
 #include "support/error.hpp"
 #include "support/little_endian.hpp"
+#include "target/exchange_timing.hpp"
 
 namespace tessera::compiler::lower {
 namespace {
@@ -120,7 +121,7 @@ std::vector<Transfer> MoveLowering::finish(std::map<LogicalTile, std::vector<Ker
     staging.name = fmt::format("staging ({})", label_);
     staging.kind = schema::AllocationKind::kStaging;
     staging.provenance = provenance_;
-    const BufferId staging_id = static_cast<BufferId>(program_.buffers.size());
+    const BufferId staging_id = checked_cast<BufferId>(program_.buffers.size(), "buffer id");
     for (auto& [tile, by_source] : staged) {
       std::uint32_t cursor = 0;
       for (auto& [source, runs] : by_source) {
@@ -144,7 +145,7 @@ std::vector<Transfer> MoveLowering::finish(std::map<LogicalTile, std::vector<Ker
           landing.push_back(cursor);
           append_transfer(transfers, Location{source.first, source.second, begin}, (end - begin) / 4,
                           {Location{tile, staging_id, cursor}}, provenance_);
-          cursor += end - begin;
+          cursor = checked_add(cursor, end - begin, "staging bytes");
         }
         for (const auto& [to_buffer, run] : runs) {
           const auto it = std::upper_bound(merged.begin(), merged.end(),
@@ -165,26 +166,27 @@ std::vector<Transfer> MoveLowering::finish(std::map<LogicalTile, std::vector<Ker
     table.name = fmt::format("move table ({})", label_);
     table.kind = schema::AllocationKind::kScratch;
     table.provenance = provenance_;
-    const BufferId table_id = static_cast<BufferId>(program_.buffers.size());
+    const BufferId table_id = checked_cast<BufferId>(program_.buffers.size(), "buffer id");
     std::map<LogicalTile, std::vector<KernelRun>> moves;
     for (const auto& [tile, groups] : tables) {
       std::vector<std::uint8_t> bytes;
       for (const auto& [buffers, group] : groups) {
-        const auto offset = static_cast<std::uint32_t>(bytes.size());
+        const auto offset = checked_cast<std::uint32_t>(bytes.size(), "move table offset");
         for (const auto& [to, from] : group.pairs) {
           append_u32_le(bytes, to);
           append_u32_le(bytes, from);
         }
         const std::uint32_t out_elements = program_.buffers[buffers.first].bytes.at(tile) / s;
         const std::uint32_t in_elements = program_.buffers[buffers.second].bytes.at(tile) / s;
-        moves[tile].push_back(KernelRun{move_kernel(),
-                                        {{2, buffers.first, 0}, {3, buffers.second, 0}, {4, table_id, offset}},
-                                        {{5, static_cast<std::uint32_t>(group.pairs.size())},
-                                         {6, out_elements},
-                                         {7, in_elements}},
-                                        provenance_});
+        moves[tile].push_back(
+            KernelRun{move_kernel(),
+                      {{2, buffers.first, 0}, {3, buffers.second, 0}, {4, table_id, offset}},
+                      {{5, checked_cast<std::uint32_t>(group.pairs.size(), "move table entries")},
+                       {6, out_elements},
+                       {7, in_elements}},
+                      provenance_});
       }
-      table.bytes[tile] = static_cast<std::uint32_t>(bytes.size());
+      table.bytes[tile] = checked_cast<std::uint32_t>(bytes.size(), "move table bytes");
       table.contents[tile] = std::move(bytes);
     }
     program_.add_buffer(std::move(table));

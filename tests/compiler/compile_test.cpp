@@ -160,6 +160,45 @@ TEST(Compile, WhatDoesNotFitIsAPlacementErrorWithTheTilesMemory) {
   }
 }
 
+// Item 17: a shard of 4 GiB or more was cut to 32 bits in lowering and gave
+// internal errors ("buffer 'x' has no allocation on p0", "no slice covers
+// byte 0x4"). Every shard too large for its tile is the placement report,
+// before any move into it is lowered.
+TEST(Compile, AShardLargerThanATileIsThePlacementReport) {
+  struct Case {
+    Graph graph;
+    std::uint32_t tiles;
+    std::string expected;
+  };
+  std::vector<Case> cases;
+  {
+    Graph g;
+    g.host_output("y", g.host_input("x", DType::kU8, {0xFFFFFFFF, 2}));  // 8 GiB
+    cases.push_back({std::move(g), 1,
+                     "p0: cannot place 'x' (8589934592 bytes, align 8) in interleaved memory"});
+  }
+  {
+    Graph g;
+    g.host_output("y", g.host_input("x", DType::kF32, {1u << 30}));  // 4 GiB over 2 tiles
+    cases.push_back({std::move(g), 2, "p0: cannot place 'x' (2147483648 bytes"});
+  }
+  {
+    Graph g;  // a transpose of 4 GiB: refused before lowering 2^32 element moves
+    g.host_output("y", g.transpose(g.parameter("w", DType::kU8, {65536, 65536}), {1, 0}));
+    cases.push_back({std::move(g), 1472, ": cannot place 'w' ("});
+  }
+  for (const Case& c : cases) {
+    try {
+      compile(c.graph, {.tiles = c.tiles});
+      ADD_FAILURE() << "placed " << c.expected;
+    } catch (const PlacementError& error) {
+      const std::string message = error.what();
+      EXPECT_NE(message.find(c.expected), std::string::npos) << message;
+      EXPECT_NE(message.find("free gaps"), std::string::npos) << message;
+    }
+  }
+}
+
 TEST(Compile, AMinimumShardSizeKeepsSmallTensorsOnFewTiles) {
   Graph g;
   const ValueId x = g.host_input("x", DType::kF32, {64, 256});  // 1 KiB rows
