@@ -87,19 +87,37 @@ std::vector<Transfer> MoveLowering::finish(std::map<LogicalTile, std::vector<Ker
     }
   };
 
+  // A run within one tile whose ends sit at the same place in their words:
+  // its whole words are one copy_words call when there are enough of them,
+  // and only the ≤ 3 bytes before and after them are element moves.
+  auto add_local = [&](LogicalTile tile, BufferId to, BufferId from, const Run& run) {
+    if (run.destination % 4 == run.source % 4) {
+      const std::uint32_t head = std::min(run.bytes, (4 - run.destination % 4) % 4);
+      const std::uint32_t words = (run.bytes - head) / 4;
+      if (words >= kCopyWordsMinimum) {
+        const std::uint32_t tail = run.bytes - head - 4 * words;
+        if (head > 0) add_pairs(tile, to, from, Run{run.destination, run.source, head});
+        copies[tile].push_back(
+            KernelRun{std::string(kernels::kCopyWords),
+                      {{2, to, run.destination + head}, {3, from, run.source + head}},
+                      {{4, words}},
+                      provenance_});
+        if (tail > 0) {
+          const std::uint32_t done = head + 4 * words;
+          add_pairs(tile, to, from, Run{run.destination + done, run.source + done, tail});
+        }
+        return;
+      }
+    }
+    add_pairs(tile, to, from, run);
+  };
+
   for (const auto& [key, runs] : runs_) {
     const auto& [to_tile, to_buffer, from_tile, from_buffer] = key;
     for (const Run& run : runs) {
       const bool words = whole_words(run.destination, run.bytes) && whole_words(run.source, run.bytes);
       if (to_tile == from_tile) {
-        if (words && run.bytes / 4 >= kCopyWordsMinimum) {
-          copies[to_tile].push_back(KernelRun{std::string(kernels::kCopyWords),
-                                              {{2, to_buffer, run.destination}, {3, from_buffer, run.source}},
-                                              {{4, run.bytes / 4}},
-                                              provenance_});
-        } else {
-          add_pairs(to_tile, to_buffer, from_buffer, run);
-        }
+        add_local(to_tile, to_buffer, from_buffer, run);
       } else if (words) {
         direct[{Location{from_tile, from_buffer, run.source}, run.bytes / 4}].push_back(
             Location{to_tile, to_buffer, run.destination});
@@ -152,7 +170,7 @@ std::vector<Transfer> MoveLowering::finish(std::map<LogicalTile, std::vector<Ker
                                            std::pair{run.source, ~0u}) - 1;
           const std::uint32_t at = landing[static_cast<std::size_t>(it - merged.begin())] +
                                    (run.source - it->first);
-          add_pairs(tile, to_buffer, staging_id, Run{run.destination, at, run.bytes});
+          add_local(tile, to_buffer, staging_id, Run{run.destination, at, run.bytes});
         }
       }
       staging.bytes[tile] = cursor;
