@@ -202,6 +202,17 @@ class Lowerer {
     const Storage& out = allocate(result, type, format_value(result), provenance);
     MoveLowering moves(program_, fmt::format("op {}", id.index), provenance, element_bytes(type));
     const auto& shape = type.shape;
+    // concat: where each input starts along the axis, so an element's input
+    // is one binary search (not a scan of the inputs before it).
+    std::vector<std::uint64_t> starts;
+    if (op.kind == OpKind::kConcat) {
+      const std::uint32_t axis = std::get<ConcatAttributes>(op.attributes).axis;
+      std::uint64_t at = 0;
+      for (const ValueId input : op.inputs) {
+        starts.push_back(at);
+        at += graph_.type(input).shape[axis];
+      }
+    }
     Index index(shape.size(), 0);
     Index from;
     const std::uint64_t count = element_count(shape);
@@ -236,10 +247,9 @@ class Lowerer {
         case OpKind::kConcat: {
           const std::uint32_t axis = std::get<ConcatAttributes>(op.attributes).axis;
           from = index;
-          while (from[axis] >= graph_.type(op.inputs[input]).shape[axis]) {
-            from[axis] -= graph_.type(op.inputs[input]).shape[axis];
-            ++input;
-          }
+          const auto after = std::upper_bound(starts.begin(), starts.end(), index[axis]);
+          input = static_cast<std::size_t>(after - starts.begin()) - 1;
+          from[axis] -= starts[input];
           break;
         }
         default:

@@ -116,3 +116,44 @@ TEST(LocalMoves, OddSubWordCopiesCompileAndComputeTheReference) {
 }  // namespace
 }  // namespace tessera::compiler
 
+namespace tessera::compiler {
+namespace {
+
+// Issue 15 item 14: concat found each element's input by scanning the inputs
+// from the first, so its lowering was quadratic in the input count (8000
+// inputs: 10 s, the equivalent broadcast_to: 0.18 s). A concat of 100,000
+// copies of one element lowers to exactly the moves of the equivalent
+// broadcast_to (quadratic, that was 5·10^9 input visits).
+TEST(ConcatLowering, ManyInputsLowerLikeTheEquivalentBroadcast) {
+  constexpr std::uint32_t kInputs = 100000;
+  const auto lowered = [](bool as_concat) {
+    Graph g;
+    const ValueId x = g.host_input("x", DType::kF32, {1});
+    const ValueId y =
+        as_concat ? g.concat(std::vector<ValueId>(kInputs, x), 0) : g.broadcast_to(x, {kInputs});
+    g.host_output("y", y);
+    return lower::lower_graph(g, {.tiles = 1});
+  };
+  const lower::Program concat = lowered(true);
+  const lower::Program broadcast = lowered(false);
+  ASSERT_EQ(concat.steps.size(), broadcast.steps.size());
+  for (std::size_t i = 0; i < concat.steps.size(); ++i) {
+    EXPECT_EQ(concat.steps[i].kind, broadcast.steps[i].kind);
+    ASSERT_EQ(concat.steps[i].runs.size(), broadcast.steps[i].runs.size());
+    for (const auto& [tile, runs] : concat.steps[i].runs) {
+      const auto& other = broadcast.steps[i].runs.at(tile);
+      ASSERT_EQ(runs.size(), other.size());
+      for (std::size_t r = 0; r < runs.size(); ++r) {
+        EXPECT_EQ(runs[r].kernel, other[r].kernel);
+        EXPECT_EQ(runs[r].scalars, other[r].scalars);
+      }
+    }
+  }
+  ASSERT_EQ(concat.buffers.size(), broadcast.buffers.size());
+  for (std::size_t b = 0; b < concat.buffers.size(); ++b) {
+    EXPECT_EQ(concat.buffers[b].contents, broadcast.buffers[b].contents) << concat.buffers[b].name;
+  }
+}
+
+}  // namespace
+}  // namespace tessera::compiler
