@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include "compiler/layout/locate.hpp"
 #include "compiler/layout/resolve.hpp"
@@ -282,13 +283,9 @@ class Lowerer {
         continue;
       }
       const Storage& source = storage(input);
-      Storage holder;
-      holder.resolved = out.resolved;
-      Buffer buffer = program_.buffers[out.buffer];
-      buffer.name = fmt::format("{} broadcast to {}", format_value(input), format_shape(type.shape));
-      buffer.tensor = format_value(input);
-      holder.buffer = program_.add_buffer(std::move(buffer));
-      holder.locator = std::make_unique<ElementLocator>(holder.resolved);
+      const Storage& holder = scratch_like(
+          out, fmt::format("{} broadcast to {}", format_value(input), format_shape(type.shape)),
+          format_value(input), provenance);
       Index index(type.shape.size(), 0);
       const std::uint64_t count = element_count(type.shape);
       for (std::uint64_t n = 0; n < count; ++n, next_index(index, type.shape)) {
@@ -429,26 +426,84 @@ class Lowerer {
     open.provenance = provenance;
     program_.steps.push_back(std::move(open));
     for (const OpId inner : body.operations) lower(inner);
-    for (std::size_t j = 0; j < carried; ++j) {
-      const ValueId yielded = body.yields[j];
-      if (yielded == body.arguments[j]) continue;  // unchanged
-      for (std::size_t a = 0; a < carried; ++a) {
-        if (yielded == body.arguments[a]) {
-          throw LoweringError(fmt::format(
-              "{}: carried value {} is yielded in place of carried value {}; a repeat that permutes "
-              "its carried values is not lowered yet (copy it inside the body)",
-              described, a, j));
-        }
-      }
-      copy_value(storage(yielded), *state[j], graph_.type(yielded), provenance,
-                 fmt::format("op {} yield {}", id.index, j));
-    }
+    copy_yields(body, state, provenance, id);
     Step close;
     close.kind = StepKind::kLoopEnd;
     close.partner = begin;
     close.provenance = provenance;
     program_.steps[begin].partner = program_.steps.size();
     program_.steps.push_back(std::move(close));
+  }
+
+  // The end of an iteration: every carried state takes its yield, all at
+  // once. A yield that is another carried value (`[a, a]`, a swap) reads that
+  // state, so its copy comes before the state is overwritten; a cycle of such
+  // reads (a permutation) first saves one state in a temporary.
+  void copy_yields(const Block& body, const std::vector<const Storage*>& state,
+                   std::uint32_t provenance, OpId id) {
+    const std::size_t carried = state.size();
+    std::vector<const Storage*> source(carried, nullptr);    // where each state's next value is
+    std::vector<std::optional<std::size_t>> reads(carried);  // the state that value is, if any
+    for (std::size_t j = 0; j < carried; ++j) {
+      const ValueId yielded = body.yields[j];
+      if (yielded == body.arguments[j]) continue;  // unchanged
+      source[j] = &storage(yielded);
+      for (std::size_t a = 0; a < carried; ++a) {
+        if (yielded == body.arguments[a]) reads[j] = a;
+      }
+    }
+    const auto read_by_another = [&](std::size_t j) {
+      for (std::size_t k = 0; k < carried; ++k) {
+        if (k != j && source[k] != nullptr && reads[k] == j) return true;
+      }
+      return false;
+    };
+    const auto pending = [&] {
+      return std::any_of(source.begin(), source.end(),
+                         [](const Storage* from) { return from != nullptr; });
+    };
+    while (pending()) {
+      std::optional<std::size_t> next;
+      for (std::size_t j = 0; j < carried && !next; ++j) {
+        if (source[j] != nullptr && !read_by_another(j)) next = j;
+      }
+      if (next) {
+        copy_value(*source[*next], *state[*next], graph_.type(body.yields[*next]), provenance,
+                   fmt::format("op {} yield {}", id.index, *next));
+        source[*next] = nullptr;
+        continue;
+      }
+      // Every pending state is read by another one: a cycle. Save the first.
+      std::size_t j = 0;
+      while (source[j] == nullptr) ++j;
+      const Storage& saved =
+          scratch_like(*state[j], fmt::format("carried {} saved (op {})", j, id.index),
+                       format_value(body.arguments[j]), provenance);
+      copy_value(*state[j], saved, graph_.type(body.arguments[j]), provenance,
+                 fmt::format("op {} save {}", id.index, j));
+      for (std::size_t k = 0; k < carried; ++k) {
+        if (source[k] != nullptr && reads[k] == j) {
+          source[k] = &saved;
+          reads[k].reset();
+        }
+      }
+    }
+  }
+
+  // A buffer with the same layout as `like`, for values that are not graph
+  // values of their own (a broadcast operand, a saved loop state).
+  const Storage& scratch_like(const Storage& like, std::string name, std::string tensor,
+                              std::uint32_t provenance) {
+    auto held = std::make_unique<Storage>();
+    held->resolved = like.resolved;
+    Buffer buffer = program_.buffers[like.buffer];
+    buffer.name = std::move(name);
+    buffer.tensor = std::move(tensor);
+    buffer.provenance = provenance;
+    held->buffer = program_.add_buffer(std::move(buffer));
+    held->locator = std::make_unique<ElementLocator>(held->resolved);
+    owned_.push_back(std::move(held));
+    return *owned_.back();
   }
 
   const Graph& graph_;

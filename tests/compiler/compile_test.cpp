@@ -259,19 +259,43 @@ TEST(Compile, RepeatRunsItsBodyCountTimesWithoutUnrolling) {
   EXPECT_EQ(run.checked_phases, 3 * 2 * phases_once);
 }
 
-TEST(Compile, ARepeatThatPermutesItsCarriedValuesIsRefused) {
+// Yields that name carried values — the same one twice, or a swap — are
+// valid graphs: each state takes the previous iteration's value of the one
+// it names (a swap goes through a saved copy).
+TEST(Compile, ARepeatMayYieldItsCarriedValuesInAnyPlaces) {
   Graph g;
   const ValueId x = g.host_input("x", DType::kF32, {4});
   const ValueId z = g.host_input("z", DType::kF32, {4});
-  const auto h = g.repeat(2, {x, z}, {}, [](Graph&, std::span<const ValueId> carried, std::span<const ValueId>) {
-    return std::vector<ValueId>{carried[1], carried[0]};
-  });
-  g.host_output("y", h[0]);
-  try {
-    compile(g, {.tiles = 2});
-    FAIL() << "compiled a permuting repeat";
-  } catch (const lower::LoweringError& error) {
-    EXPECT_NE(std::string(error.what()).find("permutes its carried values"), std::string::npos) << error.what();
+  const ValueId w = g.host_input("w", DType::kF32, {4});
+  // (a, b, c) ← (b, a + c, a): a swap of a and b through the sum, a copy of a into c.
+  const auto h = g.repeat(3, {x, z, w}, {},
+                          [](Graph& body, std::span<const ValueId> c, std::span<const ValueId>) {
+                            return std::vector<ValueId>{c[1], body.add(c[0], c[2]), c[0]};
+                          });
+  g.host_output("a", h[0]);
+  g.host_output("b", h[1]);
+  g.host_output("c", h[2]);
+  // (a, a): the example, refused before as a permutation.
+  const auto same =
+      g.repeat(2, {x, z}, {}, [](Graph&, std::span<const ValueId> c, std::span<const ValueId>) {
+        return std::vector<ValueId>{c[0], c[0]};
+      });
+  g.host_output("d", same[1]);
+  // A pure rotation of three carried values.
+  const auto turn =
+      g.repeat(4, {x, z, w}, {}, [](Graph&, std::span<const ValueId> c, std::span<const ValueId>) {
+        return std::vector<ValueId>{c[1], c[2], c[0]};
+      });
+  g.host_output("e", turn[0]);
+  for (const std::uint32_t tiles : {1u, 2u}) {
+    const CompileResult compiled = compile(g, {.tiles = tiles});
+    const TensorBytes inputs{{"x", f32_bytes(iota(4))},
+                             {"z", f32_bytes(iota(4, 10.0f))},
+                             {"w", f32_bytes(iota(4, 100.0f))}};
+    const auto run = run_on_simulator(compiled.application, inputs);
+    EXPECT_EQ(run.outputs, tessera::testing::evaluate_graph(g, inputs)) << tiles << " tiles";
+    EXPECT_EQ(as_f32(run.outputs.at("d")), iota(4)) << tiles << " tiles";
+    EXPECT_EQ(as_f32(run.outputs.at("e")), iota(4, 10.0f)) << tiles << " tiles";
   }
 }
 
