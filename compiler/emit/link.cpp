@@ -359,7 +359,10 @@ class Linker {
       }
     }
     for (const auto& batch : host_.batches) {
-      if (batch.step(tile).copy()) names.insert(std::string(kernels::kCopyWords));
+      const TileHostStep& step = batch.step(tile);
+      if (!step.copies_before().empty() || !step.copies_after().empty()) {
+        names.insert(std::string(kernels::kCopyWords));
+      }
     }
     return names;
   }
@@ -369,8 +372,9 @@ class Linker {
     std::vector<schema::CallSite> sites;
   };
 
-  // The staging buffer the host I/O lowering copies from (one per tile, in
-  // the reserved exchange window).
+  // The staging buffer the host I/O lowering copies through (one per tile, in
+  // the reserved exchange window): H2D data lands there, D2H data of several
+  // allocations is gathered there.
   schema::Allocation h2d_staging(std::uint32_t id) const {
     return schema::Allocation{id, "h2d staging", "", target::kH2dStaging, target::kH2dStagingMaxBytes,
                               0, schema::kLiveToEnd, schema::AllocationKind::kStaging, schema::kNoProvenance};
@@ -420,6 +424,38 @@ class Linker {
     main.sites.push_back(std::move(site));
   }
 
+  // A copy between the staging buffer and the data allocation live at step
+  // `step` that holds the other end: the copy helper's call, footprints
+  // asserted like any kernel's.
+  void emit_staging_copy(MainCode& main, PhysicalTile tile, std::size_t step,
+                         const StagingCopy& copy, const schema::Allocation& staging) const {
+    const bool gathers = in_staging(copy.destination);
+    const std::uint32_t data = gathers ? copy.source : copy.destination;
+    const schema::Allocation* held = nullptr;
+    for (const auto& allocation : allocations_.at(tile)) {
+      if (allocation.address <= data && data < allocation.address + allocation.size &&
+          allocation.live_from <= step && step < allocation.live_until) {
+        held = &allocation;
+      }
+    }
+    if (held == nullptr) {
+      throw LinkError(
+          fmt::format("internal: host data at {:#x} on {} is in no allocation", data, tile));
+    }
+    kernels::Registers registers{};
+    registers[2] = copy.destination;
+    registers[3] = copy.source;
+    registers[4] = copy.words;
+    emit_call(main, tile, std::string(kernels::kCopyWords),
+              {{2, gathers ? &staging : held}, {3, gathers ? held : &staging}}, registers,
+              code_.at(tile).stubs.at(std::string(kernels::kCopyWords)), held->provenance);
+  }
+
+  static bool in_staging(std::uint32_t address) {
+    return address >= target::kH2dStaging &&
+           address < target::kH2dStaging + target::kH2dStagingMaxBytes;
+  }
+
   // The tile's whole main program, for the code addresses in code_[tile].
   MainCode emit_main(PhysicalTile tile, std::uint32_t staging_id) const {
     MainCode main;
@@ -436,26 +472,14 @@ class Linker {
           const auto found = batches_of_.find({step.call, step.kind == StepKind::kHostInputs});
           if (found == batches_of_.end()) break;
           for (const std::size_t k : found->second) {
+            const TileHostStep& batch = host_.batches[k].step(tile);
+            for (const StagingCopy& copy : batch.copies_before()) {
+              emit_staging_copy(main, tile, i, copy, staging);
+            }
             main.code.push_back(isa::Call{Reg::m10, code.host_code.at(k)});
-            const auto& copy = host_.batches[k].step(tile).copy();
-            if (!copy) continue;
-            const schema::Allocation* destination = nullptr;
-            for (const auto& held : allocations_.at(tile)) {
-              if (held.address <= copy->destination && copy->destination < held.address + held.size &&
-                  held.live_from <= i && i < held.live_until) {
-                destination = &held;
-              }
+            for (const StagingCopy& copy : batch.copies_after()) {
+              emit_staging_copy(main, tile, i, copy, staging);
             }
-            if (destination == nullptr) {
-              throw LinkError(fmt::format("internal: host data for {:#x} on {} lands in no allocation",
-                                          copy->destination, tile));
-            }
-            kernels::Registers registers{};
-            registers[2] = copy->destination;
-            registers[3] = copy->source;
-            registers[4] = copy->words;
-            emit_call(main, tile, std::string(kernels::kCopyWords), {{2, destination}, {3, &staging}},
-                      registers, code.stubs.at(std::string(kernels::kCopyWords)), destination->provenance);
           }
           break;
         }
@@ -661,9 +685,9 @@ class Linker {
 
       debug.allocations = allocations_[tile];
       const bool stages = std::any_of(main.sites.begin(), main.sites.end(), [](const auto& site) {
-        return site.kernel == kernels::kCopyWords && site.operands.size() > 1 &&
-               site.operands[1].address >= target::kH2dStaging &&
-               site.operands[1].address < target::kH2dStaging + target::kH2dStagingMaxBytes;
+        return site.kernel == kernels::kCopyWords &&
+               std::any_of(site.operands.begin(), site.operands.end(),
+                           [](const auto& operand) { return in_staging(operand.address); });
       });
       if (stages) debug.allocations.push_back(h2d_staging(staging_id(tile)));
       const auto& code_held = code_allocations_[tile];

@@ -3,6 +3,8 @@
 // plain C++ (the property test compares against the graph reference).
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <numeric>
 
@@ -131,16 +133,42 @@ TEST(Compile, ParametersComeInThroughTheirOwnCall) {
 // batch and none in the second, so it runs the inactive program (`sans 1;
 // sync 1`) there and goes straight on to the output batch. Its next host
 // sync belongs to the output batch's rounds, not to the rest of the batch it
-// skipped (sim/sync_controller.hpp, HostSyncRounds).
+// skipped (sim/sync_controller.hpp, HostSyncRounds). (in0's 4400 bytes on L0
+// take two batches; in1 lies on L1 and L2.)
 TEST(Compile, ATileIdleInOneHostBatchJoinsTheNext) {
   Graph g;
-  g.host_input("in0", DType::kF32, {1});
+  g.host_input("in0", DType::kF32, {1, 1100});
   const ValueId b = g.host_input("in1", DType::kF32, {2});
   g.host_output("out0", g.copy(b));
   const CompileResult compiled = compile(g, {.tiles = 4});
-  const auto run = run_on_simulator(compiled.application,
-                                    {{"in0", f32_bytes({9.0f})}, {"in1", f32_bytes({1.5f, -2.0f})}});
+  ASSERT_EQ(compiled.application.host_exchange.calls.at(0).input_batch_ends.size(), 2u);
+  const auto run = run_on_simulator(
+      compiled.application, {{"in0", f32_bytes(iota(1100))}, {"in1", f32_bytes({1.5f, -2.0f})}});
   EXPECT_EQ(as_f32(run.outputs.at("out0")), (std::vector<float>{1.5f, -2.0f}));
+}
+
+// Issue 15 item 16: 1000 scalar host inputs passed to outputs (8 KB) were
+// refused ("p0: cannot place 'host batch 1861' (60 bytes)"): every short
+// tensor lay on tile 0 and each had a batch of its own. Now bindings spread
+// over the tiles and a tile's small pieces share a batch.
+TEST(Compile, AThousandScalarBindingsCompileIntoFewBatches) {
+  Graph g;
+  for (int i = 0; i < 1000; ++i) {
+    g.host_output(fmt::format("y{}", i), g.host_input(fmt::format("x{}", i), DType::kF32, {}));
+  }
+  TensorBytes inputs;
+  for (int i = 0; i < 1000; ++i) {
+    inputs[fmt::format("x{}", i)] = f32_bytes({static_cast<float>(i) * 0.5f});
+  }
+  for (const std::uint32_t tiles : {1u, 4u, 1472u}) {
+    const CompileResult compiled = compile(g, {.tiles = tiles});
+    EXPECT_EQ(compiled.report.host_batches, 2u) << tiles << " tiles: one batch in, one out";
+    const auto run = run_on_simulator(compiled.application, inputs);
+    for (int i = 0; i < 1000; ++i) {
+      ASSERT_EQ(run.outputs.at(fmt::format("y{}", i)), inputs.at(fmt::format("x{}", i)))
+          << i << " on " << tiles;
+    }
+  }
 }
 
 // A sum whose partials do not fit its tile: the placement error says which
