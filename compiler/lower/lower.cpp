@@ -47,7 +47,8 @@ std::uint32_t element_bytes(const TensorType& type) { return schema::dtype_size(
 
 class Lowerer {
  public:
-  Lowerer(const Graph& graph, const LowerOptions& options) : graph_(graph), options_(options) {
+  Lowerer(const Graph& graph, const LowerOptions& options)
+      : graph_(graph), layouts_(options.tiles, options.min_shard_bytes) {
     if (options.tiles == 0 || options.tiles > static_cast<std::uint32_t>(target::kTileCount)) {
       throw LoweringError(fmt::format("the tile count must be 1 … {}, not {}", target::kTileCount,
                                       options.tiles));
@@ -92,9 +93,13 @@ class Lowerer {
     finish_steps(moves, {}, provenance);
   }
 
-  Storage& allocate(ValueId value, const TensorType& type, std::string name, std::uint32_t provenance) {
+  // A buffer for `value` where the layout policy puts it (a host input or
+  // parameter is a binding, everything else a computed value).
+  Storage& allocate(ValueId value, const TensorType& type, std::string name,
+                    std::uint32_t provenance, bool binding = false) {
     auto held = std::make_unique<Storage>();
-    held->resolved = resolve(default_layout(type, options_.tiles, options_.min_shard_bytes), type.shape);
+    const TensorPlacement placement = binding ? layouts_.binding(type) : layouts_.computed(type);
+    held->resolved = resolve(placement.layout, type.shape, placement.tiles);
     Buffer buffer;
     buffer.name = std::move(name);
     buffer.tensor = format_value(value);
@@ -178,7 +183,8 @@ class Lowerer {
         const std::string name = binding_name(id);
         const std::uint32_t provenance = program_.add_provenance(
             fmt::format("{} {}", op.kind == OpKind::kHostInput ? "host input" : "parameter", name));
-        const Storage& held = allocate(op.results[0], graph_.type(op.results[0]), name, provenance);
+        const Storage& held =
+            allocate(op.results[0], graph_.type(op.results[0]), name, provenance, true);
         HostBinding binding{name, graph_.type(op.results[0]), slices(held)};
         (op.kind == OpKind::kHostInput ? program_.inputs : program_.weights).push_back(std::move(binding));
         return;
@@ -278,7 +284,10 @@ class Lowerer {
     std::vector<BufferId> operands;
     for (std::size_t k = 0; k < 2; ++k) {
       const ValueId input = op.inputs[k];
-      if (graph_.type(input) == type) {
+      // An operand of the result's type and placement is used where it is;
+      // any other is brought into the result's layout (a broadcast is
+      // materialised, a tensor on other tiles is moved).
+      if (graph_.type(input) == type && storage(input).resolved == out.resolved) {
         operands.push_back(storage(input).buffer);
         continue;
       }
@@ -507,7 +516,7 @@ class Lowerer {
   }
 
   const Graph& graph_;
-  LowerOptions options_;
+  LayoutPolicy layouts_;
   Program program_;
   std::vector<std::unique_ptr<Storage>> owned_;
   std::map<ValueId, const Storage*> storage_;  // block arguments alias their sources

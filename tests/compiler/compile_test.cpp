@@ -171,6 +171,46 @@ TEST(Compile, AThousandScalarBindingsCompileIntoFewBatches) {
   }
 }
 
+// Small host inputs and parameters take the tiles after the previous one's
+// (lower/layout_policy.hpp), so they neither pile onto tile 0 nor wait for
+// each other's host batches; an add of two of them moves one to the other.
+TEST(Compile, SmallBindingsSpreadOverTheTiles) {
+  Graph g;
+  const ValueId a = g.host_input("a", DType::kF32, {2, 3});  // 2 rows: tiles 0, 1
+  const ValueId b = g.host_input("b", DType::kF32, {2, 3});  // tiles 2, 3
+  const ValueId c = g.parameter("c", DType::kF32, {});       // tile 4
+  const ValueId d = g.host_input("d", DType::kF32, {6, 3});  // every tile: from tile 0
+  const ValueId e = g.host_input("e", DType::kF32, {3});     // tiles 5, 0, 1: round robin
+  g.host_output("s", g.add(g.add(a, b), c));
+  g.host_output("t", g.add(d, e));
+  const CompileResult compiled = compile(g, {.tiles = 6});
+  const auto tiles_of = [&](const std::vector<schema::Binding>& list, const std::string& name) {
+    std::vector<std::uint16_t> tiles;
+    for (const auto& binding : list) {
+      if (binding.name != name) continue;
+      for (const auto& slice : binding.slices) tiles.push_back(slice.tile.value);
+    }
+    return tiles;
+  };
+  // Physical tile of logical tile `l`.
+  const auto p = [](std::uint16_t l) {
+    return target::c600_physical(target::LogicalTile(l)).value;
+  };
+  const auto& inputs = compiled.application.inputs;
+  EXPECT_EQ(tiles_of(inputs, "a"), (std::vector<std::uint16_t>{p(0), p(1)}));
+  EXPECT_EQ(tiles_of(inputs, "b"), (std::vector<std::uint16_t>{p(2), p(3)}));
+  EXPECT_EQ(tiles_of(compiled.application.weights, "c"), (std::vector<std::uint16_t>{p(4)}));
+  EXPECT_EQ(tiles_of(inputs, "d").front(), p(0));
+  EXPECT_EQ(tiles_of(inputs, "e"), (std::vector<std::uint16_t>{p(5), p(0), p(1)}));
+  const TensorBytes bindings{{"a", f32_bytes(iota(6))},
+                             {"b", f32_bytes(iota(6, 10.0f))},
+                             {"c", f32_bytes({0.25f})},
+                             {"d", f32_bytes(iota(18, -4.0f))},
+                             {"e", f32_bytes({1.0f, 2.0f, 3.0f})}};
+  const auto run = run_on_simulator(compiled.application, bindings);
+  EXPECT_EQ(run.outputs, tessera::testing::evaluate_graph(g, bindings));
+}
+
 // A sum whose partials do not fit its tile: the placement error says which
 // tile, what it could not place and what is live there.
 TEST(Compile, WhatDoesNotFitIsAPlacementErrorWithTheTilesMemory) {
