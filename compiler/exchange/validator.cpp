@@ -91,8 +91,14 @@ void check_actions(const TileActions& actions, const TileView& view) {
                                                                                          : "PIC",
                                        control.event));
     }
-    // Rule 2: no receive control at a send's first event or the next.
-    for (const SendAction& send : actions.sends) {
+    // Rule 2: no receive control at a send's first event or the next. The
+    // sends are sorted and disjoint, so only the last one starting at or
+    // before the control can start there or one event before.
+    const auto after = std::upper_bound(
+        actions.sends.begin(), actions.sends.end(), control.event,
+        [](Event event, const SendAction& send) { return event < send.start; });
+    if (after != actions.sends.begin()) {
+      const SendAction& send = *std::prev(after);
       if (control.event == send.start || control.event == send.start + 1) {
         fail(tile, "rule 2", fmt::format("receive control {} at the send starting at event {}",
                                          fmt::streamed(control), send.start));
@@ -224,18 +230,42 @@ void check_row(const TileActions& actions, const ExchangeRow& row) {
 // Rule 7 (§2.2 rule 3): a send and a receive on one tile that overlap in time
 // touch no common element.
 void check_concurrent_elements(PhysicalTile tile, const TileView& view) {
+  // Write windows [P, horizon) by P, with the latest horizon up to each, so a
+  // send's window [S, S + n) meets exactly the receives found walking back
+  // from the last P < S + n while that latest horizon is past S: a sweep,
+  // not every send against every receive.
+  struct Write {
+    Event begin = 0;
+    Event end = 0;
+    const Message* message = nullptr;
+    target::ElementSet elements;
+  };
+  std::vector<Write> writes;
+  writes.reserve(view.receives.size());
+  for (const auto& [message, receive] : view.receives) {
+    writes.push_back({receive->timing.pointer, receive->timing.horizon, message,
+                      target::elements_of({receive->address, receive->address + 4 * message->words})});
+  }
+  std::sort(writes.begin(), writes.end(),
+            [](const Write& a, const Write& b) { return a.begin < b.begin; });
+  std::vector<Event> latest_end(writes.size());
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    latest_end[i] = std::max(writes[i].end, i > 0 ? latest_end[i - 1] : writes[i].end);
+  }
   for (const Message* send : view.sends) {
     const auto read = target::elements_of(
         {send->source_address, send->source_address + 4 * send->words});
-    for (const auto& [message, receive] : view.receives) {
-      const auto written = target::elements_of(
-          {receive->address, receive->address + 4 * message->words});
-      const bool concurrent = send->send_start < receive->timing.horizon &&
-                              receive->timing.pointer < send->send_start + send->words;
-      if (concurrent && read.intersects(written)) {
+    const Event end = send->send_start + send->words;
+    auto i = static_cast<std::size_t>(
+        std::partition_point(writes.begin(), writes.end(),
+                             [&](const Write& w) { return w.begin < end; }) -
+        writes.begin());
+    while (i-- > 0 && latest_end[i] > send->send_start) {
+      const Write& write = writes[i];
+      if (write.end > send->send_start && read.intersects(write.elements)) {
         fail(tile, "rule 7, reference §2.2 rule 3",
              fmt::format("{} reads a memory element that {} writes at the same time",
-                         name(*send), name(*message)));
+                         name(*send), name(*write.message)));
       }
     }
   }
@@ -258,15 +288,23 @@ std::pair<Event, Event> activity(const Message& message, std::optional<PhysicalT
 }  // namespace
 
 void check_row_elements(const PhaseSchedule& schedule) {
-  std::map<PhysicalTile, const ExchangeRow*> rows;
-  for (const ExchangeRow& row : schedule.rows) rows[row.tile] = &row;
+  // Each row's end once: summing a row per message it moves would be
+  // quadratic in a tile's messages (a thousand one-word messages per tile).
+  struct RowExtent {
+    const ExchangeRow* row = nullptr;
+    std::uint64_t end = 0;
+  };
+  std::map<PhysicalTile, RowExtent> rows;
+  for (const ExchangeRow& row : schedule.rows) {
+    std::uint64_t bytes = 0;
+    for (const auto& instruction : row.instructions) bytes += 4 * isa::word_count(instruction);
+    rows[row.tile] = RowExtent{&row, std::uint64_t{row.address} + bytes};
+  }
   const auto check = [&](const Message& message, PhysicalTile tile, std::uint32_t address) {
     const auto it = rows.find(tile);
     if (it == rows.end()) return;
-    const ExchangeRow& row = *it->second;
-    std::uint64_t bytes = 0;
-    for (const auto& instruction : row.instructions) bytes += 4 * isa::word_count(instruction);
-    const std::uint64_t end = std::uint64_t{row.address} + bytes;
+    const ExchangeRow& row = *it->second.row;
+    const std::uint64_t end = it->second.end;
     if (end > target::kExecutableRange.end || row.address < target::kExecutableRange.begin) {
       throw ExchangeScheduleError(fmt::format(
           "the exchange row of {} at [{:#x}, {:#x}) is not in executable memory {}", tile,
