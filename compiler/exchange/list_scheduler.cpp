@@ -8,33 +8,30 @@
 
 #include <fmt/format.h>
 
+#include "compiler/exchange/earliest_start_queue.hpp"
 #include "compiler/exchange/error.hpp"
 #include "compiler/exchange/matching_waves.hpp"
+#include "compiler/exchange/tile_timeline.hpp"
 #include "target/memory_map.hpp"
 
 namespace tessera::compiler::exchange {
 namespace {
-
 using target::ElementSet;
 using target::Event;
 
-// A receiver's events relative to the message's send start S. The timing
-// model is the same at every S (word32_transfer adds S to fixed offsets), so
-// the offsets are taken once, at the earliest start; the validator recomputes
-// every receive with word32_transfer at its real S.
-struct ReceiveShape {
-  PhysicalTile tile;
-  Event select = 0;    // X − S
-  Event pointer = 0;   // P − S
-  Event teardown = 0;  // X + n − S
-  Event horizon = 0;   // receiver horizon − S
-  ElementSet elements;
+// A receiver of a piece with its events relative to the send start. The
+// timing model is the same at every S (word32_transfer adds S to fixed
+// offsets), so the offsets are taken once, at the earliest start; the
+// validator recomputes every receive with word32_transfer at its real S.
+struct Receiver {
+  std::uint16_t tile = 0;
+  ReceiveShape shape;
 };
 
 struct PieceShape {
   Event earliest = 0;
   ElementSet read_elements;
-  std::vector<ReceiveShape> receives;
+  std::vector<Receiver> receives;
 };
 
 PieceShape shape_of(const Piece& piece) {
@@ -48,87 +45,14 @@ PieceShape shape_of(const Piece& piece) {
   for (const auto& destination : piece.destinations) {
     const auto timing =
         target::word32_transfer(piece.source, destination.tile, shape.earliest, piece.words);
-    shape.receives.push_back(ReceiveShape{
-        destination.tile, timing.source_select - shape.earliest, timing.pointer - shape.earliest,
-        timing.teardown - shape.earliest, timing.horizon - shape.earliest,
-        target::elements_of({destination.address, destination.address + 4 * piece.words})});
+    shape.receives.push_back(Receiver{
+        destination.tile.value,
+        ReceiveShape{timing.source_select - shape.earliest, timing.pointer - shape.earliest,
+                     timing.teardown - shape.earliest, timing.horizon - shape.earliest,
+                     target::elements_of(
+                         {destination.address, destination.address + 4 * piece.words})}});
   }
   return shape;
-}
-
-enum class Role : std::uint8_t { kSelect, kPointer, kTeardown };
-
-struct Window {
-  Event begin = 0;
-  Event end = 0;
-};
-
-struct Hazard {
-  Event begin = 0;
-  Event end = 0;
-  ElementSet elements;
-};
-
-// What is already scheduled on one tile, each list sorted by event. Sends
-// are disjoint, and so are receive source windows and payload windows (their
-// write windows [P, P + n + guard) then end in order too), so every search
-// is a binary search. The unions join back-to-back windows, so a search
-// steps over a busy stretch in one move.
-struct TileState {
-  std::vector<Window> sends;
-  std::vector<Window> send_union;
-  std::vector<Window> source_union;  // receive source windows [X, X + n)
-  std::vector<std::pair<Event, Role>> controls;
-  std::vector<Hazard> reads;   // sends: [S, S + n)
-  std::vector<Hazard> writes;  // receives: [P, receiver horizon)
-  std::uint64_t send_words = 0;
-  std::uint64_t receive_words = 0;
-};
-
-template <class T, class Less>
-void insert_sorted(std::vector<T>& list, T value, Less less) {
-  list.insert(std::upper_bound(list.begin(), list.end(), value, less), std::move(value));
-}
-
-void insert_window(std::vector<Window>& list, Window window) {
-  insert_sorted(list, window, [](const Window& a, const Window& b) { return a.begin < b.begin; });
-}
-
-// Adds a window to a union of disjoint windows, joining the ones it touches.
-void insert_union(std::vector<Window>& list, Window window) {
-  auto it = std::upper_bound(list.begin(), list.end(), window,
-                             [](const Window& a, const Window& b) { return a.begin < b.begin; });
-  if (it != list.begin() && std::prev(it)->end >= window.begin) {
-    --it;
-    it->end = std::max(it->end, window.end);
-  } else {
-    it = list.insert(it, window);
-  }
-  while (std::next(it) != list.end() && std::next(it)->begin <= it->end) {
-    it->end = std::max(it->end, std::next(it)->end);
-    list.erase(std::next(it));
-  }
-}
-
-// The first start ≥ `start` at which [start + offset, start + offset + length)
-// overlaps no window of `list` that the window at `start` overlaps — `start`
-// itself when it overlaps none.
-Event clear_of(const std::vector<Window>& list, Event start, Event offset, Event length) {
-  const auto it = std::partition_point(list.begin(), list.end(),
-                                       [&](const Window& w) { return w.end <= start + offset; });
-  if (it != list.end() && it->begin < start + offset + length) return it->end - offset;
-  return start;
-}
-
-// The same for hazard windows, which matter only when they share an element.
-Event clear_of(const std::vector<Hazard>& list, Event start, Event offset, Event length,
-               ElementSet elements) {
-  auto it = std::partition_point(list.begin(), list.end(),
-                                 [&](const Hazard& h) { return h.end <= start + offset; });
-  for (; it != list.end() && it->begin < start + offset + length; ++it) {
-    if (it->elements.intersects(elements)) return it->end - offset;
-  }
-  return start;
 }
 
 // Which ready message goes next.
@@ -140,20 +64,53 @@ enum class Policy : std::uint8_t {
 struct Timed {
   std::vector<Event> starts;
   Event horizon = 0;
+  SchedulingWork work;
 };
+
+// Each piece's place in the earliest-start schedule's tie-break order:
+// busiest endpoint (the most words any of its tiles sends or receives in the
+// phase) first, then more receivers, more words, lower source tile, lower
+// index.
+std::vector<std::uint32_t> tie_ranks(const PreparedPhase& phase) {
+  std::vector<std::uint64_t> send_words(target::kTileCount), receive_words(target::kTileCount);
+  for (const Piece& piece : phase.pieces) {
+    send_words[piece.source.value] += piece.words;
+    for (const auto& d : piece.destinations) receive_words[d.tile.value] += piece.words;
+  }
+  using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::uint16_t, std::size_t, std::size_t>;
+  std::vector<Key> keys;
+  keys.reserve(phase.pieces.size());
+  for (std::size_t i = 0; i < phase.pieces.size(); ++i) {
+    const Piece& piece = phase.pieces[i];
+    std::uint64_t pressure = send_words[piece.source.value];
+    for (const auto& d : piece.destinations) {
+      pressure = std::max(pressure, receive_words[d.tile.value]);
+    }
+    keys.emplace_back(-static_cast<std::int64_t>(pressure),
+                      -static_cast<std::int64_t>(piece.destinations.size()),
+                      -static_cast<std::int64_t>(piece.words), piece.source.value, 0u, i);
+  }
+  std::sort(keys.begin(), keys.end());
+  std::vector<std::uint32_t> rank(phase.pieces.size());
+  for (std::size_t position = 0; position < keys.size(); ++position) {
+    rank[std::get<5>(keys[position])] = static_cast<std::uint32_t>(position);
+  }
+  return rank;
+}
 
 class ListScheduler {
  public:
   // `rank` (kRanked only): each piece's place in the order to follow.
   ListScheduler(const PreparedPhase& phase, Policy policy, std::vector<std::size_t> rank = {})
-      : phase_(phase), policy_(policy), rank_(std::move(rank)), tiles_(target::kTileCount), start_(phase.pieces.size(), -1),
-        lower_(phase.pieces.size(), 0), waiting_(phase.pieces.size(), 0),
-        successors_(phase.pieces.size()) {
+      : phase_(phase), policy_(policy), rank_(std::move(rank)), tiles_(target::kTileCount),
+        start_(phase.pieces.size(), -1), lower_(phase.pieces.size(), 0),
+        waiting_(phase.pieces.size(), 0), successors_(phase.pieces.size()) {
     shapes_.reserve(phase.pieces.size());
     for (const Piece& piece : phase.pieces) {
       shapes_.push_back(shape_of(piece));
-      tiles_[piece.source.value].send_words += piece.words;
-      for (const auto& d : piece.destinations) tiles_[d.tile.value].receive_words += piece.words;
+      for (const Receiver& r : shapes_.back().receives) {
+        reach_back_ = std::max(reach_back_, -r.shape.select);
+      }
     }
     for (std::size_t k = 0; k < phase.orders.size(); ++k) {
       ++waiting_[phase.orders[k].after];
@@ -162,121 +119,119 @@ class ListScheduler {
   }
 
   Timed run() {
+    if (policy_ == Policy::kEarliestStart) {
+      run_earliest_start();
+    } else {
+      run_ranked();
+    }
     for (std::size_t i = 0; i < phase_.pieces.size(); ++i) {
-      if (waiting_[i] == 0) push(i);
-    }
-    std::size_t placed = 0;
-    while (!ready_.empty()) {
-      const Key key = ready_.top();
-      ready_.pop();
-      const auto index = std::get<5>(key);
-      const Event start = earliest_start(index);
-      if (policy_ == Policy::kEarliestStart && start > std::get<0>(key)) {
-        ready_.push(key_of(index, start));  // the key was stale: try again later
-        continue;
-      }
-      place(index, start);
-      horizon_ = std::max(horizon_, start + phase_.pieces[index].words);
-      for (const ReceiveShape& r : shapes_[index].receives) {
-        horizon_ = std::max(horizon_, start + r.horizon);
-      }
-      ++placed;
-      for (const std::size_t k : successors_[index]) {
-        const PieceOrder& order = phase_.orders[k];
-        lower_[order.after] = std::max(lower_[order.after], dependency_bound(order));
-        if (--waiting_[order.after] == 0) push(order.after);
+      if (start_[i] < 0) {
+        throw ExchangeScheduleError(fmt::format(
+            "transfer {} cannot be scheduled: the orders between transfers form a cycle "
+            "through it (rule 8 of reference §5.5 needs an order)",
+            phase_.pieces[i].transfer));
       }
     }
-    if (placed != phase_.pieces.size()) {
-      for (std::size_t i = 0; i < phase_.pieces.size(); ++i) {
-        if (start_[i] < 0) {
-          throw ExchangeScheduleError(fmt::format(
-              "transfer {} cannot be scheduled: the orders between transfers form a cycle "
-              "through it (rule 8 of reference §5.5 needs an order)",
-              phase_.pieces[i].transfer));
-        }
-      }
-    }
-    return {start_, horizon_};
+    work_.pieces = phase_.pieces.size();
+    work_.list_schedules = 1;
+    return {start_, horizon_, work_};
   }
 
  private:
-  // (earliest start, −endpoint pressure, −fan-out, −words, source tile, index)
-  using Key = std::tuple<Event, std::int64_t, std::int64_t, std::int64_t, std::uint16_t,
-                         std::size_t>;
-
-  Key key_of(std::size_t index, Event start) const {
-    const Piece& piece = phase_.pieces[index];
-    std::uint64_t pressure = tiles_[piece.source.value].send_words;
-    for (const auto& d : piece.destinations) {
-      pressure = std::max(pressure, tiles_[d.tile.value].receive_words);
+  // Pieces become ready when what they depend on is placed; the one placed
+  // next is the ready one of least (earliest start, tie rank), found with
+  // bounds refreshed lazily (earliest_start_queue.hpp). A tile's sends are
+  // placed in time order here: this schedule sweeps forward in time, so a
+  // send before its sender's latest would only ever fill a gap the sweep has
+  // passed.
+  void run_earliest_start() {
+    std::vector<std::uint16_t> sender(phase_.pieces.size());
+    for (std::size_t i = 0; i < phase_.pieces.size(); ++i) {
+      sender[i] = phase_.pieces[i].source.value;
     }
-    return {start, -static_cast<std::int64_t>(pressure),
-            -static_cast<std::int64_t>(piece.destinations.size()),
-            -static_cast<std::int64_t>(piece.words), piece.source.value, index};
+    EarliestStartQueue queue(target::kTileCount, std::move(sender), tie_ranks(phase_));
+    const auto release = [&](std::size_t index) {
+      queue.add(index, earliest_start(index, 0, queue.frontier(phase_.pieces[index].source.value)));
+    };
+    for (std::size_t i = 0; i < phase_.pieces.size(); ++i) {
+      if (waiting_[i] == 0) release(i);
+    }
+    while (const auto candidate = queue.top()) {
+      const std::size_t index = candidate->piece;
+      const std::uint16_t source = phase_.pieces[index].source.value;
+      // Every later start is at or after this one (the candidate's bound is
+      // the least of all, and bounds only grow), so the tiles' past can go.
+      floor_ = candidate->bound;
+      if (candidate->bound == queue.frontier(source)) {
+        tiles_[source].forget_before(floor_ - reach_back_);
+        const Event ready = tiles_[source].first_send_start(candidate->bound, 1, {});
+        if (ready > candidate->bound) {
+          ++work_.frontier_moves;
+          queue.raise_frontier(source, ready);
+          continue;
+        }
+      }
+      const Event start = earliest_start(index, candidate->bound, queue.frontier(source));
+      if (start > candidate->bound) {
+        ++work_.stale_bounds;
+        queue.raise(index, start);  // try again when its turn comes
+        continue;
+      }
+      place(index, start);
+      queue.remove(index, start + phase_.pieces[index].words);
+      finish(index, release);
+    }
   }
 
-  void push(std::size_t index) {
-    if (policy_ == Policy::kRanked) {
-      // Never stale: placed wherever it fits when its turn comes.
-      ready_.push({0, static_cast<std::int64_t>(rank_[index]), 0, 0, 0, index});
-    } else {
-      ready_.push(key_of(index, earliest_start(index)));
+  // In rank order, each piece at its earliest start once it is ready (gaps
+  // on every tile included).
+  void run_ranked() {
+    std::priority_queue<std::pair<std::size_t, std::size_t>,
+                        std::vector<std::pair<std::size_t, std::size_t>>, std::greater<>>
+        ready;
+    const auto release = [&](std::size_t index) { ready.emplace(rank_[index], index); };
+    for (std::size_t i = 0; i < phase_.pieces.size(); ++i) {
+      if (waiting_[i] == 0) release(i);
+    }
+    while (!ready.empty()) {
+      const std::size_t index = ready.top().second;
+      ready.pop();
+      place(index, earliest_start(index, 0));
+      finish(index, release);
     }
   }
 
-  // The earliest send start ≥ every lower bound that no rule forbids: each
-  // check moves a refused start to the first one that clears its conflict
-  // (skipping only starts that conflict too), until every check passes.
-  Event earliest_start(std::size_t index) const {
+  // After `index` is placed: the pieces that waited only for it are ready.
+  template <class Release>
+  void finish(std::size_t index, Release release) {
+    for (const std::size_t k : successors_[index]) {
+      const PieceOrder& order = phase_.orders[k];
+      lower_[order.after] = std::max(lower_[order.after], dependency_bound(order));
+      if (--waiting_[order.after] == 0) release(order.after);
+    }
+  }
+
+  // The earliest send start ≥ `bound` (a lower bound on the answer) and
+  // every other lower bound that no rule forbids on any tile the piece
+  // touches: each tile moves a refused start to the first one it allows,
+  // until all of them allow the same start.
+  Event earliest_start(std::size_t index, Event bound, Event frontier = 0) {
     const Piece& piece = phase_.pieces[index];
     const PieceShape& shape = shapes_[index];
     const Event n = piece.words;
-    const TileState& sender = tiles_[piece.source.value];
-    const auto control_at = [](const TileState& tile, Event event) {
-      return std::lower_bound(tile.controls.begin(), tile.controls.end(), event,
-                              [](const auto& c, Event e) { return c.first < e; });
-    };
-    Event start = std::max(shape.earliest, lower_[index]);
+    const TileTimeline& sender = tiles_[piece.source.value];
+    Event start = std::max({shape.earliest, lower_[index], bound, frontier, floor_});
+    ++work_.start_searches;
+    if (floor_ > 0) {
+      tiles_[piece.source.value].forget_before(floor_ - reach_back_);
+      for (const Receiver& r : shape.receives) tiles_[r.tile].forget_before(floor_ - reach_back_);
+    }
     for (;;) {
+      ++work_.search_rounds;
       const Event before = start;
-      // Rule 1: one outgoing message at a time.
-      start = clear_of(sender.send_union, start, 0, n);
-      // Rule 2: no receive control at the send's first event or the next.
-      for (auto it = control_at(sender, start); it != sender.controls.end() && it->first <= start + 1;
-           ++it) {
-        start = std::max(start, it->first + 1);
-      }
-      // §2.2 rule 3: not reading an element while a receive writes it.
-      start = clear_of(sender.writes, start, 0, n, shape.read_elements);
-      for (const ReceiveShape& r : shape.receives) {
-        const TileState& receiver = tiles_[r.tile.value];
-        // Rule 3: one receive at a time.
-        start = clear_of(receiver.source_union, start, r.select, r.teardown - r.select);
-        // Rule 4: no two controls at one event, but a teardown may meet a select.
-        for (auto it = control_at(receiver, start + r.select);
-             it != receiver.controls.end() && it->first == start + r.select; ++it) {
-          if (it->second != Role::kTeardown) start = std::max(start, it->first - r.select + 1);
-        }
-        for (auto it = control_at(receiver, start + r.pointer);
-             it != receiver.controls.end() && it->first == start + r.pointer; ++it) {
-          start = std::max(start, it->first - r.pointer + 1);
-        }
-        for (auto it = control_at(receiver, start + r.teardown);
-             it != receiver.controls.end() && it->first == start + r.teardown; ++it) {
-          if (it->second != Role::kSelect) start = std::max(start, it->first - r.teardown + 1);
-        }
-        // Rule 2 on the receiver: no control at its sends' first events or the next.
-        for (const Event offset : {r.select, r.pointer, r.teardown}) {
-          const auto it = std::partition_point(
-              receiver.sends.begin(), receiver.sends.end(),
-              [&](const Window& w) { return w.begin < start + offset - 1; });
-          if (it != receiver.sends.end() && it->begin <= start + offset) {
-            start = std::max(start, it->begin - offset + 2);
-          }
-        }
-        // §2.2 rule 3: not writing an element while a send reads it.
-        start = clear_of(receiver.reads, start, r.pointer, r.horizon - r.pointer, r.elements);
+      start = sender.first_send_start(start, n, shape.read_elements);
+      for (const Receiver& r : shape.receives) {
+        start = tiles_[r.tile].first_receive_start(start, r.shape);
       }
       if (start == before) return start;
     }
@@ -285,22 +240,12 @@ class ListScheduler {
   void place(std::size_t index, Event start) {
     const Piece& piece = phase_.pieces[index];
     const PieceShape& shape = shapes_[index];
-    const Event n = piece.words;
-    const auto by_begin = [](const Hazard& a, const Hazard& b) { return a.begin < b.begin; };
-    const auto by_event = [](const auto& a, const auto& b) { return a.first < b.first; };
     start_[index] = start;
-    TileState& sender = tiles_[piece.source.value];
-    insert_window(sender.sends, {start, start + n});
-    insert_union(sender.send_union, {start, start + n});
-    insert_sorted(sender.reads, Hazard{start, start + n, shape.read_elements}, by_begin);
-    for (const ReceiveShape& r : shape.receives) {
-      TileState& receiver = tiles_[r.tile.value];
-      insert_union(receiver.source_union, {start + r.select, start + r.teardown});
-      insert_sorted(receiver.controls, std::pair(start + r.select, Role::kSelect), by_event);
-      insert_sorted(receiver.controls, std::pair(start + r.pointer, Role::kPointer), by_event);
-      insert_sorted(receiver.controls, std::pair(start + r.teardown, Role::kTeardown), by_event);
-      insert_sorted(receiver.writes, Hazard{start + r.pointer, start + r.horizon, r.elements},
-                    by_begin);
+    tiles_[piece.source.value].add_send(start, piece.words, shape.read_elements);
+    horizon_ = std::max(horizon_, start + piece.words);
+    for (const Receiver& r : shape.receives) {
+      tiles_[r.tile].add_receive(start, r.shape);
+      horizon_ = std::max(horizon_, start + r.shape.horizon);
     }
   }
 
@@ -312,18 +257,18 @@ class ListScheduler {
     const Event n = before.words;
     if (!order.tile) {
       Event end = s + n;
-      for (const ReceiveShape& r : shape.receives) end = std::max(end, s + r.pointer + n);
+      for (const Receiver& r : shape.receives) end = std::max(end, s + r.shape.pointer + n);
       return end;
     }
-    const PhysicalTile tile = *order.tile;
+    const std::uint16_t tile = order.tile->value;
     Event end = s + n;  // `before` reads its source there
-    for (const ReceiveShape& r : shape.receives) {
-      if (r.tile == tile) end = s + r.pointer + n;  // or writes there
+    for (const Receiver& r : shape.receives) {
+      if (r.tile == tile) end = s + r.shape.pointer + n;  // or writes there
     }
     const Piece& after = phase_.pieces[order.after];
-    if (after.source == tile) return end;
-    for (const ReceiveShape& r : shapes_[order.after].receives) {
-      if (r.tile == tile) return end - r.pointer;
+    if (after.source.value == tile) return end;
+    for (const Receiver& r : shapes_[order.after].receives) {
+      if (r.tile == tile) return end - r.shape.pointer;
     }
     return end;
   }
@@ -332,22 +277,30 @@ class ListScheduler {
   Policy policy_;
   std::vector<std::size_t> rank_;
   Event horizon_ = 0;
+  // No start before this is asked for again (earliest start only: 0 in the
+  // ranked schedules, which fill gaps anywhere).
+  Event floor_ = 0;
+  // How far before its send start a message's events on a tile can lie: a
+  // receiver close to the sender selects it before the send (ttm < 0).
+  Event reach_back_ = 0;
+  SchedulingWork work_;
   std::vector<PieceShape> shapes_;
-  std::vector<TileState> tiles_;
+  std::vector<TileTimeline> tiles_;
   std::vector<Event> start_;
   std::vector<Event> lower_;
   std::vector<std::size_t> waiting_;
   std::vector<std::vector<std::size_t>> successors_;
-  std::priority_queue<Key, std::vector<Key>, std::greater<>> ready_;
 };
 
 }  // namespace
 
-std::vector<Event> schedule_pieces(const PreparedPhase& phase) {
+PieceTimes schedule_pieces(const PreparedPhase& phase) {
   // Up to three list schedules; the shortest wins (the earlier one on a tie).
   Timed best = ListScheduler(phase, Policy::kEarliestStart).run();
+  SchedulingWork work = best.work;
   const auto keep_shorter = [&](std::vector<std::size_t> rank) {
     Timed other = ListScheduler(phase, Policy::kRanked, std::move(rank)).run();
+    work += other.work;
     if (other.horizon < best.horizon) best = std::move(other);
   };
   std::vector<std::size_t> input(phase.pieces.size());
@@ -360,7 +313,7 @@ std::vector<Event> schedule_pieces(const PreparedPhase& phase) {
     }
     keep_shorter(std::move(rank));
   }
-  return best.starts;
+  return {std::move(best.starts), work};
 }
 
 }  // namespace tessera::compiler::exchange

@@ -19,26 +19,38 @@
 //     overlap in time and touch a common memory element (§2.2 rule 3);
 //   - it starts before what it depends on has finished on that tile (rule 8).
 // The search for a start is a sequence of binary searches over each tile's
-// sorted state (busy stretches joined), each moving a refused start to the
-// first one that clears its conflict, so a congested tile (a 1471 → 1
-// gather) costs a few steps, not a scan.
+// forbidden events (tile_timeline.hpp: joined runs per rule), each moving a
+// refused start to the first one that clears its conflict, so a congested
+// tile (a 1471 → 1 gather) costs a few steps, not a scan.
 //
-// Ready messages are taken from a heap keyed (earliest start, busiest
-// endpoint, fan-out, words, source tile, index); two more schedules take
+// The main schedule places the ready message of least (earliest start,
+// busiest endpoint, fan-out, words, source tile, index), with bounds
+// refreshed lazily and grouped by sender (earliest_start_queue.hpp). It
+// sweeps forward in time: no start is placed before the last one placed (a
+// message released by an order is placed no earlier either), so what every
+// tile did before the sweep is dropped and a search sees only the few runs
+// near it, not the phase's past. Two more schedules take
 // them in input order (waves, when the caller lists transfers wave by wave)
 // and, for balanced point-to-point phases, in matching waves
 // (matching_waves.hpp). The shortest horizon is kept, the first on a tie.
 // Deterministic.
 
+#include <cstdint>
 #include <vector>
 
 #include "compiler/exchange/prepare.hpp"
+#include "compiler/exchange/schedule.hpp"
 #include "target/exchange_timing.hpp"
 
 namespace tessera::compiler::exchange {
 
+struct PieceTimes {
+  std::vector<target::Event> starts;  // per piece
+  SchedulingWork work;                // of all the list schedules tried
+};
+
 // The send start of every piece. ExchangeScheduleError when the orders form
 // a cycle (only possible with orders the caller gave).
-std::vector<target::Event> schedule_pieces(const PreparedPhase& phase);
+PieceTimes schedule_pieces(const PreparedPhase& phase);
 
 }  // namespace tessera::compiler::exchange

@@ -5,6 +5,7 @@
 // section and a cost summary.
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -105,6 +106,27 @@ struct ExchangeCost {
   std::uint64_t lower_bound = 0;
 };
 
+// What scheduling the phase cost, for tests and benchmarks that check the
+// scheduler's growth without timing it: counts over every list schedule
+// tried (list_scheduler.hpp).
+struct SchedulingWork {
+  std::uint64_t pieces = 0;          // messages, per list schedule
+  std::uint64_t list_schedules = 0;  // schedules tried (the shortest is kept)
+  std::uint64_t start_searches = 0;  // earliest-start computations
+  std::uint64_t search_rounds = 0;   // passes over a message's tiles within them
+  std::uint64_t stale_bounds = 0;    // messages that came up with a bound below their start
+  std::uint64_t frontier_moves = 0;  // senders that came up unable to send at their bound
+  SchedulingWork& operator+=(const SchedulingWork& other) {
+    pieces = std::max(pieces, other.pieces);
+    list_schedules += other.list_schedules;
+    start_searches += other.start_searches;
+    search_rounds += other.search_rounds;
+    stale_bounds += other.stale_bounds;
+    frontier_moves += other.frontier_moves;
+    return *this;
+  }
+};
+
 struct PhaseSchedule {
   std::vector<Message> messages;
   std::vector<MessageOrder> orders;
@@ -113,6 +135,7 @@ struct PhaseSchedule {
   Event horizon = 0;
   std::vector<schema::PlannedTransfer> planned;  // one per logical transfer
   ExchangeCost cost;
+  SchedulingWork work;
 };
 
 }  // namespace tessera::compiler::exchange

@@ -1,0 +1,89 @@
+#pragma once
+// What the list scheduler has already placed on one tile, kept as the events
+// a new send or receive may not use, and the two questions the scheduler
+// asks of it: the first send start at or after S that this tile allows, and
+// the same for a receive. The rules (reference §5.5 and §2.2):
+//   - one outgoing message at a time (rule 1);
+//   - no receive control at a send's first event or the next (rule 2);
+//   - receives' source windows [X, X + n) do not overlap (rule 3; their
+//     payload windows then do not either, since P − X depends only on the
+//     receiver);
+//   - no two receive controls at one event, except a teardown meeting the
+//     next source select, which becomes a cut-over (rule 4; letting only a
+//     message's own pointer and teardown meet otherwise keeps every sendpicp
+//     far enough from the previous one that the emitter can always align it);
+//   - a send's read window [S, S + n) and a receive's write window
+//     [P, receiver horizon) do not overlap in time when they touch a common
+//     memory element (§2.2 rule 3).
+// Each rule's forbidden events are kept as joined runs (run_set.hpp), per
+// memory element for the last one, so every check is a binary search that
+// skips a whole busy stretch: a congested tile (a 1471 → 1 gather, a tile
+// of a transpose sending and receiving a thousand one-word messages) costs
+// a few steps, not a scan of its messages.
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "compiler/exchange/run_set.hpp"
+#include "target/memory_map.hpp"
+
+namespace tessera::compiler::exchange {
+
+// A receive's events relative to its message's send start S (the timing
+// model is the same at every S: word32_transfer adds S to fixed offsets).
+struct ReceiveShape {
+  Event select = 0;    // X − S
+  Event pointer = 0;   // P − S
+  Event teardown = 0;  // X + n − S
+  Event horizon = 0;   // the receiver's horizon − S
+  target::ElementSet elements;  // the elements its words are written to
+};
+
+class TileTimeline {
+ public:
+  // The first S ≥ `start` at which this tile can send `words` words read
+  // from `elements`.
+  Event first_send_start(Event start, Event words, target::ElementSet elements) const;
+  // The first S ≥ `start` at which this tile can receive a message of
+  // `shape` sent at S.
+  Event first_receive_start(Event start, const ReceiveShape& shape) const;
+
+  void add_send(Event start, Event words, target::ElementSet elements);
+  void add_receive(Event start, const ReceiveShape& shape);
+
+  // No question will look at an event before `floor` again (the
+  // earliest-start schedule's sweep has passed it): what ends by then is
+  // dropped, so a tile's past costs nothing (run_set.hpp).
+  void forget_before(Event floor);
+
+ private:
+  // Joined windows per memory element, for the §2.2 hazards: few elements
+  // per tile take part, so a short list by element.
+  class ElementWindows {
+   public:
+    void add(target::ElementSet elements, Event begin, Event end);
+    // The first b ≥ `begin` with [b, b + length) clear of every window on
+    // an element of `elements`.
+    Event first_gap(target::ElementSet elements, Event begin, Event length) const;
+    void forget_before(Event floor);
+
+   private:
+    std::vector<std::pair<unsigned, RunSet>> windows_;  // by element index
+  };
+
+  // A receive control at `event`: a send may not start there or one event
+  // before (rule 2).
+  void add_control(Event event) { send_start_blocked_.add(event - 1, event + 1); }
+
+  RunSet sends_;               // [S, S + n)
+  RunSet send_start_blocked_;  // rule 2, seen from a new send
+  RunSet sources_;             // receive source windows [X, X + n)
+  RunSet select_blocked_;      // where a new source select may not fall (rules 2 and 4)
+  RunSet pointer_blocked_;     // … a new pointer
+  RunSet teardown_blocked_;    // … a new teardown
+  ElementWindows reads_;       // sends' read windows [S, S + n)
+  ElementWindows writes_;      // receives' write windows [P, receiver horizon)
+};
+
+}  // namespace tessera::compiler::exchange
