@@ -23,6 +23,26 @@ void check_row_address(std::uint32_t address, const std::string& what) {
   }
 }
 
+void check_row_addresses(const ScheduleOptions& options) {
+  check_row_address(options.row_address, "the exchange row address");
+  for (const auto& [tile, address] : options.row_addresses) {
+    check_row_address(address, fmt::format("the exchange row address of {}", tile));
+  }
+}
+
+// Each participating tile's row at its address, the phase's horizon, and the
+// rule that no row shares a memory element with its tile's data.
+void emit_rows(PhaseSchedule& schedule, const ScheduleOptions& options) {
+  schedule.rows.clear();
+  schedule.horizon = 0;
+  for (const TileActions& actions : schedule.tiles) {
+    const std::uint32_t address = options.row_address_of(actions.tile);
+    schedule.rows.push_back({actions.tile, address, emit_row(actions, address), actions.horizon});
+    schedule.horizon = std::max(schedule.horizon, actions.horizon);
+  }
+  check_row_elements(schedule);
+}
+
 ExchangeCost cost_of(const PhaseSchedule& schedule) {
   ExchangeCost cost;
   cost.horizon = schedule.horizon;
@@ -44,12 +64,10 @@ ExchangeCost cost_of(const PhaseSchedule& schedule) {
 }  // namespace
 
 PhaseSchedule schedule_phase(const PhaseTransfers& phase, const ScheduleOptions& options) {
-  check_row_address(options.row_address, "the exchange row address");
-  for (const auto& [tile, address] : options.row_addresses) {
-    check_row_address(address, fmt::format("the exchange row address of {}", tile));
-  }
+  check_row_addresses(options);
   const PreparedPhase prepared = prepare_phase(phase);
-  const std::vector<Event> starts = schedule_pieces(prepared);
+  PieceTimes times = schedule_pieces(prepared);
+  const std::vector<Event>& starts = times.starts;
 
   PhaseSchedule schedule;
   for (std::size_t i = 0; i < prepared.pieces.size(); ++i) {
@@ -70,12 +88,7 @@ PhaseSchedule schedule_phase(const PhaseTransfers& phase, const ScheduleOptions&
     schedule.orders.push_back({order.before, order.after, order.tile});
   }
   schedule.tiles = tile_actions(schedule.messages);
-  for (const TileActions& actions : schedule.tiles) {
-    const std::uint32_t address = options.row_address_of(actions.tile);
-    schedule.rows.push_back({actions.tile, address, emit_row(actions, address), actions.horizon});
-    schedule.horizon = std::max(schedule.horizon, actions.horizon);
-  }
-  check_row_elements(schedule);
+  emit_rows(schedule, options);
   for (std::size_t t = 0; t < phase.transfers.size(); ++t) {
     const LogicalTransfer& transfer = phase.transfers[t];
     schedule.planned.push_back(schema::PlannedTransfer{transfer.source, transfer.source_address,
@@ -83,6 +96,14 @@ PhaseSchedule schedule_phase(const PhaseTransfers& phase, const ScheduleOptions&
                                                        transfer.provenance});
   }
   schedule.cost = cost_of(schedule);
+  schedule.work = times.work;
+  if (options.validate) validate_schedule(schedule);
+  return schedule;
+}
+
+PhaseSchedule place_rows(PhaseSchedule schedule, const ScheduleOptions& options) {
+  check_row_addresses(options);
+  emit_rows(schedule, options);
   if (options.validate) validate_schedule(schedule);
   return schedule;
 }

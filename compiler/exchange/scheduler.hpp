@@ -21,4 +21,11 @@ namespace tessera::compiler::exchange {
 // (see prepare_phase; a row sharing a memory element with data of its tile).
 PhaseSchedule schedule_phase(const PhaseTransfers& phase, const ScheduleOptions& options);
 
+// The same schedule with its rows emitted again at `options`' row addresses
+// (and validated when asked): a message's times do not depend on where the
+// rows lie, only the emitter's sendpicp padding does. The linker schedules
+// each phase once at a probe address to size the rows, then places them —
+// scheduling a large phase twice would double its compile time.
+PhaseSchedule place_rows(PhaseSchedule schedule, const ScheduleOptions& options);
+
 }  // namespace tessera::compiler::exchange
