@@ -29,7 +29,9 @@
 // sweeps forward in time: no start is placed before the last one placed (a
 // message released by an order is placed no earlier either), so what every
 // tile did before the sweep is dropped and a search sees only the few runs
-// near it, not the phase's past. Two more schedules take
+// near it, not the phase's past. A message found stale 8 times is placed at
+// its earliest start then, so the schedule does at most 9 searches per
+// message whatever the contention. Two more schedules take
 // them in input order (waves, when the caller lists transfers wave by wave)
 // and, for balanced point-to-point phases, in matching waves
 // (matching_waves.hpp). The shortest horizon is kept, the first on a tie.

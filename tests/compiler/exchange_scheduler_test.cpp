@@ -305,6 +305,79 @@ TEST(ExchangeScheduler, RowsArePlacedAtTheirOwnAddress) {
   EXPECT_EQ(schedule.rows[1].address, 0x4E008u);
 }
 
+TEST(ExchangeScheduler, PlacingRowsElsewhereEqualsSchedulingThere) {
+  // The linker schedules at a probe address and then places the rows:
+  // that must give exactly what scheduling at the final addresses gives.
+  const auto transfers = permutation(300, 7, 11);
+  ScheduleOptions probe = options();
+  probe.validate = false;
+  ScheduleOptions final_options = options();
+  final_options.row_address = 0x4E008;  // another 8-aligned address
+  final_options.row_addresses[p(53)] = 0x4D100;
+  const auto placed = place_rows(schedule_phase({transfers, {}}, probe), final_options);
+  const auto direct = schedule_phase({transfers, {}}, final_options);
+  ASSERT_EQ(placed.rows.size(), direct.rows.size());
+  for (std::size_t i = 0; i < placed.rows.size(); ++i) {
+    EXPECT_EQ(placed.rows[i].address, direct.rows[i].address);
+    EXPECT_EQ(placed.rows[i].instructions, direct.rows[i].instructions);
+  }
+  EXPECT_EQ(placed.horizon, direct.horizon);
+  EXPECT_EQ(placed.planned, direct.planned);
+}
+
+// ---- Many one-word messages (issue 18 item 6) -------------------------------
+
+// Every tile of `tiles` sends `words` words to every other one, a message per
+// word, each to its own destination word: what lowering makes of a transpose
+// spread one element per tile pair (u32[2000, 6] on 5 tiles is 2400 per tile).
+std::vector<LogicalTransfer> one_word_exchange(std::uint16_t tiles, std::uint32_t words) {
+  std::vector<LogicalTransfer> transfers;
+  for (std::uint32_t w = 0; w < words; ++w) {
+    for (std::uint16_t to = 0; to < tiles; ++to) {
+      for (std::uint16_t from = 0; from < tiles; ++from) {
+        if (from == to) continue;
+        transfers.push_back(transfer(p(from), kSource + 4 * (w * tiles + to), 1,
+                                     {{p(to), kDestination + 4 * (w * tiles + from)}}));
+      }
+    }
+  }
+  return transfers;
+}
+
+TEST(ExchangeScheduler, ManyOneWordMessagesOnFewTilesAreDeliveredExactly) {
+  const auto transfers = one_word_exchange(5, 100);  // 2000 messages, 400 per tile
+  const auto schedule = schedule_and_run(transfers);
+  EXPECT_EQ(schedule.messages.size(), 2000u);
+  const auto again = schedule_phase({transfers, {}}, options());
+  ASSERT_EQ(again.rows.size(), schedule.rows.size());
+  for (std::size_t i = 0; i < again.rows.size(); ++i) {
+    EXPECT_EQ(again.rows[i].instructions, schedule.rows[i].instructions);
+  }
+}
+
+TEST(ExchangeScheduler, ATransposeOfOneWordMessagesTakesBoundedWork) {
+  // Tile i sends word j to tile j, for 256 tiles: 65280 messages, each
+  // receiver wanted by up to 255 senders at once. The earliest-start
+  // schedule re-evaluates a stale message at most 8 times, so the searches
+  // of all three schedules stay under 12 per message (uncapped they were
+  // 22 here and grew with the tiles' message count). Counted, not timed.
+  std::vector<LogicalTransfer> transfers;
+  for (std::uint16_t j = 0; j < 256; ++j) {
+    for (std::uint16_t i = 0; i < 256; ++i) {
+      if (i == j) continue;
+      transfers.push_back(transfer(p(i), kSource + 4u * j, 1, {{p(j), kDestination + 4u * i}}));
+    }
+  }
+  const auto schedule = schedule_phase({transfers, {}}, options());  // validated
+  ASSERT_EQ(schedule.messages.size(), 65280u);
+  EXPECT_EQ(schedule.cost.lower_bound, 255u);
+  EXPECT_LE(schedule.work.start_searches, 12u * schedule.work.pieces) << schedule.work.start_searches;
+  // One word per event each way is 255 events; every one-word receive needs
+  // a select, a pointer and a teardown (rule 4), and sends block controls
+  // (rule 2), so about four events per message pair is what a tile can do.
+  EXPECT_LT(schedule.horizon, 255 * 5) << schedule.horizon;
+}
+
 // ---- Errors: typed, naming the transfer and the rule ---------------------------
 
 std::string error_of(const std::vector<LogicalTransfer>& transfers,
