@@ -29,12 +29,14 @@
 // sweeps forward in time: no start is placed before the last one placed (a
 // message released by an order is placed no earlier either), so what every
 // tile did before the sweep is dropped and a search sees only the few runs
-// near it, not the phase's past. A message found stale 8 times is placed at
-// its earliest start then, so the schedule does at most 9 searches per
+// near it, not the phase's past. A message found stale 32 times is placed at
+// its earliest start then, so the schedule does at most 34 searches per
 // message whatever the contention. Two more schedules take
 // them in input order (waves, when the caller lists transfers wave by wave)
 // and, for balanced point-to-point phases, in matching waves
-// (matching_waves.hpp). The shortest horizon is kept, the first on a tie.
+// (matching_waves.hpp) — both only when messages × the busiest tile's
+// messages is at most 2^24: they cannot forget the past, so their cost grows
+// with that product. The shortest horizon is kept, the first on a tie.
 // Deterministic.
 
 #include <cstdint>

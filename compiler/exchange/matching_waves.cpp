@@ -11,7 +11,6 @@ namespace tessera::compiler::exchange {
 namespace {
 
 constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
-constexpr std::size_t kMaxWaveWork = std::size_t{1} << 24;
 
 // Hopcroft–Karp over senders (left) and receivers (right); edges are
 // messages. Returns the matched messages.
@@ -126,12 +125,6 @@ std::optional<std::vector<std::size_t>> matching_wave_order(const PreparedPhase&
   for (const auto& [tile, count] : receives) busiest = std::max(busiest, count);
   const std::size_t tiles = std::max(sends.size(), receives.size());
   if (n == 0 || busiest * tiles > 2 * n) return std::nullopt;  // max roles > 2 × mean
-  // Each wave matches over every ready message and there are at least as many
-  // waves as the busiest tile has messages: the work is about n × busiest,
-  // quadratic in a tile's messages. Past the budget (a million one-word
-  // messages on the chip is 680 per tile) the phase is left to the other
-  // two schedules, which win on many short messages anyway.
-  if (n * busiest > kMaxWaveWork) return std::nullopt;
 
   std::vector<std::size_t> waiting(n, 0);
   std::vector<std::vector<std::size_t>> successors(n);

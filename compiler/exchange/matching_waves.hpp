@@ -16,9 +16,7 @@ namespace tessera::compiler::exchange {
 
 // nullopt when the phase has a multicast or is unbalanced (some tile sends or
 // receives more than twice the mean number of messages per tile), where waves
-// would be many and small, and when the waves would cost too much (messages ×
-// the busiest tile's messages above 2^24: a phase of many short messages).
-// Deterministic: ties go to lower indices.
+// would be many and small. Deterministic: ties go to lower indices.
 std::optional<std::vector<std::size_t>> matching_wave_order(const PreparedPhase& phase);
 
 }  // namespace tessera::compiler::exchange
