@@ -15,9 +15,14 @@
 // equivalent broadcast_to, 1000 scalar bindings, an odd u8 copy. A graph the
 // compiler refuses prints its error and the next one runs.
 //
+// Then issue 18 item 6's transposes, one one-word message per element:
+// f32[n, n] over 1472 tiles for n = 64 … 1024 (4 k … 1 M transfers) and
+// u32[n, 6] on 5 tiles for n = 250 … 2000. --only TEXT runs only the graphs
+// whose name contains TEXT.
+//
 // Not a test: nothing asserts on timing. Run it from a Release build:
 //
-//   build-release/tests/bench/tessera_bench_compile [--repeat K] [--simulate]
+//   build-release/tests/bench/tessera_bench_compile [--repeat K] [--simulate] [--only TEXT]
 
 #include <chrono>
 #include <cstdio>
@@ -38,8 +43,11 @@ using namespace tessera;
 using namespace tessera::compiler;
 using Clock = std::chrono::steady_clock;
 
+std::string_view g_only;
+
 void bench(std::string_view name, const Graph& graph, int repeat, bool simulate,
            std::uint64_t min_shard_bytes = 0, std::uint32_t tiles = 1472) {
+  if (!g_only.empty() && name.find(g_only) == std::string_view::npos) return;
   double best = 1e9;
   CompileResult result;
   for (int r = 0; r < repeat; ++r) {
@@ -123,6 +131,12 @@ Graph scalar_bindings(int count) {
   return g;
 }
 
+Graph transpose_graph(DType dtype, std::uint32_t rows, std::uint32_t columns) {
+  Graph g;
+  g.host_output("y", g.transpose(g.host_input("x", dtype, {rows, columns}), {1, 0}));
+  return g;
+}
+
 Graph odd_u8_copy() {
   Graph g;
   g.host_output("y", g.copy(g.host_input("x", DType::kU8, {1, 50001})));
@@ -135,12 +149,14 @@ int main(int argc, char** argv) {
   int repeat = 3;
   bool simulate = false;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
+    if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+      g_only = argv[++i];
+    } else if (std::strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
       repeat = std::max(1, std::atoi(argv[++i]));
     } else if (std::strcmp(argv[i], "--simulate") == 0) {
       simulate = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--repeat K] [--simulate]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--repeat K] [--simulate] [--only TEXT]\n", argv[0]);
       return 2;
     }
   }
@@ -166,6 +182,14 @@ int main(int argc, char** argv) {
     bench("1000 scalar bindings", scalar_bindings(1000), repeat, false);
     bench("1000 scalar bindings, 4 tiles", scalar_bindings(1000), repeat, false, 0, 4);
     bench("copy u8[1, 50001], 1 tile", odd_u8_copy(), repeat, false, 0, 1);
+    for (const std::uint32_t n : {64u, 96u, 128u, 192u, 256u, 362u, 512u, 724u, 1024u}) {
+      bench(fmt::format("transpose f32[{}, {}]", n, n), transpose_graph(DType::kF32, n, n), repeat,
+            false);
+    }
+    for (const std::uint32_t n : {250u, 500u, 1000u, 2000u}) {
+      bench(fmt::format("transpose u32[{}, 6], 5 tiles", n), transpose_graph(DType::kU32, n, 6),
+            repeat, false, 0, 5);
+    }
   } catch (const std::exception& error) {
     std::fprintf(stderr, "error: %s\n", error.what());
     return 1;
