@@ -1,14 +1,20 @@
 #include "tests/testing/graph_reference.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <set>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "compiler/ir/verifier.hpp"
+#include "kernels/f143.hpp"
 #include "kernels/float_arith.hpp"
+#include "tests/testing/graph_bounds.hpp"
 #include "support/error.hpp"
 
 namespace tessera::testing {
@@ -24,10 +30,21 @@ using compiler::Shape;
 using compiler::TensorType;
 using compiler::ValueId;
 
+using Bound = ElementBound::Kind;
+
 struct Tensor {
   TensorType type;
   std::vector<std::uint8_t> bytes;
+  // A block-scaled value's scales, row-major [..., ⌈K/64⌉, ⌈N/64⌉].
+  std::vector<std::int32_t> scales;
+  // One per element; empty when every element is exact.
+  std::vector<ElementBound> bounds;
 };
+
+bool all_exact(const Tensor& tensor) {
+  return std::all_of(tensor.bounds.begin(), tensor.bounds.end(),
+                     [](const ElementBound& b) { return b.kind == Bound::kExact; });
+}
 
 std::size_t element_bytes(const TensorType& type) { return schema::dtype_size(type.dtype()); }
 
@@ -88,7 +105,7 @@ void store_bits(Tensor& tensor, std::uint64_t element, std::uint32_t bits) {
 }
 
 Tensor empty_tensor(const TensorType& type) {
-  return Tensor{type, std::vector<std::uint8_t>(compiler::byte_size(type))};
+  return Tensor{type, std::vector<std::uint8_t>(compiler::byte_size(type)), {}, {}};
 }
 
 // Data movement: result element at row-major `index` is element `source(index)`
@@ -98,11 +115,16 @@ Tensor gather(const TensorType& type, Source source) {
   Tensor result = empty_tensor(type);
   const std::size_t size = element_bytes(type);
   std::uint64_t element = 0;
+  std::vector<ElementBound> bounds;
+  bool bounded = false;
   for_each_index(type.shape, [&](const std::vector<std::uint32_t>& index) {
     const auto [input, input_element] = source(index);
     std::memcpy(&result.bytes[element * size], &input->bytes[input_element * size], size);
+    bounds.push_back(input->bounds.empty() ? ElementBound{} : input->bounds[input_element]);
+    bounded = bounded || !input->bounds.empty();
     ++element;
   });
+  if (bounded) result.bounds = std::move(bounds);
   return result;
 }
 
@@ -198,15 +220,401 @@ Tensor reduce_sum(const Tensor& input, const std::vector<std::uint32_t>& axes,
   return result;
 }
 
+// ---- Issue 18's operations -------------------------------------------------------
+
+constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+
+// The f16 nearest to `value` (ties to even), rounded once from the double:
+// going through f32 first could round twice.
+std::uint16_t f16_from_double(double value) {
+  if (std::isnan(value)) return kernels::kF16QuietNan;
+  const std::uint16_t sign = std::signbit(value) ? 0x8000 : 0;
+  const double magnitude = std::fabs(value);
+  // 65520 is halfway between 65504 and 65536 (the next step): ties go to the
+  // even 65536, which overflows.
+  if (magnitude >= 65520.0) return sign | kernels::kF16Infinity;
+  if (magnitude == 0) return sign;
+  int exponent = 0;
+  std::frexp(magnitude, &exponent);  // magnitude = f·2^exponent, f in [0.5, 1)
+  const int quantum = std::max(exponent - 11, -24);  // 11 significant bits, subnormal step 2^-24
+  const double steps = std::nearbyint(std::ldexp(magnitude, -quantum));  // FE_TONEAREST
+  const auto f32 = static_cast<float>(std::ldexp(steps, quantum));       // exact
+  return sign | kernels::f32_to_f16(f32);
+}
+
+// The nearest value of `dtype` (f16 or f32) to `value`, as element bits.
+std::uint32_t float_bits_from_double(DType dtype, double value) {
+  if (dtype == DType::kF16) return f16_from_double(value);
+  if (std::isnan(value)) return kernels::kF32QuietNan;
+  return std::bit_cast<std::uint32_t>(static_cast<float>(value));  // IEEE: rounded once
+}
+
+// An element's value as f32 bits, for the float and F143 dtypes: f32 as is,
+// f16 widened exactly, F143 decoded at its scale (the block's for a
+// block-scaled value of [..., K, N]).
+std::uint32_t f32_bits_of(const Tensor& tensor, std::uint64_t element) {
+  const std::uint32_t bits = load_bits(tensor, element);
+  switch (tensor.type.dtype()) {
+    case DType::kF32:
+      return bits;
+    case DType::kF16:
+      return kernels::f16_to_f32_bits(static_cast<std::uint16_t>(bits));
+    case DType::kF8F143: {
+      int scale = tensor.type.element.scale;
+      if (tensor.type.element.block_scaled()) {
+        using kernels::f143::kBlockColumns;
+        using kernels::f143::kBlockRows;
+        const Shape& shape = tensor.type.shape;
+        const std::uint64_t k = shape[shape.size() - 2], n = shape[shape.size() - 1];
+        const std::uint64_t matrix = element / (k * n);
+        const std::uint64_t row = element / n % k, column = element % n;
+        const std::uint64_t block_rows = (k + kBlockRows - 1) / kBlockRows;
+        const std::uint64_t block_columns = (n + kBlockColumns - 1) / kBlockColumns;
+        scale = tensor.scales[(matrix * block_rows + row / kBlockRows) * block_columns +
+                              column / kBlockColumns];
+      }
+      return std::bit_cast<std::uint32_t>(
+          kernels::f143::decode(static_cast<std::uint8_t>(bits), scale));
+    }
+    default:
+      throw Error(fmt::format("{} has no float value", compiler::format_type(tensor.type)));
+  }
+}
+
+// The exact operand values a plan-dependent op works on: f32 and f16 as they
+// are, F143 as its f16 expansion (convert's rule: the decoded f32 rounded once).
+std::vector<double> operand_values(const Tensor& tensor) {
+  const std::uint64_t count = compiler::element_count(tensor.type.shape);
+  std::vector<double> values(count);
+  for (std::uint64_t e = 0; e < count; ++e) {
+    const std::uint32_t f32 = f32_bits_of(tensor, e);
+    values[e] = static_cast<double>(tensor.type.dtype() == DType::kF8F143
+                                        ? kernels::f16_to_f32(kernels::f32_bits_to_f16(f32))
+                                        : std::bit_cast<float>(f32));
+  }
+  return values;
+}
+
+template <typename Combine>
+Tensor elementwise(const Tensor& a, const Tensor& b, const TensorType& type, Combine combine) {
+  Tensor result = empty_tensor(type);
+  const auto a_strides = strides_of(a.type.shape);
+  const auto b_strides = strides_of(b.type.shape);
+  std::uint64_t element = 0;
+  for_each_index(type.shape, [&](const std::vector<std::uint32_t>& index) {
+    const std::uint32_t x = load_bits(a, broadcast_source(a.type.shape, a_strides, index));
+    const std::uint32_t y = load_bits(b, broadcast_source(b.type.shape, b_strides, index));
+    store_bits(result, element++, combine(x, y));
+  });
+  return result;
+}
+
+Tensor mul(const Tensor& a, const Tensor& b, const TensorType& type) {
+  if (type.dtype() == DType::kF16) {
+    return elementwise(a, b, type, [](std::uint32_t x, std::uint32_t y) -> std::uint32_t {
+      return kernels::mul_f16_bits(static_cast<std::uint16_t>(x), static_cast<std::uint16_t>(y));
+    });
+  }
+  return elementwise(a, b, type, kernels::mul_f32_bits);
+}
+
+Tensor convert(const Tensor& input, const TensorType& type) {
+  Tensor result = empty_tensor(type);
+  const std::uint64_t count = compiler::element_count(type.shape);
+  for (std::uint64_t e = 0; e < count; ++e) {
+    const std::uint32_t f32 = f32_bits_of(input, e);
+    switch (type.dtype()) {
+      case DType::kF32:
+        store_bits(result, e, f32);
+        break;
+      case DType::kF16:
+        store_bits(result, e, kernels::f32_bits_to_f16(f32));
+        break;
+      default:  // f8f143 at a tensor-wide scale: the codec's rounding
+        store_bits(result, e, kernels::f143::encode(std::bit_cast<float>(f32), type.element.scale));
+        break;
+    }
+  }
+  // An f16 → f32 convert is exact, so its input's bounds hold for its result.
+  if (input.type.dtype() == DType::kF16 && type.dtype() == DType::kF32) {
+    result.bounds = input.bounds;
+  }
+  return result;
+}
+
+Tensor block_scale(const Tensor& codes, const Tensor& scales, const TensorType& type) {
+  Tensor result{type, codes.bytes, {}, {}};
+  const std::uint64_t count = compiler::element_count(scales.type.shape);
+  for (std::uint64_t e = 0; e < count; ++e) {
+    const auto scale = static_cast<std::int32_t>(load_bits(scales, e));
+    if (!kernels::f143::valid_scale(scale)) {
+      throw UsageError(fmt::format("scales element {} is {}, outside the F143 scale range [{}, {}]",
+                                   e, scale, kernels::f143::kMinScale, kernels::f143::kMaxScale));
+    }
+    result.scales.push_back(scale);
+  }
+  return result;
+}
+
+// An element of a plan-dependent op: the reference value rounded to the
+// dtype, and its bound. `nan` when the element depends on a NaN input (every
+// plan propagates it), `infinite` when on an infinity (not bounded).
+void store_bounded(Tensor& result, std::uint64_t element, double value, double device_bound,
+                   bool nan, bool infinite) {
+  const DType dtype = result.type.dtype();
+  const std::uint32_t bits = float_bits_from_double(dtype, value);
+  store_bits(result, element, bits);
+  if (result.bounds.empty()) {
+    result.bounds.resize(compiler::element_count(result.type.shape));
+  }
+  ElementBound& bound = result.bounds[element];
+  if (nan) {
+    bound = {Bound::kNan, 0};
+  } else if (infinite || !std::isfinite(device_bound)) {
+    bound = {Bound::kUnconstrained, 0};
+  } else {
+    const bounds::Precision p = bounds::precision_of(dtype);
+    const double reference = dtype == DType::kF16
+                                 ? kernels::f16_to_f32(static_cast<std::uint16_t>(bits))
+                                 : std::bit_cast<float>(bits);
+    bound = {Bound::kWithin,
+             device_bound * (1 + 0x1p-20) + p.u * std::fabs(reference) + p.eta};
+  }
+}
+
+// Σ_k a_k·b_k of f16 values exactly: each is an integer times 2^-24, so each
+// product is an integer (< 2^80) times 2^-48 and K of them fit 128 bits. The
+// sum is rounded to f16 once, from the integer.
+__extension__ typedef __int128 Int128;
+__extension__ typedef unsigned __int128 UInt128;
+
+std::uint16_t exact_f16_dot(std::span<const double> a, std::span<const double> b,
+                            std::uint64_t b_stride) {
+  Int128 sum = 0;
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    const auto x = static_cast<std::int64_t>(std::ldexp(a[k], 24));
+    const auto y = static_cast<std::int64_t>(std::ldexp(b[k * b_stride], 24));
+    sum += static_cast<Int128>(x) * y;
+  }
+  if (sum == 0) return 0;
+  const std::uint16_t sign = sum < 0 ? std::uint16_t{0x8000} : std::uint16_t{0};
+  auto magnitude = static_cast<UInt128>(sum < 0 ? -sum : sum);
+  int bits = 0;
+  for (UInt128 m = magnitude; m != 0; m >>= 1) ++bits;
+  // Keep 11 significant bits, and no step below 2^-24 (2^24 units).
+  const int shift = std::max(bits - 11, 24);
+  UInt128 steps = magnitude >> shift;
+  const UInt128 rest = magnitude - (steps << shift);
+  const UInt128 half = static_cast<UInt128>(1) << (shift - 1);
+  if (rest > half || (rest == half && (steps & 1) != 0)) ++steps;
+  const double value = std::ldexp(static_cast<double>(steps), shift - 48);
+  if (value >= 65536.0) return sign | kernels::kF16Infinity;
+  return sign | kernels::f32_to_f16(static_cast<float>(value));
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b, const TensorType& type) {
+  const Shape& sa = a.type.shape;
+  const Shape& sb = b.type.shape;
+  const std::uint64_t m = sa[sa.size() - 2], k = sa[sa.size() - 1], n = sb[sb.size() - 1];
+  const Shape lead_a(sa.begin(), sa.end() - 2), lead_b(sb.begin(), sb.end() - 2);
+  const Shape lead(type.shape.begin(), type.shape.end() - 2);
+  const auto strides_a = strides_of(lead_a), strides_b = strides_of(lead_b);
+  const std::vector<double> x = operand_values(a), y = operand_values(b);
+  const DType dtype = type.dtype();
+  Tensor result = empty_tensor(type);
+  std::uint64_t element = 0;
+  for_each_index(lead, [&](const std::vector<std::uint32_t>& index) {
+    const std::uint64_t base_a = broadcast_source(lead_a, strides_a, index) * m * k;
+    const std::uint64_t base_b = broadcast_source(lead_b, strides_b, index) * k * n;
+    for (std::uint64_t i = 0; i < m; ++i) {
+      for (std::uint64_t j = 0; j < n; ++j) {
+        double sum = 0, magnitude = 0;
+        bool nan = false, infinite = false;
+        for (std::uint64_t t = 0; t < k; ++t) {
+          const double p = x[base_a + i * k + t], q = y[base_b + t * n + j];
+          nan = nan || std::isnan(p) || std::isnan(q);
+          infinite = infinite || std::isinf(p) || std::isinf(q);
+          sum += p * q;
+          magnitude += std::fabs(p * q);
+        }
+        if (dtype == DType::kF16 && !nan && !infinite) {
+          sum = kernels::f16_to_f32(
+              exact_f16_dot({&x[base_a + i * k], k}, {&y[base_b + j], (k - 1) * n + 1}, n));
+        }
+        store_bounded(result, element++, sum, bounds::matmul_error_bound(dtype, k, magnitude), nan,
+                      infinite);
+      }
+    }
+  });
+  return result;
+}
+
+double gelu_value(double x) {
+  return 0.5 * x * (1 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+}
+
+Tensor gelu(const Tensor& input, const TensorType& type) {
+  const std::vector<double> x = operand_values(input);
+  Tensor result = empty_tensor(type);
+  for (std::uint64_t e = 0; e < x.size(); ++e) {
+    const bool infinite = std::isinf(x[e]);
+    store_bounded(result, e, gelu_value(x[e]),
+                  infinite ? 0 : bounds::gelu_error_bound(type.dtype(), x[e]), std::isnan(x[e]),
+                  infinite);
+  }
+  return result;
+}
+
+// What a row of inputs holds: a NaN, an infinity.
+struct RowFacts {
+  bool nan = false;
+  bool infinite = false;
+};
+
+RowFacts facts_of(std::span<const double> values) {
+  RowFacts facts;
+  for (const double v : values) {
+    facts.nan = facts.nan || std::isnan(v);
+    facts.infinite = facts.infinite || std::isinf(v);
+  }
+  return facts;
+}
+
+// softmax of finite x in f64: exp(x − max) / Σ.
+std::vector<double> softmax_row(std::span<const double> x) {
+  const double m = *std::max_element(x.begin(), x.end());
+  std::vector<double> y(x.size());
+  double sum = 0;
+  for (std::size_t j = 0; j < x.size(); ++j) sum += y[j] = std::exp(x[j] - m);
+  for (double& v : y) v /= sum;
+  return y;
+}
+
+Tensor softmax(const Tensor& input, const TensorType& type) {
+  const std::vector<double> x = operand_values(input);
+  const std::size_t n = type.shape.back();
+  Tensor result = empty_tensor(type);
+  std::vector<double> bound(n);
+  for (std::size_t row = 0; row < x.size() / n; ++row) {
+    const std::span<const double> values(&x[row * n], n);
+    const RowFacts facts = facts_of(values);
+    std::vector<double> y(n, kNan);
+    if (!facts.nan && !facts.infinite) {
+      y = softmax_row(values);
+      bounds::softmax_error_bounds(type.dtype(), values, {}, bound);
+    }
+    for (std::size_t j = 0; j < n; ++j) {
+      store_bounded(result, row * n + j, y[j], bound[j], facts.nan, facts.infinite);
+    }
+  }
+  return result;
+}
+
+Tensor layer_norm(const Tensor& input, const Tensor& gamma_tensor, const Tensor& beta_tensor,
+                  double epsilon, const TensorType& type) {
+  const std::vector<double> x = operand_values(input);
+  const std::vector<double> gamma = operand_values(gamma_tensor);
+  const std::vector<double> beta = operand_values(beta_tensor);
+  const std::size_t c = type.shape.back();
+  Tensor result = empty_tensor(type);
+  std::vector<double> bound(c);
+  for (std::size_t row = 0; row < x.size() / c; ++row) {
+    const std::span<const double> values(&x[row * c], c);
+    const RowFacts facts = facts_of(values);
+    double mean = 0, variance = 0;
+    for (const double v : values) mean += v;
+    mean /= static_cast<double>(c);
+    for (const double v : values) variance += (v - mean) * (v - mean);
+    variance /= static_cast<double>(c);
+    const double rstd = 1 / std::sqrt(variance + epsilon);
+    const RowFacts affine = facts_of(gamma), shift = facts_of(beta);
+    if (!facts.nan && !facts.infinite && !affine.infinite && !shift.infinite) {
+      bounds::layer_norm_error_bounds(type.dtype(), values, gamma, beta, epsilon, bound);
+    }
+    for (std::size_t i = 0; i < c; ++i) {
+      const double y = (values[i] - mean) * rstd * gamma[i] + beta[i];
+      const bool nan = facts.nan || std::isnan(gamma[i]) || std::isnan(beta[i]);
+      const bool infinite = facts.infinite || affine.infinite || shift.infinite;
+      store_bounded(result, row * c + i, y, bound[i], nan, infinite);
+    }
+  }
+  return result;
+}
+
+Tensor attention(const Tensor& q_tensor, const Tensor& k_tensor, const Tensor& v_tensor,
+                 double scale, const TensorType& type) {
+  const std::vector<double> q = operand_values(q_tensor);
+  const std::vector<double> k = operand_values(k_tensor);
+  const std::vector<double> v = operand_values(v_tensor);
+  const std::uint64_t heads = std::uint64_t{type.shape[0]} * type.shape[1];
+  const std::uint64_t queries = type.shape[2], depth = type.shape[3];
+  const std::uint64_t keys = k_tensor.type.shape[2];
+  Tensor result = empty_tensor(type);
+  std::vector<double> bound(depth), scores(keys);
+  for (std::uint64_t h = 0; h < heads; ++h) {
+    const std::span<const double> kh(&k[h * keys * depth], keys * depth);
+    const std::span<const double> vh(&v[h * keys * depth], keys * depth);
+    const RowFacts key_facts = facts_of(kh), value_facts = facts_of(vh);
+    for (std::uint64_t i = 0; i < queries; ++i) {
+      const std::span<const double> qi(&q[(h * queries + i) * depth], depth);
+      const RowFacts query_facts = facts_of(qi);
+      const bool all_nan = query_facts.nan || key_facts.nan;
+      const bool infinite = query_facts.infinite || key_facts.infinite || value_facts.infinite;
+      std::vector<double> probability(keys, kNan);
+      if (!all_nan && !infinite) {
+        for (std::uint64_t j = 0; j < keys; ++j) {
+          double dot = 0;
+          for (std::uint64_t d = 0; d < depth; ++d) dot += qi[d] * kh[j * depth + d];
+          scores[j] = scale * dot;
+        }
+        probability = softmax_row(scores);
+        if (!value_facts.nan) {
+          bounds::attention_error_bounds(type.dtype(), qi, kh, vh, static_cast<std::uint32_t>(keys),
+                                         scale, bound);
+        }
+      }
+      for (std::uint64_t d = 0; d < depth; ++d) {
+        double out = 0;
+        bool nan = all_nan;
+        for (std::uint64_t j = 0; j < keys; ++j) {
+          out += probability[j] * vh[j * depth + d];
+          nan = nan || std::isnan(vh[j * depth + d]);
+        }
+        // A NaN value in another column leaves this one alone, but the bound
+        // was not computed: not bounded.
+        const bool unbounded = infinite || (value_facts.nan && !nan);
+        store_bounded(result, (h * queries + i) * depth + d, out, bound[d], nan, unbounded);
+      }
+    }
+  }
+  return result;
+}
+
+// Entry `iteration` of a sequence value (axis 0), with its block scales.
+template <typename T>
+std::vector<T> entry_of(const std::vector<T>& all, std::size_t entries, std::uint32_t iteration) {
+  const std::size_t size = all.size() / entries;
+  const auto begin = all.begin() + static_cast<std::ptrdiff_t>(iteration * size);
+  return std::vector<T>(begin, begin + static_cast<std::ptrdiff_t>(size));
+}
+
+Tensor sequence_entry(const Tensor& sequence, const TensorType& type, std::uint32_t iteration) {
+  const std::size_t entries = sequence.type.shape[0];
+  Tensor entry{type, entry_of(sequence.bytes, entries, iteration), {}, {}};
+  if (!sequence.scales.empty()) entry.scales = entry_of(sequence.scales, entries, iteration);
+  if (!sequence.bounds.empty()) entry.bounds = entry_of(sequence.bounds, entries, iteration);
+  return entry;
+}
+
 class Evaluator {
  public:
   Evaluator(const Graph& graph, const TensorBytes& bindings)
       : graph_(graph), bindings_(bindings), values_(graph.value_count()) {}
 
-  TensorBytes run() {
+  ReferenceResult run() {
     check_binding_names();
     evaluate_block(compiler::kTopBlock);
-    return std::move(outputs_);
+    return std::move(result_);
   }
 
  private:
@@ -244,13 +652,20 @@ class Evaluator {
       case OpKind::kHostInput:
       case OpKind::kParameter:
         return define(op, bound(std::get<compiler::BindingAttributes>(op.attributes)));
-      case OpKind::kHostOutput:
-        outputs_[std::get<compiler::BindingAttributes>(op.attributes).name] = input(op, 0).bytes;
+      case OpKind::kHostOutput: {
+        const std::string& name = std::get<compiler::BindingAttributes>(op.attributes).name;
+        const Tensor& value = input(op, 0);
+        result_.outputs[name] = value.bytes;
+        result_.bounds[name] = value.bounds.empty()
+                                   ? std::vector<ElementBound>(
+                                         compiler::element_count(value.type.shape))
+                                   : value.bounds;
         return;
+      }
       case OpKind::kCopy:
         return define(op, input(op, 0));
       case OpKind::kReshape:
-        return define(op, Tensor{*type, input(op, 0).bytes});
+        return define(op, Tensor{*type, input(op, 0).bytes, {}, input(op, 0).bounds});
       case OpKind::kSlice:
         return define(op, slice(input(op, 0), std::get<compiler::SliceAttributes>(op.attributes),
                                 *type));
@@ -267,24 +682,59 @@ class Evaluator {
       case OpKind::kBroadcastTo:
         return define(op, broadcast_to(input(op, 0), *type));
       case OpKind::kAdd:
-        return define(op, type->dtype() == DType::kF16
+        return define_computed(op, type->dtype() == DType::kF16
                               ? add<kernels::F16Element>(input(op, 0), input(op, 1), *type)
                               : add<kernels::F32Element>(input(op, 0), input(op, 1), *type));
       case OpKind::kReduceSum: {
         const auto& axes = std::get<compiler::ReduceAttributes>(op.attributes).axes;
-        return define(op, type->dtype() == DType::kF16
+        return define_computed(op, type->dtype() == DType::kF16
                               ? reduce_sum<kernels::F16Element>(input(op, 0), axes, *type)
                               : reduce_sum<kernels::F32Element>(input(op, 0), axes, *type));
       }
       case OpKind::kRepeat:
         return repeat(op);
-      default:
-        break;  // issue 18's operations: evaluated from the next commit on
+      case OpKind::kMul:
+        return define_computed(op, mul(input(op, 0), input(op, 1), *type));
+      case OpKind::kConvert: {
+        Tensor result = convert(input(op, 0), *type);
+        if (!result.bounds.empty()) return define(op, std::move(result));  // exact widening
+        return define_computed(op, std::move(result));
+      }
+      case OpKind::kBlockScale:
+        return define_computed(op, block_scale(input(op, 0), input(op, 1), *type));
+      case OpKind::kMatmul:
+        return define_computed(op, matmul(input(op, 0), input(op, 1), *type));
+      case OpKind::kGelu:
+        return define_computed(op, gelu(input(op, 0), *type));
+      case OpKind::kSoftmax:
+        return define_computed(op, softmax(input(op, 0), *type));
+      case OpKind::kLayerNorm:
+        return define_computed(
+            op, layer_norm(input(op, 0), input(op, 1), input(op, 2),
+                           std::get<compiler::LayerNormAttributes>(op.attributes).epsilon, *type));
+      case OpKind::kAttention:
+        return define_computed(
+            op, attention(input(op, 0), input(op, 1), input(op, 2),
+                          std::get<compiler::AttentionAttributes>(op.attributes).scale, *type));
     }
     throw Error(fmt::format("unknown operation kind {}", static_cast<unsigned>(op.kind)));
   }
 
   void define(const Operation& op, Tensor tensor) { values_[op.results[0].index] = std::move(tensor); }
+
+  // A computed (not moved) result: its elements' bounds are its op's own
+  // when every input is exact, else not bounded (propagation through a chain
+  // of computations is not modelled).
+  void define_computed(const Operation& op, Tensor tensor) {
+    for (std::size_t i = 0; i < op.inputs.size(); ++i) {
+      if (!all_exact(input(op, i))) {
+        tensor.bounds.assign(compiler::element_count(tensor.type.shape),
+                             ElementBound{Bound::kUnconstrained, 0});
+        break;
+      }
+    }
+    define(op, std::move(tensor));
+  }
 
   Tensor bound(const compiler::BindingAttributes& binding) const {
     const auto found = bindings_.find(binding.name);
@@ -298,7 +748,7 @@ class Evaluator {
                                    compiler::format_type(binding.type), found->second.size(),
                                    size));
     }
-    return Tensor{binding.type, found->second};
+    return Tensor{binding.type, found->second, {}, {}};
   }
 
   void repeat(const Operation& op) {
@@ -306,12 +756,17 @@ class Evaluator {
     const Block& body = graph_.block(attributes.body);
     std::vector<Tensor> carried;
     for (std::size_t i = 0; i < attributes.carried; ++i) carried.push_back(input(op, i));
-    for (std::size_t i = attributes.carried; i < op.inputs.size(); ++i) {
+    const std::size_t sequences_end = attributes.carried + attributes.sequence;
+    for (std::size_t i = sequences_end; i < op.inputs.size(); ++i) {
       values_[body.arguments[i].index] = input(op, i);
     }
     for (std::uint32_t iteration = 0; iteration < attributes.count; ++iteration) {
       for (std::size_t i = 0; i < carried.size(); ++i) {
         values_[body.arguments[i].index] = std::move(carried[i]);
+      }
+      for (std::size_t i = attributes.carried; i < sequences_end; ++i) {
+        const ValueId argument = body.arguments[i];
+        values_[argument.index] = sequence_entry(input(op, i), graph_.type(argument), iteration);
       }
       evaluate_block(attributes.body);
       for (std::size_t i = 0; i < carried.size(); ++i) carried[i] = *values_[body.yields[i].index];
@@ -324,14 +779,67 @@ class Evaluator {
   const Graph& graph_;
   const TensorBytes& bindings_;
   std::vector<std::optional<Tensor>> values_;  // by value id
-  TensorBytes outputs_;
+  ReferenceResult result_;
 };
 
 }  // namespace
 
 TensorBytes evaluate_graph(const compiler::Graph& graph, const TensorBytes& bindings) {
+  return evaluate_graph_with_bounds(graph, bindings).outputs;
+}
+
+ReferenceResult evaluate_graph_with_bounds(const compiler::Graph& graph,
+                                           const TensorBytes& bindings) {
   compiler::verify(graph);
   return Evaluator(graph, bindings).run();
+}
+
+std::optional<std::string> check_within_bounds(const compiler::TensorType& type,
+                                               const std::vector<std::uint8_t>& device,
+                                               const std::vector<std::uint8_t>& reference,
+                                               const std::vector<ElementBound>& bounds) {
+  const std::uint64_t count = compiler::element_count(type.shape);
+  const std::size_t size = schema::dtype_size(type.dtype());
+  if (device.size() != count * size || reference.size() != count * size ||
+      bounds.size() != count) {
+    return fmt::format("sizes differ: {} device bytes, {} reference bytes, {} bounds for {}",
+                       device.size(), reference.size(), bounds.size(), compiler::format_type(type));
+  }
+  const Tensor d{type, device, {}, {}}, r{type, reference, {}, {}};
+  const auto value = [&](const Tensor& t, std::uint64_t e) {
+    const std::uint32_t bits = load_bits(t, e);
+    return type.dtype() == DType::kF16
+               ? static_cast<double>(kernels::f16_to_f32(static_cast<std::uint16_t>(bits)))
+               : static_cast<double>(std::bit_cast<float>(bits));
+  };
+  for (std::uint64_t e = 0; e < count; ++e) {
+    const ElementBound& bound = bounds[e];
+    const std::uint32_t device_bits = load_bits(d, e), reference_bits = load_bits(r, e);
+    switch (bound.kind) {
+      case Bound::kExact:
+        if (device_bits != reference_bits) {
+          return fmt::format("element {}: bits {:#x}, reference {:#x} (exact)", e, device_bits,
+                             reference_bits);
+        }
+        break;
+      case Bound::kNan:
+        if (!std::isnan(value(d, e))) {
+          return fmt::format("element {}: {}, but it depends on a NaN input", e, value(d, e));
+        }
+        break;
+      case Bound::kWithin: {
+        const double x = value(d, e), y = value(r, e);
+        if (!(std::fabs(x - y) <= bound.max_error)) {
+          return fmt::format("element {}: {}, reference {}, |difference| {} > bound {}", e, x, y,
+                             std::fabs(x - y), bound.max_error);
+        }
+        break;
+      }
+      case Bound::kUnconstrained:
+        break;
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace tessera::testing
