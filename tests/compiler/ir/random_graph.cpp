@@ -257,6 +257,20 @@ Graph random_graph() {
     pool.push_back(
         graph.host_input("activations", DType::kF16, {in_range<std::uint32_t>(1, 5), k}));
   }
+  if (chance(30)) {
+    // Activations and a weight of issue 18's extents (the small ones, and a
+    // head dimension of 72), multiplied once, for the other steps to build on.
+    const std::uint32_t extents[] = {1, 12, 13, 72};
+    const DType dtype = chance(50) ? DType::kF16 : DType::kF32;
+    const std::uint32_t rows = extents[in_range(0, 3)];
+    const std::uint32_t inner = extents[in_range(0, 4)];
+    const std::uint32_t columns = extents[in_range(0, 4)];
+    const ValueId tokens = graph.host_input("tokens", dtype, {rows, inner});
+    const ValueId weight = graph.parameter("weight", dtype, {inner, columns});
+    pool.push_back(tokens);
+    pool.push_back(weight);
+    pool.push_back(graph.matmul(tokens, weight));
+  }
   RandomBuilder builder(graph, pool, 0);
   builder.steps(in_range(0, 12));
   const int outputs = in_range(1, 3);

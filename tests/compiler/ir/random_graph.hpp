@@ -8,7 +8,8 @@
 namespace tessera::compiler::testing {
 
 // Host inputs and parameters of random types (sometimes block-scaled F143
-// weights from codes and scales), a random sequence of data movement, add,
+// weights from codes and scales, sometimes f16 or f32 activations [S, D] and
+// a weight [D, N] with extents of 1, 12, 13 and 72), a random sequence of data movement, add,
 // reduce_sum, issue 18's operations and (nested) repeat operations, some with
 // sequences, and one or two host outputs. Always passes verify().
 Graph random_graph();
