@@ -200,17 +200,21 @@ void attention_error_bounds(schema::DType dtype, std::span<const double> q,
   const double merges = gamma(kU32, 2.0 * keys);
   const double pv_absolute = matmul_error_bound(dtype, keys, 0);
   for (std::size_t d = 0; d < depth; ++d) {
-    double exact = 0, magnitude = 0, propagated = 0;
+    double exact = 0, magnitude = 0, propagated = 0, value_sum = 0;
     for (std::uint32_t j = 0; j < keys; ++j) {
       const double value = std::fabs(v[j * depth + d]);
+      value_sum += value;
       exact += probability[j] * v[j * depth + d];
       magnitude += (probability[j] + probability_error[j]) * value;
       propagated += probability_error[j] * value;
     }
-    // P·V on the unnormalised exponentials (≤ the sum, ≤ T times P) and a
-    // division by their sum (≥ 1/2 here): the relative part carries over,
-    // the absolute part at most doubles, and the partials must not overflow.
-    const double unnormalised = matmul_error_bound(dtype, keys, magnitude * (1 + sum));
+    // P·V may run on the unnormalised exponentials ê_j = exp(d̂_j) ≤ 1 + e_f
+    // + eta (d̂_j ≤ 0) and divide by their computed sum l̂ at the end; l̂ ≥ 1/2,
+    // as it holds exp(0) of the max score within e_f and its f32 sum loses
+    // at most γ(u32, T − 1). So the relative part of the GEMM's bound carries
+    // over, its absolute part at most doubles, and its partials, at most
+    // 2·Σ_j |v_jd|, must not overflow.
+    const double unnormalised = matmul_error_bound(dtype, keys, 2 * value_sum);
     const double pv = matmul_error_bound(dtype, keys, magnitude) - pv_absolute + 2 * pv_absolute;
     const double inner = propagated + pv + merges * magnitude;
     const double bound = inner + rounding(p, std::fabs(exact) + inner);
