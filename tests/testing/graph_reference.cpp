@@ -606,6 +606,62 @@ Tensor sequence_entry(const Tensor& sequence, const TensorType& type, std::uint3
   return entry;
 }
 
+// ---- Bounds through add, mul and the f32 → f16 convert ------------------------------
+//
+// A bounded input element (device within E of the reference value r) gives a
+// bounded result: with s the reference result before its rounding and s' the
+// device's, |fl(s') − fl(s)| ≤ |s' − s| + u·(|s| + |s'|) + 2·eta, where
+//   add      |s' − s| ≤ E_a + E_b,
+//   mul      |s' − s| ≤ E_a·|b| + E_b·|a| + E_a·E_b,
+//   convert  |s' − s| ≤ E (to f16; the input f32).
+
+ElementBound bound_at(const Tensor& tensor, std::uint64_t element) {
+  return tensor.bounds.empty() ? ElementBound{} : tensor.bounds[element];
+}
+
+double float_value(const Tensor& tensor, std::uint64_t element) {
+  return static_cast<double>(std::bit_cast<float>(f32_bits_of(tensor, element)));
+}
+
+// The result element's bound from its inputs' bounds and |s' − s| ≤ spread.
+ElementBound propagated(std::span<const ElementBound> inputs, DType dtype, double exact_result,
+                        double spread) {
+  bool exact = true;
+  for (const ElementBound& input : inputs) {
+    if (input.kind == Bound::kNan) return {Bound::kNan, 0};
+  }
+  for (const ElementBound& input : inputs) {
+    if (input.kind == Bound::kUnconstrained) return {Bound::kUnconstrained, 0};
+    exact = exact && input.kind == Bound::kExact;
+  }
+  if (exact) return {};
+  const bounds::Precision p = bounds::precision_of(dtype);
+  const double magnitude = std::fabs(exact_result);
+  const double error = spread + p.u * (2 * magnitude + spread) + 2 * p.eta;
+  if (!std::isfinite(error) || magnitude + error > p.max_finite) return {Bound::kUnconstrained, 0};
+  return {Bound::kWithin, error * (1 + 0x1p-40)};
+}
+
+// add or mul of a and b into `result` (their broadcast shape).
+std::vector<ElementBound> elementwise_bounds(const Tensor& a, const Tensor& b, const Tensor& result,
+                                             bool product) {
+  std::vector<ElementBound> out;
+  const auto a_strides = strides_of(a.type.shape);
+  const auto b_strides = strides_of(b.type.shape);
+  for_each_index(result.type.shape, [&](const std::vector<std::uint32_t>& index) {
+    const std::uint64_t i = broadcast_source(a.type.shape, a_strides, index);
+    const std::uint64_t j = broadcast_source(b.type.shape, b_strides, index);
+    const ElementBound inputs[] = {bound_at(a, i), bound_at(b, j)};
+    const double x = float_value(a, i), y = float_value(b, j);
+    const double ex = inputs[0].max_error, ey = inputs[1].max_error;
+    out.push_back(product
+                      ? propagated(inputs, result.type.dtype(), x * y,
+                                   ex * std::fabs(y) + ey * std::fabs(x) + ex * ey)
+                      : propagated(inputs, result.type.dtype(), x + y, ex + ey));
+  });
+  return out;
+}
+
 class Evaluator {
  public:
   Evaluator(const Graph& graph, const TensorBytes& bindings)
@@ -723,15 +779,26 @@ class Evaluator {
   void define(const Operation& op, Tensor tensor) { values_[op.results[0].index] = std::move(tensor); }
 
   // A computed (not moved) result: its elements' bounds are its op's own
-  // when every input is exact, else not bounded (propagation through a chain
-  // of computations is not modelled).
+  // when every input is exact; add, mul and an f32 → f16 convert carry their
+  // inputs' bounds through (see propagated); any other op of a bounded input
+  // is not bounded.
   void define_computed(const Operation& op, Tensor tensor) {
-    for (std::size_t i = 0; i < op.inputs.size(); ++i) {
-      if (!all_exact(input(op, i))) {
-        tensor.bounds.assign(compiler::element_count(tensor.type.shape),
-                             ElementBound{Bound::kUnconstrained, 0});
-        break;
+    bool inputs_exact = true;
+    for (std::size_t i = 0; i < op.inputs.size(); ++i) inputs_exact = inputs_exact && all_exact(input(op, i));
+    if (inputs_exact) return define(op, std::move(tensor));
+    const std::uint64_t count = compiler::element_count(tensor.type.shape);
+    if (op.kind == OpKind::kAdd || op.kind == OpKind::kMul) {
+      tensor.bounds = elementwise_bounds(input(op, 0), input(op, 1), tensor, op.kind == OpKind::kMul);
+    } else if (op.kind == OpKind::kConvert && tensor.type.dtype() == DType::kF16 &&
+               input(op, 0).type.dtype() == DType::kF32) {
+      tensor.bounds.clear();
+      for (std::uint64_t e = 0; e < count; ++e) {
+        const ElementBound source = bound_at(input(op, 0), e);
+        tensor.bounds.push_back(propagated({&source, 1}, DType::kF16, float_value(input(op, 0), e),
+                                           source.max_error));
       }
+    } else {
+      tensor.bounds.assign(count, ElementBound{Bound::kUnconstrained, 0});
     }
     define(op, std::move(tensor));
   }

@@ -80,9 +80,11 @@ struct ReferenceResult {
   // arithmetic, widened by the reference's own distance from exact (its one
   // final rounding, u·|reference| + eta, and 2^-20 of the bound for its f64
   // arithmetic). Bounds follow their elements through data movement and
-  // f16 → f32 converts; any other op that consumes a kWithin or
-  // kUnconstrained element makes its result elements kUnconstrained (error
-  // propagation through chains of ops is not modelled: compare op by op).
+  // f16 → f32 converts, and through add, mul and f32 → f16 converts with one
+  // more rounding (|s' − s| + u·(2|s| + |s' − s|) + 2·eta, s the exact
+  // result of the reference values, |s' − s| from the inputs' bounds); any
+  // other op that consumes a kWithin or kUnconstrained element makes its
+  // result elements kUnconstrained (compare such chains op by op).
   std::map<std::string, std::vector<ElementBound>> bounds;
 };
 

@@ -1112,26 +1112,61 @@ TEST(TransformerReference, RepeatWithSequenceEqualsTheUnrolledGraph) {
   EXPECT_NE(run(first_only, bindings).outputs.at("y"), a.outputs.at("y"));
 }
 
-TEST(TransformerReference, BoundsFollowDataMovementAndStopAtTheNextComputation) {
-  // ab [2, 3]; abᵀ as f32 keeps ab's bounds (the widening is exact), ab + ab
-  // is not bounded, and a concat of a [2, 3] over ab has exact rows, then bounded ones.
+TEST(TransformerReference, BoundsFollowDataMovementAddMulAndStopElsewhere) {
+  // ab [2, 3]; abᵀ as f32 keeps ab's bounds (the widening is exact); a
+  // concat of a [2, 3] over ab has exact rows, then bounded ones; ab + c and
+  // ab·c carry the bound through one more rounding; gelu(ab) is not bounded.
   std::mt19937 random(1);
   Graph g;
   const ValueId a = g.host_input("a", DType::kF16, {2, 3});
   const ValueId b = g.host_input("b", DType::kF16, {3, 3});
+  const ValueId c = g.host_input("c", DType::kF16, {3});
   const ValueId ab = g.matmul(a, b);
+  g.host_output("ab", ab);
   g.host_output("t", g.convert(g.transpose(ab, {1, 0}), DType::kF32));
-  g.host_output("sum", g.add(ab, ab));
   g.host_output("joined", g.concat({g.copy(a), ab}, 0));
-  const auto out = run(g, {{"a", f16_bytes(random_f16(random, 6))},
-                           {"b", f16_bytes(std::vector<std::uint16_t>(9, 0x3C00))}});
+  const ValueId plus = g.add(ab, c), times = g.mul(ab, c);
+  g.host_output("plus", plus);
+  g.host_output("times", times);
+  g.host_output("gelu", g.gelu(ab));
+  const auto a_bits = random_f16(random, 6), b_bits = random_f16(random, 9);
+  const std::vector<std::uint16_t> c_bits{f16_of(0.5f), f16_of(-3.0f), f16_of(100.0f)};
+  const auto out =
+      run(g, {{"a", f16_bytes(a_bits)}, {"b", f16_bytes(b_bits)}, {"c", f16_bytes(c_bits)}});
   EXPECT_EQ(out.bounds.at("t").size(), 6u);
   for (const auto& bound : out.bounds.at("t")) EXPECT_EQ(bound.kind, Kind::kWithin);
-  for (const auto& bound : out.bounds.at("sum")) EXPECT_EQ(bound.kind, Kind::kUnconstrained);
+  for (const auto& bound : out.bounds.at("gelu")) EXPECT_EQ(bound.kind, Kind::kUnconstrained);
   const auto& mixed = out.bounds.at("joined");
   EXPECT_EQ(mixed.size(), 12u);
   for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(mixed[i].kind, Kind::kExact);
   for (std::size_t i = 6; i < 12; ++i) EXPECT_EQ(mixed[i].kind, Kind::kWithin);
+  // A device whose ab is off by as much as its bound allows (pushed to the
+  // far end), then adds and multiplies exactly as the graph says, is inside
+  // the propagated bounds of plus and times.
+  const auto reference_ab = f16_bits(out.outputs.at("ab"));
+  const auto& ab_bounds = out.bounds.at("ab");
+  std::vector<std::uint16_t> device_plus, device_times;
+  for (std::size_t e = 0; e < 6; ++e) {
+    // The f16 farthest from the reference within the bound, upward.
+    std::uint16_t pushed = reference_ab[e];
+    const auto next = [](std::uint16_t h) {
+      return static_cast<std::uint16_t>((h & 0x8000) != 0 ? (h == 0x8000 ? 0x0001 : h - 1) : h + 1);
+    };
+    while (f16_value(next(pushed)) - f16_value(reference_ab[e]) <= ab_bounds[e].max_error) {
+      pushed = next(pushed);
+    }
+    ASSERT_NE(pushed, reference_ab[e]) << "the bound admits at least one ulp";
+    device_plus.push_back(kernels::add_f16_bits(pushed, c_bits[e % 3]));
+    device_times.push_back(kernels::mul_f16_bits(pushed, c_bits[e % 3]));
+  }
+  for (const auto& [name, device] :
+       {std::pair{"plus", &device_plus}, std::pair{"times", &device_times}}) {
+    for (const auto& bound : out.bounds.at(name)) EXPECT_EQ(bound.kind, Kind::kWithin) << name;
+    EXPECT_EQ(check_within_bounds(g.type(name == std::string("plus") ? plus : times),
+                                  f16_bytes(*device), out.outputs.at(name), out.bounds.at(name)),
+              std::nullopt)
+        << name;
+  }
 }
 
 TEST(TransformerReference, CheckWithinBoundsReportsTheFirstMiss) {
