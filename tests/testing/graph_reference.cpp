@@ -224,22 +224,20 @@ Tensor reduce_sum(const Tensor& input, const std::vector<std::uint32_t>& axes,
 
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 
-// The f16 nearest to `value` (ties to even), rounded once from the double:
-// going through f32 first could round twice.
+// `value` (finite) rounded to f32 to odd: toward zero, with the last bit set
+// when anything was dropped. Rounding that to f16 to nearest even gives the f16
+// nearest to `value` itself (24 ≥ 11 + 2 bits), so kernels/half.hpp stays the
+// one rounding to f16, and no double rounding creeps in.
+float f32_rounded_to_odd(double value) {
+  float f = static_cast<float>(value);
+  if (static_cast<double>(f) == value || std::isinf(f)) return f;
+  if (std::fabs(static_cast<double>(f)) > std::fabs(value)) f = std::nextafter(f, 0.0f);
+  return std::bit_cast<float>(std::bit_cast<std::uint32_t>(f) | 1u);
+}
+
 std::uint16_t f16_from_double(double value) {
   if (std::isnan(value)) return kernels::kF16QuietNan;
-  const std::uint16_t sign = std::signbit(value) ? 0x8000 : 0;
-  const double magnitude = std::fabs(value);
-  // 65520 is halfway between 65504 and 65536 (the next step): ties go to the
-  // even 65536, which overflows.
-  if (magnitude >= 65520.0) return sign | kernels::kF16Infinity;
-  if (magnitude == 0) return sign;
-  int exponent = 0;
-  std::frexp(magnitude, &exponent);  // magnitude = f·2^exponent, f in [0.5, 1)
-  const int quantum = std::max(exponent - 11, -24);  // 11 significant bits, subnormal step 2^-24
-  const double steps = std::nearbyint(std::ldexp(magnitude, -quantum));  // FE_TONEAREST
-  const auto f32 = static_cast<float>(std::ldexp(steps, quantum));       // exact
-  return sign | kernels::f32_to_f16(f32);
+  return kernels::f32_to_f16(f32_rounded_to_odd(value));
 }
 
 // The nearest value of `dtype` (f16 or f32) to `value`, as element bits.
@@ -384,32 +382,28 @@ void store_bounded(Tensor& result, std::uint64_t element, double value, double d
 
 // Σ_k a_k·b_k of f16 values exactly: each is an integer times 2^-24, so each
 // product is an integer (< 2^80) times 2^-48 and K of them fit 128 bits. The
-// sum is rounded to f16 once, from the integer.
+// sum becomes a double rounded to odd (exact up to 2^53, else its top 53 bits
+// with the dropped ones as a sticky last bit), whose f16 rounding is the f16
+// nearest to the exact sum.
 __extension__ typedef __int128 Int128;
 __extension__ typedef unsigned __int128 UInt128;
 
-std::uint16_t exact_f16_dot(std::span<const double> a, std::span<const double> b,
-                            std::uint64_t b_stride) {
+double exact_f16_dot(std::span<const double> a, std::span<const double> b,
+                     std::uint64_t b_stride) {
   Int128 sum = 0;
   for (std::size_t k = 0; k < a.size(); ++k) {
     const auto x = static_cast<std::int64_t>(std::ldexp(a[k], 24));
     const auto y = static_cast<std::int64_t>(std::ldexp(b[k * b_stride], 24));
     sum += static_cast<Int128>(x) * y;
   }
-  if (sum == 0) return 0;
-  const std::uint16_t sign = sum < 0 ? std::uint16_t{0x8000} : std::uint16_t{0};
-  auto magnitude = static_cast<UInt128>(sum < 0 ? -sum : sum);
+  const auto magnitude = static_cast<UInt128>(sum < 0 ? -sum : sum);
   int bits = 0;
   for (UInt128 m = magnitude; m != 0; m >>= 1) ++bits;
-  // Keep 11 significant bits, and no step below 2^-24 (2^24 units).
-  const int shift = std::max(bits - 11, 24);
-  UInt128 steps = magnitude >> shift;
-  const UInt128 rest = magnitude - (steps << shift);
-  const UInt128 half = static_cast<UInt128>(1) << (shift - 1);
-  if (rest > half || (rest == half && (steps & 1) != 0)) ++steps;
-  const double value = std::ldexp(static_cast<double>(steps), shift - 48);
-  if (value >= 65536.0) return sign | kernels::kF16Infinity;
-  return sign | kernels::f32_to_f16(static_cast<float>(value));
+  const int shift = std::max(bits - 53, 0);
+  UInt128 top = magnitude >> shift;
+  if ((top << shift) != magnitude) top |= 1;
+  const double value = std::ldexp(static_cast<double>(top), shift - 48);
+  return sum < 0 ? -value : value;
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b, const TensorType& type) {
@@ -438,8 +432,7 @@ Tensor matmul(const Tensor& a, const Tensor& b, const TensorType& type) {
           magnitude += std::fabs(p * q);
         }
         if (dtype == DType::kF16 && !nan && !infinite) {
-          sum = kernels::f16_to_f32(
-              exact_f16_dot({&x[base_a + i * k], k}, {&y[base_b + j], (k - 1) * n + 1}, n));
+          sum = exact_f16_dot({&x[base_a + i * k], k}, {&y[base_b + j], (k - 1) * n + 1}, n);
         }
         store_bounded(result, element++, sum, bounds::matmul_error_bound(dtype, k, magnitude), nan,
                       infinite);

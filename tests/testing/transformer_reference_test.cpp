@@ -295,6 +295,18 @@ const std::vector<std::array<std::uint32_t, 3>> kShapes{{1, 1, 1},     {12, 13, 
                                                         {71, 80, 129}, {72, 129, 12}, {80, 12, 13},
                                                         {129, 71, 72}, {1, 129, 1}};
 
+TEST(TransformerReference, MatmulF16RoundsTheExactSumOnce) {
+  // [1, 2^-11, 2^-15]·[1, 1, 2^-15] = 1 + 2^-11 + 2^-30: just above the tie
+  // between 1 and 1 + 2^-10, so 0x3C01. Rounded through f32 to nearest first,
+  // it would become the tie 1 + 2^-11 and then 1 (0x3C00).
+  Graph g;
+  g.host_output("y", g.matmul(g.host_input("a", DType::kF16, {1, 3}),
+                              g.host_input("b", DType::kF16, {3, 1})));
+  const auto out = run(g, {{"a", f16_bytes({0x3C00, 0x1000, 0x0200})},
+                           {"b", f16_bytes({0x3C00, 0x3C00, 0x0200})}});
+  EXPECT_EQ(f16_bits(out.outputs.at("y")), (std::vector<std::uint16_t>{0x3C01}));
+}
+
 TEST(TransformerReference, MatmulF16IsTheCorrectlyRoundedExactResult) {
   std::mt19937 random(18);
   for (const auto& [m, k, n] : kShapes) {
