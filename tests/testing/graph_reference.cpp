@@ -380,30 +380,57 @@ void store_bounded(Tensor& result, std::uint64_t element, double value, double d
   }
 }
 
-// Σ_k a_k·b_k of f16 values exactly: each is an integer times 2^-24, so each
-// product is an integer (< 2^80) times 2^-48 and K of them fit 128 bits. The
-// sum becomes a double rounded to odd (exact up to 2^53, else its top 53 bits
-// with the dropped ones as a sticky last bit), whose f16 rounding is the f16
-// nearest to the exact sum.
+// f16-product sums are computed exactly: every finite f16 is an integer
+// times 2^-24 (below 2^40), so each product is an integer (< 2^80) times 2^-48
+// and K of them fit 128 bits. The sum becomes a double rounded to odd (exact
+// up to 2^53, else its top 53 bits with the dropped ones as a sticky last
+// bit), whose f16 rounding is the f16 nearest to the exact sum.
 __extension__ typedef __int128 Int128;
 __extension__ typedef unsigned __int128 UInt128;
 
-double exact_f16_dot(std::span<const double> a, std::span<const double> b,
-                     std::uint64_t b_stride) {
-  Int128 sum = 0;
-  for (std::size_t k = 0; k < a.size(); ++k) {
-    const auto x = static_cast<std::int64_t>(std::ldexp(a[k], 24));
-    const auto y = static_cast<std::int64_t>(std::ldexp(b[k * b_stride], 24));
-    sum += static_cast<Int128>(x) * y;
-  }
+double odd_double_of(Int128 sum, int exponent) {
   const auto magnitude = static_cast<UInt128>(sum < 0 ? -sum : sum);
   int bits = 0;
   for (UInt128 m = magnitude; m != 0; m >>= 1) ++bits;
   const int shift = std::max(bits - 53, 0);
   UInt128 top = magnitude >> shift;
   if ((top << shift) != magnitude) top |= 1;
-  const double value = std::ldexp(static_cast<double>(top), shift - 48);
+  const double value = std::ldexp(static_cast<double>(top), shift + exponent);
   return sum < 0 ? -value : value;
+}
+
+// One matrix of a matmul operand, rows of `length` contiguous (b transposed
+// so that its columns are), with which rows hold a NaN or an infinity.
+struct MatmulRows {
+  std::vector<double> values;
+  std::vector<std::int64_t> units;  // values·2^24, for finite f16 values
+  std::vector<bool> nan, infinite;
+};
+
+MatmulRows matmul_rows(const std::vector<double>& all, std::uint64_t base, std::uint64_t rows,
+                       std::uint64_t length, std::uint64_t row_stride, std::uint64_t step,
+                       bool f16) {
+  MatmulRows out;
+  out.values.resize(rows * length);
+  out.nan.assign(rows, false);
+  out.infinite.assign(rows, false);
+  for (std::uint64_t r = 0; r < rows; ++r) {
+    for (std::uint64_t t = 0; t < length; ++t) {
+      const double v = all[base + r * row_stride + t * step];
+      out.values[r * length + t] = v;
+      out.nan[r] = out.nan[r] || std::isnan(v);
+      out.infinite[r] = out.infinite[r] || std::isinf(v);
+    }
+  }
+  if (f16) {
+    out.units.resize(out.values.size());
+    for (std::size_t e = 0; e < out.values.size(); ++e) {
+      out.units[e] = std::isfinite(out.values[e])
+                         ? static_cast<std::int64_t>(std::ldexp(out.values[e], 24))
+                         : 0;
+    }
+  }
+  return out;
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b, const TensorType& type) {
@@ -415,24 +442,37 @@ Tensor matmul(const Tensor& a, const Tensor& b, const TensorType& type) {
   const auto strides_a = strides_of(lead_a), strides_b = strides_of(lead_b);
   const std::vector<double> x = operand_values(a), y = operand_values(b);
   const DType dtype = type.dtype();
+  const bool f16 = dtype == DType::kF16;
   Tensor result = empty_tensor(type);
   std::uint64_t element = 0;
   for_each_index(lead, [&](const std::vector<std::uint32_t>& index) {
-    const std::uint64_t base_a = broadcast_source(lead_a, strides_a, index) * m * k;
-    const std::uint64_t base_b = broadcast_source(lead_b, strides_b, index) * k * n;
+    const MatmulRows rows = matmul_rows(x, broadcast_source(lead_a, strides_a, index) * m * k, m,
+                                        k, k, 1, f16);
+    const MatmulRows columns = matmul_rows(y, broadcast_source(lead_b, strides_b, index) * k * n,
+                                           n, k, 1, n, f16);
     for (std::uint64_t i = 0; i < m; ++i) {
       for (std::uint64_t j = 0; j < n; ++j) {
+        const bool nan = rows.nan[i] || columns.nan[j];
+        const bool infinite = rows.infinite[i] || columns.infinite[j];
         double sum = 0, magnitude = 0;
-        bool nan = false, infinite = false;
-        for (std::uint64_t t = 0; t < k; ++t) {
-          const double p = x[base_a + i * k + t], q = y[base_b + t * n + j];
-          nan = nan || std::isnan(p) || std::isnan(q);
-          infinite = infinite || std::isinf(p) || std::isinf(q);
-          sum += p * q;
-          magnitude += std::fabs(p * q);
-        }
-        if (dtype == DType::kF16 && !nan && !infinite) {
-          sum = exact_f16_dot({&x[base_a + i * k], k}, {&y[base_b + j], (k - 1) * n + 1}, n);
+        if (f16 && !nan && !infinite) {
+          const std::int64_t* p = &rows.units[i * k];
+          const std::int64_t* q = &columns.units[j * k];
+          Int128 exact = 0, absolute = 0;
+          for (std::uint64_t t = 0; t < k; ++t) {
+            const Int128 product = static_cast<Int128>(p[t]) * q[t];
+            exact += product;
+            absolute += product < 0 ? -product : product;
+          }
+          sum = odd_double_of(exact, -48);
+          magnitude = odd_double_of(absolute, -48);
+        } else {
+          const double* p = &rows.values[i * k];
+          const double* q = &columns.values[j * k];
+          for (std::uint64_t t = 0; t < k; ++t) {
+            sum += p[t] * q[t];
+            magnitude += std::fabs(p[t] * q[t]);
+          }
         }
         store_bounded(result, element++, sum, bounds::matmul_error_bound(dtype, k, magnitude), nan,
                       infinite);
