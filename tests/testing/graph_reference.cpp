@@ -7,15 +7,15 @@
 #include <limits>
 #include <optional>
 #include <set>
-#include <stdexcept>
+#include <span>
 
 #include <fmt/format.h>
 
 #include "compiler/ir/verifier.hpp"
 #include "kernels/f143.hpp"
 #include "kernels/float_arith.hpp"
-#include "tests/testing/graph_bounds.hpp"
 #include "support/error.hpp"
+#include "tests/testing/graph_bounds.hpp"
 
 namespace tessera::testing {
 namespace {
