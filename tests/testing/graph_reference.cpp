@@ -35,8 +35,9 @@ using Bound = ElementBound::Kind;
 struct Tensor {
   TensorType type;
   std::vector<std::uint8_t> bytes;
-  // A block-scaled value's scales, row-major [..., ⌈K/64⌉, ⌈N/64⌉].
-  std::vector<std::int32_t> scales;
+  // A block-scaled value's scales: one kernels::f143::BlockScales (the owner
+  // of the 64 × 64 grid) per [K, N] matrix, in row-major order of the leading axes.
+  std::vector<kernels::f143::BlockScales> scales;
   // One per element; empty when every element is exact.
   std::vector<ElementBound> bounds;
 };
@@ -260,16 +261,10 @@ std::uint32_t f32_bits_of(const Tensor& tensor, std::uint64_t element) {
     case DType::kF8F143: {
       int scale = tensor.type.element.scale;
       if (tensor.type.element.block_scaled()) {
-        using kernels::f143::kBlockColumns;
-        using kernels::f143::kBlockRows;
         const Shape& shape = tensor.type.shape;
         const std::uint64_t k = shape[shape.size() - 2], n = shape[shape.size() - 1];
-        const std::uint64_t matrix = element / (k * n);
-        const std::uint64_t row = element / n % k, column = element % n;
-        const std::uint64_t block_rows = (k + kBlockRows - 1) / kBlockRows;
-        const std::uint64_t block_columns = (n + kBlockColumns - 1) / kBlockColumns;
-        scale = tensor.scales[(matrix * block_rows + row / kBlockRows) * block_columns +
-                              column / kBlockColumns];
+        scale = tensor.scales[element / (k * n)].scale_at(static_cast<std::uint32_t>(element / n % k),
+                                                          static_cast<std::uint32_t>(element % n));
       }
       return std::bit_cast<std::uint32_t>(
           kernels::f143::decode(static_cast<std::uint8_t>(bits), scale));
@@ -342,14 +337,22 @@ Tensor convert(const Tensor& input, const TensorType& type) {
 
 Tensor block_scale(const Tensor& codes, const Tensor& scales, const TensorType& type) {
   Tensor result{type, codes.bytes, {}, {}};
+  const Shape& shape = type.shape;
+  const std::uint32_t k = shape[shape.size() - 2], n = shape[shape.size() - 1];
   const std::uint64_t count = compiler::element_count(scales.type.shape);
+  const std::uint64_t per_matrix = count / (compiler::element_count(shape) / (std::uint64_t{k} * n));
+  std::vector<std::int8_t> matrix;
   for (std::uint64_t e = 0; e < count; ++e) {
     const auto scale = static_cast<std::int32_t>(load_bits(scales, e));
     if (!kernels::f143::valid_scale(scale)) {
       throw UsageError(fmt::format("scales element {} is {}, outside the F143 scale range [{}, {}]",
                                    e, scale, kernels::f143::kMinScale, kernels::f143::kMaxScale));
     }
-    result.scales.push_back(scale);
+    matrix.push_back(static_cast<std::int8_t>(scale));
+    if (matrix.size() == per_matrix) {
+      result.scales.emplace_back(k, n, std::move(matrix));
+      matrix.clear();
+    }
   }
   return result;
 }
