@@ -263,8 +263,9 @@ std::uint32_t f32_bits_of(const Tensor& tensor, std::uint64_t element) {
       if (tensor.type.element.block_scaled()) {
         const Shape& shape = tensor.type.shape;
         const std::uint64_t k = shape[shape.size() - 2], n = shape[shape.size() - 1];
-        scale = tensor.scales[element / (k * n)].scale_at(static_cast<std::uint32_t>(element / n % k),
-                                                          static_cast<std::uint32_t>(element % n));
+        const auto row = static_cast<std::uint32_t>(element / n % k);
+        const auto column = static_cast<std::uint32_t>(element % n);
+        scale = tensor.scales[element / (k * n)].scale_at(row, column);
       }
       return std::bit_cast<std::uint32_t>(
           kernels::f143::decode(static_cast<std::uint8_t>(bits), scale));
@@ -340,7 +341,8 @@ Tensor block_scale(const Tensor& codes, const Tensor& scales, const TensorType& 
   const Shape& shape = type.shape;
   const std::uint32_t k = shape[shape.size() - 2], n = shape[shape.size() - 1];
   const std::uint64_t count = compiler::element_count(scales.type.shape);
-  const std::uint64_t per_matrix = count / (compiler::element_count(shape) / (std::uint64_t{k} * n));
+  const std::uint64_t matrices = compiler::element_count(shape) / (std::uint64_t{k} * n);
+  const std::uint64_t per_matrix = count / matrices;
   std::vector<std::int8_t> matrix;
   for (std::uint64_t e = 0; e < count; ++e) {
     const auto scale = static_cast<std::int32_t>(load_bits(scales, e));
@@ -820,11 +822,14 @@ class Evaluator {
   // is not bounded.
   void define_computed(const Operation& op, Tensor tensor) {
     bool inputs_exact = true;
-    for (std::size_t i = 0; i < op.inputs.size(); ++i) inputs_exact = inputs_exact && all_exact(input(op, i));
+    for (std::size_t i = 0; i < op.inputs.size(); ++i) {
+      inputs_exact = inputs_exact && all_exact(input(op, i));
+    }
     if (inputs_exact) return define(op, std::move(tensor));
     const std::uint64_t count = compiler::element_count(tensor.type.shape);
     if (op.kind == OpKind::kAdd || op.kind == OpKind::kMul) {
-      tensor.bounds = elementwise_bounds(input(op, 0), input(op, 1), tensor, op.kind == OpKind::kMul);
+      tensor.bounds =
+          elementwise_bounds(input(op, 0), input(op, 1), tensor, op.kind == OpKind::kMul);
     } else if (op.kind == OpKind::kConvert && tensor.type.dtype() == DType::kF16 &&
                input(op, 0).type.dtype() == DType::kF32) {
       tensor.bounds.clear();
