@@ -18,18 +18,13 @@
 // to the f16 odd-count assumption).
 // Zero pairs is legal and touches nothing.
 //
-// An index past its region's element count is not a precondition failure:
-// the model makes the access where the index puts it, outside the operand's
-// footprint, and the checked memory faults. An element address past 2^32 is
-// never wrapped back into the address space (it could land inside the
-// region): the access is presented at the top of the address space, which no
-// tile's SRAM reaches, so it faults as well.
-#include <algorithm>
-#include <array>
-#include <vector>
+// An index past its region's element count is not a precondition failure
+// (preconditions see registers, not the table): the model refuses it when it
+// reads the pair, as a KernelOverrun naming the operand — whatever padding the
+// operand's allocation has past its $m6 or $m7 elements.
+#include <type_traits>
 
 #include "kernels/costs.hpp"
-#include "kernels/element_io.hpp"
 #include "kernels/operand_checks.hpp"
 #include "kernels/registry.hpp"
 
@@ -44,7 +39,6 @@ constexpr unsigned kOutElements = 6;        // $m6
 constexpr unsigned kInElements = 7;         // $m7
 
 constexpr std::uint64_t kPairBytes = 8;
-constexpr std::uint64_t kAddressSpace = std::uint64_t{1} << 32;
 
 template <unsigned S>
 std::uint64_t out_bytes(const Registers& r) {
@@ -58,28 +52,65 @@ std::uint64_t in_bytes(const Registers& r) {
 
 std::uint64_t table_bytes(const Registers& r) { return std::uint64_t{r[kPairs]} * kPairBytes; }
 
-// Where element `index` of the region at `base` lies, without wrapping.
+// The unsigned type of an S-byte element.
 template <unsigned S>
-std::uint32_t element_address(std::uint32_t base, std::uint32_t index) {
-  const std::uint64_t address = base + std::uint64_t{index} * S;
-  return static_cast<std::uint32_t>(std::min(address, kAddressSpace - S));
-}
+using ElementBits = std::conditional_t<S == 4, std::uint32_t,
+                                       std::conditional_t<S == 2, std::uint16_t, std::uint8_t>>;
+
+// Coalesces the element indices a model touches, in the order it touches
+// them, into runs of consecutive elements, and reports each run once.
+class TouchedRuns {
+ public:
+  template <typename Report>
+  void add(std::uint64_t index, Report report) {
+    if (length_ != 0 && index == first_ + length_) {
+      ++length_;
+      return;
+    }
+    flush(report);
+    first_ = index;
+    length_ = 1;
+  }
+  template <typename Report>
+  void flush(Report report) {
+    if (length_ != 0) report(first_, length_);
+    length_ = 0;
+  }
+
+ private:
+  std::uint64_t first_ = 0;
+  std::uint64_t length_ = 0;
+};
 
 template <unsigned S>
 void move_elements(KernelCall& call) {
+  using Bits = ElementBits<S>;
   const std::uint64_t pairs = call.reg(kPairs);
-  const std::uint32_t out = call.reg(kOut);
-  const std::uint32_t in = call.reg(kIn);
-  std::vector<std::uint32_t> table;
-  std::array<std::uint8_t, S> element{};
-  for (std::uint64_t done = 0; done < pairs; done += kModelChunkElements) {
-    const std::uint64_t chunk = std::min(kModelChunkElements, pairs - done);
-    table.resize(2 * chunk);
-    read_elements(call.memory, kTable, call.reg(kTable) + done * kPairBytes, 4, table);
-    for (std::size_t p = 0; p < chunk; ++p) {
-      call.memory.read(kIn, element_address<S>(in, table[2 * p + 1]), element);
-      call.memory.write(kOut, element_address<S>(out, table[2 * p]), element);
+  if (pairs != 0) {
+    KernelMemory& memory = call.memory;
+    const auto table = memory.read<std::uint32_t>(kTable, call.reg(kTable), 2 * pairs);
+    const auto in = memory.read<Bits>(kIn, call.reg(kIn), call.reg(kInElements), SpanUse::kSparse);
+    const auto out =
+        memory.write<Bits>(kOut, call.reg(kOut), call.reg(kOutElements), SpanUse::kSparse);
+    // The elements read and written, for the simulator's record of what was
+    // ever written (and --check-uninitialized).
+    TouchedRuns read, written;
+    const auto report_read = [&](std::uint64_t first, std::uint64_t n) {
+      memory.note_read(kIn, in.address() + first * S, n * S);
+    };
+    const auto report_written = [&](std::uint64_t first, std::uint64_t n) {
+      memory.note_written(kOut, out.address() + first * S, n * S);
+    };
+    for (std::size_t p = 0; p < pairs; ++p) {
+      const std::uint32_t destination = table[2 * p];
+      const std::uint32_t source = table[2 * p + 1];
+      const Bits value = in.at(source);
+      read.add(source, report_read);
+      out.at(destination) = value;
+      written.add(destination, report_written);
     }
+    read.flush(report_read);
+    written.flush(report_written);
   }
   call.cycles = move_elements_cycles(pairs, S);
 }

@@ -279,10 +279,17 @@ Continue Tile::call(const isa::Call& instruction) {
   }
   CheckedKernelMemory memory(*this, *kernel, call_pc, site, cycle_);
   kernels::KernelCall kernel_call{registers_, memory, cycle_, 0};
+  std::optional<Fault> fault;
   try {
     kernel->model(kernel_call);
+    memory.commit();
   } catch (const KernelFault& error) {
-    fault_ = error.fault();
+    fault = error.fault();
+  } catch (const kernels::SpanOverrun& error) {
+    fault = memory.span_overrun(error);
+  }
+  if (fault) {
+    fault_ = std::move(fault);
     status_ = TileStatus::kFaulted;
     exception_ = ExceptionType::kInvalidAddress;
     return RunOutcome{RunOutcome::Kind::kFaulted};

@@ -6,13 +6,16 @@
 // footprint is zero — so a footprint formula can be neither too small (an
 // overrun the compiler would not see) nor too large (wasted SRAM).
 //
-// The element moves touch their regions only where their table points: their
-// cases serve a generated table (in-range indices that name both regions'
-// last elements whenever there is a pair), and zero pairs touch nothing.
+// A model's touches are the spans it asks for (ARCHITECTURE.md decision 11).
+// The element moves ask for their whole regions and note the elements their
+// table names inside them; their cases serve a generated table (in-range
+// indices that name both regions' last elements whenever there is a pair),
+// and zero pairs touch nothing.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <utility>
 #include <vector>
@@ -23,7 +26,8 @@ namespace tessera::kernels {
 namespace {
 
 // Any address reads as a byte derived from it, except the bytes of a served
-// table; records every access.
+// table; records every span a model asks for (what it may touch) and every
+// sparse read or write it notes inside one.
 class RecordingMemory final : public KernelMemory {
  public:
   struct Touch {
@@ -34,23 +38,32 @@ class RecordingMemory final : public KernelMemory {
   };
   RecordingMemory(std::uint32_t table_address, std::vector<std::uint8_t> table)
       : table_address_(table_address), table_(std::move(table)) {}
-  void read(unsigned reg, std::uint32_t address, std::span<std::uint8_t> bytes) override {
-    touches.push_back({reg, address, std::uint64_t{address} + bytes.size(), false});
+  std::span<std::uint8_t> acquire(unsigned reg, std::uint64_t address, std::uint64_t size,
+                                  Access access, SpanUse, unsigned) override {
+    if (size == 0) return {};
+    touches.push_back({reg, address, address + size, access != Access::kRead});
+    auto& bytes = spans_.emplace_back(size);
     for (std::size_t i = 0; i < bytes.size(); ++i) {
       const std::uint64_t offset = address + i - std::uint64_t{table_address_};
       bytes[i] = address + i >= table_address_ && offset < table_.size()
                      ? table_[offset]
                      : static_cast<std::uint8_t>((address + i) * 2654435761u >> 13);
     }
+    return bytes;
   }
-  void write(unsigned reg, std::uint32_t address, std::span<const std::uint8_t> bytes) override {
-    touches.push_back({reg, address, std::uint64_t{address} + bytes.size(), true});
+  void note_read(unsigned reg, std::uint64_t address, std::uint64_t size) override {
+    notes.push_back({reg, address, address + size, false});
+  }
+  void note_written(unsigned reg, std::uint64_t address, std::uint64_t size) override {
+    notes.push_back({reg, address, address + size, true});
   }
   std::vector<Touch> touches;
+  std::vector<Touch> notes;
 
  private:
   std::uint32_t table_address_;
   std::vector<std::uint8_t> table_;
+  std::deque<std::vector<std::uint8_t>> spans_;  // stable addresses
 };
 
 struct Case {
@@ -154,6 +167,13 @@ RC_GTEST_PROP(Footprint, ModelTouchesExactlyUpToTheFootprint, ()) {
     RC_ASSERT(highest == (c.touches_nothing ? begin : begin + footprint));
   }
   if (c.touches_nothing) RC_ASSERT(memory.touches.empty());
+  // Sparse reads and writes lie inside a span of their operand, of their kind.
+  for (const auto& note : memory.notes) {
+    RC_ASSERT(std::any_of(memory.touches.begin(), memory.touches.end(), [&](const auto& touch) {
+      return touch.reg == note.reg && touch.begin <= note.begin && note.end <= touch.end &&
+             (touch.write || !note.write);
+    }));
+  }
   for (const auto& touch : memory.touches) {
     RC_ASSERT(std::any_of(spec->operands.begin(), spec->operands.end(),
                           [&](const OperandSpec& o) { return o.reg == touch.reg; }));
