@@ -156,6 +156,25 @@ TEST(KernelCall, PreconditionViolationIsAFault) {
   EXPECT_NE(run.fault().message.find("$m2 = 0x60102 is not word-aligned"), std::string::npos);
 }
 
+// Six workers copy their shares at once on the device, so an overlapping copy
+// has no one result; the sequential model would smear x forwards (issue 14).
+TEST(KernelCall, ACopyOntoAnOverlappingDestinationIsRefused) {
+  KernelCallFixture run(kCopy, kX + 4, kX, 4);
+  ASSERT_EQ(run.result.reason, StopReason::kFault);
+  EXPECT_EQ(run.fault().kind, FaultKind::kKernelPrecondition);
+  EXPECT_NE(run.fault().message.find("$m2 (destination) [0x60004, 0x60014) partially overlaps $m3 "
+                                     "(source) [0x60000, 0x60010)"),
+            std::string::npos)
+      << run.fault().message;
+  EXPECT_EQ(run.word(kX + 4), 0x08070605u) << "nothing was copied";
+}
+
+TEST(KernelCall, ACopyOntoItselfIsAllowed) {
+  KernelCallFixture run(kCopy, kX, kX, 16);
+  ASSERT_EQ(run.result.reason, StopReason::kAllHalted) << describe(run.fault());
+  EXPECT_EQ(run.word(kX), 0x04030201u);
+}
+
 TEST(KernelCall, UninitializedReadsAreReportedWhenAsked) {
   SimOptions options;
   options.check_uninitialized = true;
