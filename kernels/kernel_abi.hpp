@@ -91,14 +91,24 @@ class KernelMemory {
   }
 };
 
+// How kernels that round (f16 results, F143 quantisation) round: to nearest,
+// ties to even — the default, and the only bit-exact mode — or
+// stochastically, as the device does with ESR set in $FP_ICTL, from a
+// deterministic per-(tile, worker) generator that is not the IPU's own
+// (so not bit-identical to silicon).
+enum class Rounding : std::uint8_t { kNearestEven, kStochastic };
+
 // One call of a model: the supervisor registers at the call, memory, the
 // tile's cycle counter at the call, and the cycles the call takes (the model
-// sets them from its cost function).
+// sets them from its cost function); the tile it runs on and the rounding
+// mode the simulation asks for.
 struct KernelCall {
   std::array<std::uint32_t, 16> registers{};
   KernelMemory& memory;
   std::uint64_t start_cycle = 0;
   std::uint64_t cycles = 0;
+  std::uint32_t tile = 0;  // physical tile id
+  Rounding rounding = Rounding::kNearestEven;
 
   std::uint32_t reg(unsigned index) const { return registers.at(index); }
 };

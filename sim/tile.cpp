@@ -22,12 +22,18 @@ using Continue = std::optional<RunOutcome>;  // nullopt: keep executing
 
 std::string_view tile_status_name(TileStatus status) noexcept {
   switch (status) {
-    case TileStatus::kIdle: return "idle";
-    case TileStatus::kRunning: return "running";
-    case TileStatus::kWaiting: return "waiting";
-    case TileStatus::kTrapped: return "trapped";
-    case TileStatus::kHalted: return "halted";
-    case TileStatus::kFaulted: return "faulted";
+    case TileStatus::kIdle:
+      return "idle";
+    case TileStatus::kRunning:
+      return "running";
+    case TileStatus::kWaiting:
+      return "waiting";
+    case TileStatus::kTrapped:
+      return "trapped";
+    case TileStatus::kHalted:
+      return "halted";
+    case TileStatus::kFaulted:
+      return "faulted";
   }
   return "?";
 }
@@ -154,8 +160,8 @@ const Tile::CachedInstruction& Tile::decode_at(std::uint32_t pc, std::uint32_t w
   // A hit needs the same address and the same words: code that was
   // overwritten (a patched row) decodes afresh.
   if (entry.pc == pc && entry.word0 == word0 &&
-      (entry.size == 1 || (target::is_executable({pc + 4, pc + 8}) &&
-                           entry.word1 == sram_.read_u32(pc + 4)))) {
+      (entry.size == 1 ||
+       (target::is_executable({pc + 4, pc + 8}) && entry.word1 == sram_.read_u32(pc + 4)))) {
     return entry;
   }
   std::array<std::uint32_t, 2> words{word0, 0};
@@ -199,11 +205,11 @@ RunOutcome Tile::run(std::uint64_t budget_end) {
         exchange_ && !exchange_->done && target::exchange_advance(instruction) &&
         !std::holds_alternative<isa::Sync>(instruction) &&
         (exchange_->started || !std::holds_alternative<isa::Br>(instruction));
-    Continue outcome = row_instruction
-                           ? exchange_step(instruction, pc, 4 * size, before)
-                           : execute(instruction);
+    Continue outcome =
+        row_instruction ? exchange_step(instruction, pc, 4 * size, before) : execute(instruction);
     if (outcome) {
-      if (outcome->kind == RunOutcome::Kind::kFaulted || outcome->kind == RunOutcome::Kind::kTrapped ||
+      if (outcome->kind == RunOutcome::Kind::kFaulted ||
+          outcome->kind == RunOutcome::Kind::kTrapped ||
           outcome->kind == RunOutcome::Kind::kHalted) {
         // Report the instruction that faulted, trapped or halted, as the
         // hardware's PC does.
@@ -278,7 +284,7 @@ Continue Tile::call(const isa::Call& instruction) {
                 fmt::format("kernel '{}' called with {}", kernel->name, *violation), provenance);
   }
   CheckedKernelMemory memory(*this, *kernel, call_pc, site, cycle_);
-  kernels::KernelCall kernel_call{registers_, memory, cycle_, 0};
+  kernels::KernelCall kernel_call{registers_, memory, cycle_, 0, id_.value, options_.rounding};
   std::optional<Fault> fault;
   try {
     kernel->model(kernel_call);
@@ -344,8 +350,8 @@ Continue Tile::execute(const isa::Instruction& instruction) {
           [&](const isa::Get& i) -> Continue {
             // Reading $PC gives the address of the `get` itself [INF]; a
             // debugger's view of the PC is the next instruction.
-            write_register(i.dst, i.csr == isa::Csr::kPc ? pc_ - 4
-                                                          : csr(static_cast<std::uint8_t>(i.csr)));
+            write_register(
+                i.dst, i.csr == isa::Csr::kPc ? pc_ - 4 : csr(static_cast<std::uint8_t>(i.csr)));
             return std::nullopt;
           },
           [&](const isa::Put& i) -> Continue {
@@ -381,7 +387,8 @@ Continue Tile::execute(const isa::Instruction& instruction) {
           [&](const isa::Delay& i) -> Continue {
             // Outside an exchange row `delay` stalls the supervisor; the
             // instruction's own issue slot is one of the cycles.
-            cycle_ += i.events - std::min<std::uint64_t>(i.events, options_.supervisor_instruction_cycles);
+            cycle_ += i.events -
+                      std::min<std::uint64_t>(i.events, options_.supervisor_instruction_cycles);
             return std::nullopt;
           },
           [&](const isa::Unknown& i) -> Continue {
