@@ -1,10 +1,10 @@
 // Kernel-model benchmark (ARCHITECTURE.md decision 11): for each kernel
 // family, the host throughput of its model called through the simulator
 // (spans checked once per call against the call site's allocations) and of
-// the same model on unchecked memory, and a whole-chip compute step on one
-// host thread and on several. Prints numbers; asserts nothing. Run it from a
-// Release build:
-//   build-release/tests/bench/tessera_bench_kernels [--calls N] [--threads N]...
+// the same model on unchecked memory. Prints numbers; asserts nothing. Run it
+// from a Release build:
+//   build-release/tests/bench/tessera_bench_kernels [--calls N]
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -12,7 +12,6 @@
 #include <functional>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "kernels/registry.hpp"
@@ -77,7 +76,8 @@ std::vector<std::uint8_t> random_f16(std::size_t count, std::mt19937& rng) {
   std::uniform_int_distribution<unsigned> mantissa(0, 0x3FF), exponent(10, 20), sign(0, 1);
   std::vector<std::uint8_t> bytes(count * 2);
   for (std::size_t i = 0; i < count; ++i) {
-    const auto h = static_cast<std::uint16_t>(sign(rng) << 15 | exponent(rng) << 10 | mantissa(rng));
+    const auto h =
+        static_cast<std::uint16_t>(sign(rng) << 15 | exponent(rng) << 10 | mantissa(rng));
     std::memcpy(bytes.data() + 2 * i, &h, 2);
   }
   return bytes;
@@ -99,33 +99,56 @@ std::vector<std::uint8_t> permutation_table(std::uint32_t n, std::mt19937& rng) 
 std::vector<Workload> workloads(std::uint32_t bytes) {
   std::mt19937 rng(bytes);
   const std::uint32_t words = bytes / 4, halves = bytes / 2;
-  const std::string size = bytes >= 1024 ? std::to_string(bytes / 1024) + " KiB" : std::to_string(bytes) + " B";
+  const std::string size =
+      bytes >= 1024 ? std::to_string(bytes / 1024) + " KiB" : std::to_string(bytes) + " B";
   std::vector<Workload> all;
-  all.push_back({"copy_words " + size, kernels::kCopyWords,
+  all.push_back({"copy_words " + size,
+                 kernels::kCopyWords,
                  {{2, bytes, {}}, {3, bytes, random_f32(words, rng)}},
-                 {{4, words}}, 2ull * bytes});
-  all.push_back({"fill_words " + size, kernels::kFillWords, {{2, bytes, {}}},
-                 {{3, 0x3F800000}, {4, words}}, bytes});
-  all.push_back({"add_f32 " + size, kernels::kAddF32,
-                 {{2, bytes, {}}, {3, bytes, random_f32(words, rng)}, {4, bytes, random_f32(words, rng)}},
-                 {{5, words}}, 3ull * bytes});
-  all.push_back({"add_f16 " + size, kernels::kAddF16,
-                 {{2, bytes, {}}, {3, bytes, random_f16(halves, rng)}, {4, bytes, random_f16(halves, rng)}},
-                 {{5, halves}}, 3ull * bytes});
+                 {{4, words}},
+                 2ull * bytes});
+  all.push_back({"fill_words " + size,
+                 kernels::kFillWords,
+                 {{2, bytes, {}}},
+                 {{3, 0x3F800000}, {4, words}},
+                 bytes});
+  all.push_back(
+      {"add_f32 " + size,
+       kernels::kAddF32,
+       {{2, bytes, {}}, {3, bytes, random_f32(words, rng)}, {4, bytes, random_f32(words, rng)}},
+       {{5, words}},
+       3ull * bytes});
+  all.push_back(
+      {"add_f16 " + size,
+       kernels::kAddF16,
+       {{2, bytes, {}}, {3, bytes, random_f16(halves, rng)}, {4, bytes, random_f16(halves, rng)}},
+       {{5, halves}},
+       3ull * bytes});
   const std::uint32_t cols = 256, rows = words / cols;
-  all.push_back({"add_row_broadcast_f32 " + size, kernels::kAddRowBroadcastF32,
-                 {{2, bytes, {}}, {3, bytes, random_f32(words, rng)}, {4, cols * 4, random_f32(cols, rng)}},
-                 {{5, rows}, {6, cols}}, 2ull * bytes + cols * 4});
+  all.push_back(
+      {"add_row_broadcast_f32 " + size,
+       kernels::kAddRowBroadcastF32,
+       {{2, bytes, {}}, {3, bytes, random_f32(words, rng)}, {4, cols * 4, random_f32(cols, rng)}},
+       {{5, rows}, {6, cols}},
+       2ull * bytes + cols * 4});
   constexpr std::uint32_t kPartials = 4;
-  all.push_back({"sum_f32 (4 partials) " + size, kernels::kSumF32,
+  all.push_back({"sum_f32 (4 partials) " + size,
+                 kernels::kSumF32,
                  {{2, bytes, {}}, {3, kPartials * bytes, random_f32(kPartials * words, rng)}},
-                 {{4, words}, {5, kPartials}, {6, bytes}}, (kPartials + 1ull) * bytes});
-  all.push_back({"sum_f16 (4 partials) " + size, kernels::kSumF16,
+                 {{4, words}, {5, kPartials}, {6, bytes}},
+                 (kPartials + 1ull) * bytes});
+  all.push_back({"sum_f16 (4 partials) " + size,
+                 kernels::kSumF16,
                  {{2, bytes, {}}, {3, kPartials * bytes, random_f16(kPartials * halves, rng)}},
-                 {{4, halves}, {5, kPartials}, {6, bytes}}, (kPartials + 1ull) * bytes});
-  all.push_back({"move_elements_b32 " + size, kernels::kMoveElementsB32,
-                 {{2, bytes, {}}, {3, bytes, random_f32(words, rng)}, {4, 8 * words, permutation_table(words, rng)}},
-                 {{5, words}, {6, words}, {7, words}}, 4ull * bytes});
+                 {{4, halves}, {5, kPartials}, {6, bytes}},
+                 (kPartials + 1ull) * bytes});
+  all.push_back({"move_elements_b32 " + size,
+                 kernels::kMoveElementsB32,
+                 {{2, bytes, {}},
+                  {3, bytes, random_f32(words, rng)},
+                  {4, 8 * words, permutation_table(words, rng)}},
+                 {{5, words}, {6, words}, {7, words}},
+                 4ull * bytes});
   return all;
 }
 
@@ -135,23 +158,26 @@ std::vector<Workload> workloads(std::uint32_t bytes) {
 void load(sim::Chip& chip, const Workload& workload, std::uint32_t calls) {
   const Registers r = workload.registers();
   std::vector<isa::Instruction> program = load_constant(Reg::m1, calls);
-  for (unsigned reg = 2; reg <= 9; ++reg) program = program + load_constant(static_cast<Reg>(reg), r[reg]);
+  for (unsigned reg = 2; reg <= 9; ++reg)
+    program = program + load_constant(static_cast<Reg>(reg), r[reg]);
   const auto loop = target::kLoadBase + 4 * static_cast<std::uint32_t>(program.size());
   const std::uint32_t call_pc = loop;
   const std::uint32_t done = loop + 16;
-  program = program + std::vector<isa::Instruction>{isa::Call{Reg::m10, kKernelEntry},
-                                                    isa::Add{Reg::m1, Reg::m1, -1},
-                                                    isa::Brz{Reg::m1, done}, isa::Bri{loop}} +
+  program = program +
+            std::vector<isa::Instruction>{isa::Call{Reg::m10, kKernelEntry},
+                                          isa::Add{Reg::m1, Reg::m1, -1}, isa::Brz{Reg::m1, done},
+                                          isa::Bri{loop}} +
             halt();
   schema::TileDebug debug;
-  debug.symbols = {schema::Symbol{std::string(workload.kernel), kKernelEntry, 4,
-                                  schema::SymbolKind::kKernel}};
+  debug.symbols = {
+      schema::Symbol{std::string(workload.kernel), kKernelEntry, 4, schema::SymbolKind::kKernel}};
   schema::CallSite site{call_pc, std::string(workload.kernel), {}, 0};
   for (std::size_t i = 0; i < workload.operands.size(); ++i) {
     const Operand& operand = workload.operands[i];
     const auto id = static_cast<std::uint32_t>(i + 1);
-    debug.allocations.push_back(schema::Allocation{id, "buffer", "%b", r[operand.reg], operand.bytes, 0,
-                                                   schema::kLiveToEnd, schema::AllocationKind::kTensor, 0});
+    debug.allocations.push_back(schema::Allocation{id, "buffer", "%b", r[operand.reg],
+                                                   operand.bytes, 0, schema::kLiveToEnd,
+                                                   schema::AllocationKind::kTensor, 0});
     site.operands.push_back(schema::CallOperand{static_cast<std::uint8_t>(operand.reg), id,
                                                 r[operand.reg], operand.bytes, i == 0});
   }
@@ -160,7 +186,8 @@ void load(sim::Chip& chip, const Workload& workload, std::uint32_t calls) {
     load_program(chip, tile, program);
     load_program(chip, tile, {isa::Br{Reg::m10}}, kKernelEntry);
     for (const Operand& operand : workload.operands) {
-      if (!operand.contents.empty()) chip.load_segment(tile, r[operand.reg], operand.contents, false);
+      if (!operand.contents.empty())
+        chip.load_segment(tile, r[operand.reg], operand.contents, false);
     }
     debug.tile = tile;
     chip.set_debug(tile, debug);
@@ -192,8 +219,9 @@ double checked_seconds(const Workload& workload, std::uint32_t calls) {
   const sim::RunResult result = chip.run();
   const double elapsed = seconds_since(start);
   if (result.reason != sim::StopReason::kAllHalted) {
-    std::fprintf(stderr, "%s: %s\n", workload.label.c_str(),
-                 chip.faults().empty() ? "did not halt" : sim::describe(chip.faults().all()[0]).c_str());
+    std::fprintf(
+        stderr, "%s: %s\n", workload.label.c_str(),
+        chip.faults().empty() ? "did not halt" : sim::describe(chip.faults().all()[0]).c_str());
     std::exit(1);
   }
   return elapsed;
@@ -234,64 +262,25 @@ void families(std::uint32_t calls) {
   }
 }
 
-void whole_chip(std::uint32_t calls, const std::vector<unsigned>& thread_counts) {
-  const Workload workload = workloads(16384)[2];  // add_f32 on 16 KiB operands
-  std::printf("\nWhole-chip compute step: 1472 tiles x %u calls of %s\n", calls,
-              workload.label.c_str());
-  double one_thread = 0;
-  for (const unsigned threads : thread_counts) {
-    sim::SimOptions options;
-    options.threads = threads;
-    sim::Chip chip(target::Topology::c600(), options);
-    load(chip, workload, calls);
-    chip.start();
-    const auto start = Clock::now();
-    const sim::RunResult result = chip.run();
-    const double elapsed = seconds_since(start);
-    if (result.reason != sim::StopReason::kAllHalted) {
-      std::fprintf(stderr, "whole chip did not halt\n");
-      std::exit(1);
-    }
-    if (one_thread == 0) one_thread = elapsed;
-    const double moved = static_cast<double>(workload.moved_bytes) * calls * 1472;
-    std::printf("  %u thread%s: %.3f s, %.2f GB/s, %llu simulated cycles, speed-up %.2fx\n",
-                threads, threads == 1 ? " " : "s", elapsed, moved / elapsed / 1e9,
-                static_cast<unsigned long long>(chip.report().total_cycles), one_thread / elapsed);
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   std::uint32_t calls = 2000;
-  std::uint32_t chip_calls = 20;
-  std::vector<unsigned> thread_counts;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--calls") == 0 && i + 1 < argc) {
       calls = static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 0));
-    } else if (std::strcmp(argv[i], "--chip-calls") == 0 && i + 1 < argc) {
-      chip_calls = static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 0));
-    } else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-      thread_counts.push_back(static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 0)));
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--calls N] [--chip-calls N] [--threads N]...\n"
-                   "  --calls N       calls per kernel family on one tile (default 2000)\n"
-                   "  --chip-calls N  calls per tile in the whole-chip step (default 20)\n"
-                   "  --threads N     host threads for the whole-chip step (repeatable;\n"
-                   "                  default 1 and the machine's cores)\n",
+                   "usage: %s [--calls N]\n"
+                   "  --calls N  calls per kernel family on one tile (default 2000)\n",
                    argv[0]);
       return 2;
     }
   }
-  if (calls == 0 || chip_calls == 0) {
-    std::fprintf(stderr, "--calls and --chip-calls must be at least 1\n");
+  if (calls == 0) {
+    std::fprintf(stderr, "--calls must be at least 1\n");
     return 2;
   }
-  if (thread_counts.empty()) {
-    thread_counts = {1, std::max(1u, std::thread::hardware_concurrency())};
-  }
   families(calls);
-  whole_chip(chip_calls, thread_counts);
   return 0;
 }
