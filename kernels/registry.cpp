@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "kernels/gemm.hpp"
+
 namespace tessera::kernels {
 
 const KernelRegistry& KernelRegistry::standard() {
@@ -13,6 +15,7 @@ const KernelRegistry& KernelRegistry::standard() {
     add_float_add_kernels(r);
     add_reduction_kernels(r);
     add_move_kernels(r);
+    add_gemm_kernels(r);
     return r;
   }();
   return registry;

@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/gemm.hpp"
 #include "kernels/registry.hpp"
 
 namespace tessera::kernels {
@@ -86,7 +87,7 @@ Case any_case() {
   Case c;
   const bool in_place = *rc::gen::arbitrary<bool>();
   c.registers[2] = kOutAddress;
-  switch (*rc::gen::inRange(0, 4)) {
+  switch (*rc::gen::inRange(0, 5)) {
     case 0: {  // add
       const bool f16 = *rc::gen::arbitrary<bool>();
       c.kernel = f16 ? kAddF16 : kAddF32;
@@ -128,6 +129,34 @@ Case any_case() {
       c.registers[7] = in_elements;
       c.table = std::move(table);
       c.touches_nothing = pairs == 0;
+      break;
+    }
+    case 4: {  // GEMM: A in standard memory, C at the interleaved window, the
+               // expanded family's weights in interleaved memory
+      const auto family = *rc::gen::element(GemmFamily::kF32, GemmFamily::kF16,
+                                            GemmFamily::kF16ExpandedF143, GemmFamily::kF143);
+      const bool init = *rc::gen::arbitrary<bool>();
+      const GemmFormat f = gemm_format(family);
+      static constexpr std::string_view kNames[4][2] = {
+          {kGemmF32Init, kGemmF32Accumulate},
+          {kGemmF16Init, kGemmF16Accumulate},
+          {kGemmF16ExpandedF143Init, kGemmF16ExpandedF143Accumulate},
+          {kGemmF143Init, kGemmF143Accumulate}};
+      c.kernel = kNames[static_cast<unsigned>(family)][init ? 0 : 1];
+      const std::uint32_t columns =
+          family == GemmFamily::kF32 ? 64u : *rc::gen::element(32u, 64u, 128u);
+      const std::uint32_t inner = f.pass * *rc::gen::inRange(1u, 5u);
+      const std::uint32_t maximum = gemm_maximum_rows(family, inner, columns);
+      c.registers[kGemmOutputRegister] = 0x80000;
+      c.registers[kGemmLeftRegister] = 0x60000;
+      c.registers[kGemmWeightRegister] = f.interleaved_weights ? 0x90000 : 0x68000;
+      c.registers[kGemmRowsRegister] = *rc::gen::weightedOneOf<std::uint32_t>(
+          {{1, rc::gen::element<std::uint32_t>(0, kGemmMinimumRows, 13, 19, maximum)},
+           {3, rc::gen::inRange(kGemmMinimumRows, maximum + 1)}});
+      c.registers[kGemmInnerRegister] = inner;
+      c.registers[kGemmColumnsRegister] = columns;
+      c.registers[kGemmScaleRegister] = static_cast<std::uint32_t>(*rc::gen::inRange(-32, 32));
+      c.touches_nothing = c.registers[kGemmRowsRegister] == 0;
       break;
     }
     default: {  // sum
