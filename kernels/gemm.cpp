@@ -170,9 +170,10 @@ struct Elements<GemmFamily::kF143> {
   using Output = std::uint16_t;
 };
 
-// Per host thread (tiles run on several): A in f32, and one column group of
-// B transposed to [K][16] in f32.
+// Per host thread (tiles run on several): A and B in f32, and one column
+// group of B transposed to [K][16].
 thread_local std::vector<float> left_values;
+thread_local std::vector<float> weight_values;
 thread_local std::vector<float> group_weights;
 
 template <GemmFamily F, GemmVariant V>
@@ -201,33 +202,27 @@ void run(KernelCall& call) {
             : call.memory.read_write<typename E::Output>(kOut, call.reg(kOut), output_count);
 
   const gemm::Path path = gemm::vector_path_available() ? gemm::Path::kVector : gemm::Path::kScalar;
-  std::span<const float> left_f32;
-  if constexpr (F == GemmFamily::kF32) {
-    left_f32 = left.std_span();
-  } else {
-    left_values.resize(left_count);
-    if constexpr (F == GemmFamily::kF143) {
-      const DecodeTable& value = f143_values(0);
-      for (std::size_t i = 0; i < left_count; ++i) left_values[i] = value[left[i]];
-    } else {
-      gemm::widen_f16(left.std_span(), left_values, path);
-    }
-    left_f32 = left_values;
-  }
-  // F143 weights carry the product scale: a·(b·2^ISCL) = a·b·2^ISCL exactly.
-  const DecodeTable* weight_value = nullptr;
-  if constexpr (F == GemmFamily::kF143) {
-    weight_value = &f143_values(static_cast<std::int32_t>(call.reg(kScale)));
-  }
-  const auto to_f32 = [&](typename E::Weight w) -> float {
+  // A and B in f32, each converted once per call, in their own layouts.
+  const auto to_f32 = [&](const auto& elements, std::vector<float>& buffer) {
     if constexpr (F == GemmFamily::kF32) {
-      return w;
-    } else if constexpr (F == GemmFamily::kF143) {
-      return (*weight_value)[w];
+      return std::span<const float>(elements.std_span());
     } else {
-      return f16_to_f32(w);
+      buffer.resize(elements.size());
+      if constexpr (F == GemmFamily::kF143) {
+        // F143 weights carry the product scale: a·(b·2^ISCL) = a·b·2^ISCL
+        // exactly; activations are decoded at scale 0.
+        const bool is_weights = elements.reg() == kWeights;
+        const DecodeTable& value =
+            f143_values(is_weights ? static_cast<std::int32_t>(call.reg(kScale)) : 0);
+        for (std::size_t i = 0; i < elements.size(); ++i) buffer[i] = value[elements[i]];
+      } else {
+        gemm::widen_f16(elements.std_span(), buffer, path);
+      }
+      return std::span<const float>(buffer);
     }
   };
+  const std::span<const float> left_f32 = to_f32(left, left_values);
+  const std::span<const float> weights_f32 = to_f32(weights, weight_values);
 
   const GemmRounding rounding(call);
   group_weights.resize(std::size_t{inner} * kPanelColumns);
@@ -238,9 +233,9 @@ void run(KernelCall& call) {
       for (unsigned c = 0; c < kPanelColumns; ++c) {
         const std::uint32_t n = group * kPanelColumns + amp::logical_column(c);
         const auto channel =
-            weights.subspan(amp::weight_offset(k0, n, inner, format.pass), format.pass);
+            weights_f32.subspan(amp::weight_offset(k0, n, inner, format.pass), format.pass);
         for (unsigned k = 0; k < format.pass; ++k) {
-          group_weights[(std::size_t{k0} + k) * kPanelColumns + c] = to_f32(channel[k]);
+          group_weights[(std::size_t{k0} + k) * kPanelColumns + c] = channel[k];
         }
       }
     }
