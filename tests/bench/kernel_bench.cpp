@@ -9,11 +9,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "kernels/gemm.hpp"
 #include "kernels/registry.hpp"
 #include "sim/chip.hpp"
 #include "tests/sim/program.hpp"
@@ -32,11 +34,20 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// CPU time of the whole process: on a shared host, the time a core really
+// spent (a one-tile chip runs its kernel models on one thread).
+double cpu_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
+
 // One operand buffer of a call: its register, size and initial contents.
 struct Operand {
   unsigned reg;
   std::uint32_t bytes;
   std::vector<std::uint8_t> contents;  // empty: written by the kernel
+  std::uint32_t address = 0;           // 0: after the previous operand
 };
 
 // A kernel call to benchmark: the kernel, its operands (laid out one after
@@ -48,11 +59,16 @@ struct Workload {
   std::vector<Operand> operands;
   std::vector<std::pair<unsigned, std::uint32_t>> scalars;
   std::uint64_t moved_bytes = 0;
+  std::uint64_t flops = 0;  // arithmetic kernels: floating-point operations per call
 
   Registers registers() const {
     Registers r{};
     std::uint32_t address = kBufferBase;
     for (const Operand& operand : operands) {
+      if (operand.address != 0) {
+        r[operand.reg] = operand.address;
+        continue;
+      }
       r[operand.reg] = address;
       address += (operand.bytes + 63) / 64 * 64;
     }
@@ -152,6 +168,67 @@ std::vector<Workload> workloads(std::uint32_t bytes) {
   return all;
 }
 
+std::vector<std::uint8_t> random_bytes(std::size_t count, std::mt19937& rng) {
+  std::uniform_int_distribution<unsigned> byte(0, 255);
+  std::vector<std::uint8_t> bytes(count);
+  for (auto& b : bytes) b = static_cast<std::uint8_t>(byte(rng));
+  return bytes;
+}
+
+// One GEMM call of each family at the largest SigLIP row shard for K = 64
+// (129 rows at N = 64, 64 for f32) and at the smallest legal one (13 rows):
+// A in standard memory, C at the interleaved operand window, the expanded
+// family's weights in interleaved memory (kernels/gemm.hpp).
+std::vector<Workload> gemm_workloads() {
+  using kernels::GemmFamily;
+  std::mt19937 rng(17);
+  std::vector<Workload> all;
+  const struct {
+    GemmFamily family;
+    std::string_view kernel;
+  } families[] = {{GemmFamily::kF32, kernels::kGemmF32Init},
+                  {GemmFamily::kF16, kernels::kGemmF16Init},
+                  {GemmFamily::kF16ExpandedF143, kernels::kGemmF16ExpandedF143Init},
+                  {GemmFamily::kF143, kernels::kGemmF143Init}};
+  for (const bool largest : {true, false}) {
+    for (const auto& [family, kernel] : families) {
+      const kernels::GemmFormat f = kernels::gemm_format(family);
+      const std::uint32_t inner = 64, columns = 64;
+      const std::uint32_t rows = !largest                                                    ? 13
+                                 : kernels::gemm_maximum_rows(family, inner, columns) >= 129 ? 129
+                                                                                             : 64;
+      const auto left = static_cast<std::uint32_t>(kernels::gemm_left_bytes(family, rows, inner));
+      const auto weights =
+          static_cast<std::uint32_t>(kernels::gemm_weight_bytes(family, rows, inner, columns));
+      const auto out =
+          static_cast<std::uint32_t>(kernels::gemm_output_bytes(family, rows, columns));
+      const auto contents = [&](std::uint32_t bytes) {
+        if (family == GemmFamily::kF32) return random_f32(bytes / 4, rng);
+        if (family == GemmFamily::kF143) return random_bytes(bytes, rng);
+        return random_f16(bytes / 2, rng);
+      };
+      std::vector<std::pair<unsigned, std::uint32_t>> scalars = {
+          {kernels::kGemmRowsRegister, rows},
+          {kernels::kGemmInnerRegister, inner},
+          {kernels::kGemmColumnsRegister, columns}};
+      if (family == GemmFamily::kF143)
+        scalars.emplace_back(kernels::kGemmScaleRegister, static_cast<std::uint32_t>(-16));
+      all.push_back(
+          {std::string(kernel) + " " + std::to_string(rows) + "x" + std::to_string(inner) + "x" +
+               std::to_string(columns),
+           kernel,
+           {{kernels::kGemmOutputRegister, out, {}, 0x80000},
+            {kernels::kGemmLeftRegister, left, contents(left - f.left_tail_bytes), 0x60000},
+            {kernels::kGemmWeightRegister, weights, contents(weights),
+             f.interleaved_weights ? 0x90000u : 0x68000u}},
+           scalars,
+           std::uint64_t{left} + weights + out,
+           2ull * rows * inner * columns});
+    }
+  }
+  return all;
+}
+
 // Loads `workload` onto `tiles` tiles of a chip, each calling the kernel
 // `calls` times in a supervisor loop, with allocations and a call site so
 // that every span is checked.
@@ -211,13 +288,16 @@ class UncheckedMemory final : public kernels::KernelMemory {
   std::vector<std::uint8_t> sram_ = std::vector<std::uint8_t>(target::kSramSize, 0xFF);
 };
 
-double checked_seconds(const Workload& workload, std::uint32_t calls) {
+// Wall-clock seconds of the run; its CPU seconds in *cpu when asked.
+double checked_seconds(const Workload& workload, std::uint32_t calls, double* cpu = nullptr) {
   sim::Chip chip(target::Topology::from_physical({target::PhysicalTile(0)}));
   load(chip, workload, calls);
   chip.start();
   const auto start = Clock::now();
+  const double cpu_start = cpu_seconds();
   const sim::RunResult result = chip.run();
   const double elapsed = seconds_since(start);
+  if (cpu != nullptr) *cpu = cpu_seconds() - cpu_start;
   if (result.reason != sim::StopReason::kAllHalted) {
     std::fprintf(
         stderr, "%s: %s\n", workload.label.c_str(),
@@ -227,7 +307,7 @@ double checked_seconds(const Workload& workload, std::uint32_t calls) {
   return elapsed;
 }
 
-double unchecked_seconds(const Workload& workload, std::uint32_t calls) {
+double unchecked_seconds(const Workload& workload, std::uint32_t calls, double* cpu = nullptr) {
   const kernels::KernelSpec& spec = *kernels::KernelRegistry::standard().find(workload.kernel);
   UncheckedMemory memory;
   const Registers r = workload.registers();
@@ -235,10 +315,12 @@ double unchecked_seconds(const Workload& workload, std::uint32_t calls) {
     if (!operand.contents.empty()) memory.load(r[operand.reg], operand.contents);
   }
   const auto start = Clock::now();
+  const double cpu_start = cpu_seconds();
   for (std::uint32_t i = 0; i < calls; ++i) {
     kernels::KernelCall call{r, memory, 0, 0};
     spec.model(call);
   }
+  if (cpu != nullptr) *cpu = cpu_seconds() - cpu_start;
   return seconds_since(start);
 }
 
@@ -258,6 +340,70 @@ void families(std::uint32_t calls) {
       std::printf("%-34s %10llu %14.2f %14.2f %8.1f%%\n", workload.label.c_str(),
                   static_cast<unsigned long long>(workload.moved_bytes), moved / checked / 1e9,
                   moved / unchecked / 1e9, 100.0 * (checked - unchecked) / checked);
+    }
+  }
+}
+
+void gemm_families(std::uint32_t calls) {
+  std::printf(
+      "\nGEMM models on one tile, %u calls each (1 host thread; GFLOP per CPU second,\n"
+      "i.e. per host core, and per wall-clock second)\n",
+      calls);
+  std::printf("%-44s %14s %16s %9s %13s\n", "kernel", "checked GFLOP/s", "unchecked GFLOP/s",
+              "overhead", "wall checked");
+  for (const Workload& workload : gemm_workloads()) {
+    // Best of three, each way.
+    double checked = 1e30, unchecked = 1e30, wall = 1e30;
+    for (int i = 0; i < 3; ++i) {
+      double cpu = 0;
+      wall = std::min(wall, checked_seconds(workload, calls, &cpu));
+      checked = std::min(checked, cpu);
+      unchecked_seconds(workload, calls, &cpu);
+      unchecked = std::min(unchecked, cpu);
+    }
+    const double flops = static_cast<double>(workload.flops) * calls;
+    std::printf("%-44s %14.2f %16.2f %8.1f%% %13.2f\n", workload.label.c_str(),
+                flops / checked / 1e9, flops / unchecked / 1e9,
+                100.0 * (checked - unchecked) / checked, flops / wall / 1e9);
+  }
+}
+
+// Modelled tile cycles of one call (the cost the simulator charges) for the
+// SigLIP GEMM shards: rows 12–129, K = 64, N = 32/64/128; "-" where the shape
+// is outside the kernel's limits (its precondition refuses it).
+void gemm_cycles_table() {
+  using kernels::GemmFamily;
+  const std::uint32_t rows_list[] = {12, 13, 19, 24, 48, 64, 96, 128, 129};
+  const struct {
+    GemmFamily family;
+    const char* label;
+  } families[] = {{GemmFamily::kF16, "f16"},
+                  {GemmFamily::kF16ExpandedF143, "f16 (expanded F143)"},
+                  {GemmFamily::kF143, "F143 (native)"},
+                  {GemmFamily::kF32, "f32"}};
+  std::printf("\nModelled cycles per GEMM call, K = 64\n%-22s %5s", "family", "N");
+  for (const std::uint32_t rows : rows_list) std::printf(" %8u", rows);
+  std::printf("   (rows)\n");
+  for (const auto& [family, label] : families) {
+    for (const std::uint32_t columns : {32u, 64u, 128u}) {
+      if (!kernels::gemm_columns_supported(family, columns)) continue;
+      std::printf("%-22s %5u", label, columns);
+      for (const std::uint32_t rows : rows_list) {
+        Registers r{};
+        r[kernels::kGemmOutputRegister] = 0x80000;
+        r[kernels::kGemmLeftRegister] = 0x60000;
+        r[kernels::kGemmWeightRegister] = 0x90000;
+        r[kernels::kGemmRowsRegister] = rows;
+        r[kernels::kGemmInnerRegister] = 64;
+        r[kernels::kGemmColumnsRegister] = columns;
+        if (kernels::gemm_violation(family, r)) {
+          std::printf(" %8s", "-");
+        } else {
+          std::printf(" %8llu", static_cast<unsigned long long>(
+                                    kernels::gemm_cycles(family, rows, 64, columns)));
+        }
+      }
+      std::printf("\n");
     }
   }
 }
@@ -282,5 +428,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   families(calls);
+  gemm_families(calls);
+  gemm_cycles_table();
   return 0;
 }
