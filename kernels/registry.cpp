@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "kernels/pointwise_kernels.hpp"
+
 namespace tessera::kernels {
 
 const KernelRegistry& KernelRegistry::standard() {
@@ -13,6 +15,10 @@ const KernelRegistry& KernelRegistry::standard() {
     add_float_add_kernels(r);
     add_reduction_kernels(r);
     add_move_kernels(r);
+    add_mul_kernels(r);
+    add_convert_kernels(r);
+    add_bias_kernels(r);
+    add_activation_kernels(r);
     return r;
   }();
   return registry;

@@ -1,0 +1,91 @@
+// The footprint property (tests/kernels/footprint_check.hpp) for the
+// element-wise, activation, layout, F143 and LayerNorm kernels: for random
+// registers meeting each kernel's precondition, under either rounding mode,
+// the model touches only inside each operand's footprint and reaches its end.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include "kernels/pointwise_kernels.hpp"
+#include "kernels/registry.hpp"
+#include "tests/kernels/footprint_check.hpp"
+
+namespace tessera::kernels {
+namespace {
+
+constexpr std::uint32_t kOut = 0x100000;
+constexpr std::uint32_t kIn = 0x200000;
+constexpr std::uint32_t kThird = 0x300000;
+constexpr std::uint32_t kFourth = 0x400000;
+
+rc::Gen<std::uint32_t> rows() {
+  return rc::gen::weightedOneOf<std::uint32_t>(
+      {{1, rc::gen::element<std::uint32_t>(0, 1, 6, 7, 11, 12, 13, 61)},
+       {1, rc::gen::inRange(0u, 140u)}});
+}
+rc::Gen<std::uint32_t> columns() {
+  return rc::gen::weightedOneOf<std::uint32_t>(
+      {{1, rc::gen::element<std::uint32_t>(0, 1, 15, 16, 17, 64)},
+       {1, rc::gen::inRange(0u, 200u)}});
+}
+rc::Gen<std::uint32_t> count() {
+  return rc::gen::weightedOneOf<std::uint32_t>(
+      {{1, rc::gen::element<std::uint32_t>(0, 1, 5, 6, 7, 100)}, {2, rc::gen::inRange(0u, 2500u)}});
+}
+
+struct Case {
+  std::string_view kernel;
+  Registers registers{};
+};
+
+Case pointwise_case() {
+  Case c;
+  Registers& r = c.registers;
+  r[2] = kOut;
+  const bool in_place = *rc::gen::arbitrary<bool>();
+  switch (*rc::gen::inRange(0, 4)) {
+    case 0:  // mul
+      c.kernel = *rc::gen::element(kMulF32, kMulF16);
+      r[3] = in_place ? kOut : kIn;
+      r[4] = kThird;
+      r[5] = *count();
+      break;
+    case 1:  // convert
+      c.kernel = *rc::gen::element(kConvertF32ToF16, kConvertF16ToF32);
+      r[3] = kIn;
+      r[4] = *count();
+      break;
+    case 2:  // bias add
+      c.kernel = *rc::gen::element(kAddBiasC16F16, kAddBiasC16F32);
+      r[3] = in_place ? kOut : kIn;
+      r[4] = kThird;
+      r[5] = *rows();
+      r[6] = *columns();
+      break;
+    default:  // GeLU
+      c.kernel = *rc::gen::element(kGeluF16, kGeluF32, kGeluC16ToA16F16);
+      r[3] = in_place && c.kernel != kGeluC16ToA16F16 ? kOut : kIn;
+      if (c.kernel == kGeluC16ToA16F16) {
+        r[4] = *rows();
+        r[5] = *columns();
+      } else {
+        r[4] = *count();
+      }
+      break;
+  }
+  return c;
+}
+
+void check(const Case& c) {
+  const KernelSpec* spec = KernelRegistry::standard().find(c.kernel);
+  RC_ASSERT(spec != nullptr);
+  RC_ASSERT(!spec->precondition(c.registers).has_value());
+  const Rounding rounding = *rc::gen::element(Rounding::kNearestEven, Rounding::kStochastic);
+  testing::check_footprints(*spec, c.registers, {}, false, rounding);
+}
+
+RC_GTEST_PROP(RowwiseFootprint, PointwiseKernelsTouchExactlyUpToTheirFootprints, ()) {
+  check(pointwise_case());
+}
+
+}  // namespace
+}  // namespace tessera::kernels
