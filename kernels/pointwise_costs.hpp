@@ -99,7 +99,9 @@ constexpr std::uint64_t rearrange_left_cycles(std::uint64_t elements) noexcept {
 constexpr std::uint64_t rearrange_transposed_right_cycles(std::uint64_t elements) noexcept {
   return kKernelLaunchCycles + saturating_mul(elements, kContiguousPanelPackPerElement);
 }
+// (An empty block returns before the start-up work: only the launch.)
 constexpr std::uint64_t rearrange_block_major_cycles(std::uint64_t elements) noexcept {
+  if (elements == 0) return kKernelLaunchCycles;
   return kBlockMajorPackStartupCycles + saturating_mul(elements, kBlockMajorPackPerElement);
 }
 // Row-major → C16 has no specialised device kernel: HEAD prices it as an

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "kernels/layout_kernels.hpp"
 #include "kernels/pointwise_kernels.hpp"
 
 namespace tessera::kernels {
@@ -19,6 +20,8 @@ const KernelRegistry& KernelRegistry::standard() {
     add_convert_kernels(r);
     add_bias_kernels(r);
     add_activation_kernels(r);
+    add_reblock_kernels(r);
+    add_rearrange_kernels(r);
     return r;
   }();
   return registry;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include "kernels/layout_kernels.hpp"
 #include "kernels/pointwise_kernels.hpp"
 #include "kernels/registry.hpp"
 #include "tests/kernels/footprint_check.hpp"
@@ -75,6 +76,48 @@ Case pointwise_case() {
   return c;
 }
 
+Case layout_case() {
+  Case c;
+  Registers& r = c.registers;
+  r[2] = kOut;
+  r[3] = kIn;
+  switch (*rc::gen::inRange(0, 3)) {
+    case 0:  // relayout
+      c.kernel = kRelayoutC16ToA16F16;
+      r[4] = *rows();
+      r[5] = *columns();
+      break;
+    case 1: {  // reblock
+      c.kernel = *rc::gen::element(kReblockA16ToA16F16, kReblockC16ToA16F16);
+      r[4] = *rows();
+      r[5] = *rows();
+      r[8] = *rc::gen::inRange(0u, std::min(r[4], r[5]) + 1);
+      r[6] = *rc::gen::inRange(0u, r[4] - r[8] + 1);
+      r[7] = *rc::gen::inRange(0u, r[5] - r[8] + 1);
+      r[9] = *columns();
+      break;
+    }
+    default: {  // rearrange / unpack
+      const std::size_t layout = *rc::gen::inRange<std::size_t>(0, 4);
+      const bool pack = *rc::gen::arbitrary<bool>();
+      const std::string_view rearranges[] = {kRearrangeLeftF16, kRearrangeTransposedRightF16,
+                                             kRearrangeBlockMajorF16, kRearrangeOutputF16};
+      const std::string_view unpacks[] = {kUnpackLeftF16, kUnpackTransposedRightF16,
+                                          kUnpackBlockMajorF16, kUnpackOutputF16};
+      c.kernel = pack ? rearranges[layout] : unpacks[layout];
+      r[4] = *rows();
+      r[5] = *columns();
+      r[6] = r[4] + *rc::gen::inRange(0u, 20u);
+      r[7] = (r[5] + 15) / 16 * 16 + 16 * *rc::gen::inRange(0u, 2u);
+      r[8] = 16 * *rc::gen::inRange(1u, 5u);
+      if (layout == 1) r[6] = (r[6] + 15) / 16 * 16;
+      if (layout == 2) r[6] = (r[6] + r[8] - 1) / r[8] * r[8];
+      break;
+    }
+  }
+  return c;
+}
+
 void check(const Case& c) {
   const KernelSpec* spec = KernelRegistry::standard().find(c.kernel);
   RC_ASSERT(spec != nullptr);
@@ -85,6 +128,16 @@ void check(const Case& c) {
 
 RC_GTEST_PROP(RowwiseFootprint, PointwiseKernelsTouchExactlyUpToTheirFootprints, ()) {
   check(pointwise_case());
+}
+
+}  // namespace
+}  // namespace tessera::kernels
+
+namespace tessera::kernels {
+namespace {
+
+RC_GTEST_PROP(RowwiseFootprint, LayoutKernelsTouchExactlyUpToTheirFootprints, ()) {
+  check(layout_case());
 }
 
 }  // namespace
