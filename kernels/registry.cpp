@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "kernels/f143_kernels.hpp"
 #include "kernels/layout_kernels.hpp"
 #include "kernels/pointwise_kernels.hpp"
 
@@ -22,6 +23,7 @@ const KernelRegistry& KernelRegistry::standard() {
     add_activation_kernels(r);
     add_reblock_kernels(r);
     add_rearrange_kernels(r);
+    add_f143_kernels(r);
     return r;
   }();
   return registry;

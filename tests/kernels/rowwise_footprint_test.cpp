@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include "kernels/f143_kernels.hpp"
 #include "kernels/layout_kernels.hpp"
 #include "kernels/pointwise_kernels.hpp"
 #include "kernels/registry.hpp"
@@ -118,6 +119,33 @@ Case layout_case() {
   return c;
 }
 
+Case f143_case() {
+  Case c;
+  Registers& r = c.registers;
+  r[2] = kOut;
+  r[3] = kIn;
+  const auto scale = static_cast<std::uint32_t>(*rc::gen::inRange(-32, 32));
+  switch (*rc::gen::inRange(0, 3)) {
+    case 0:
+      c.kernel = kQuantizeF16ToF143;
+      r[4] = 4 * *rc::gen::inRange(0u, 700u);
+      r[5] = scale;
+      break;
+    case 1:
+      c.kernel = kExpandF143ToF16;
+      r[4] = 4 * *rc::gen::inRange(0u, 1025u);
+      r[5] = scale;
+      break;
+    default:
+      c.kernel = kQuantizeA16ToA32F143;
+      r[4] = *rows();
+      r[5] = *columns();
+      r[6] = scale;
+      break;
+  }
+  return c;
+}
+
 void check(const Case& c) {
   const KernelSpec* spec = KernelRegistry::standard().find(c.kernel);
   RC_ASSERT(spec != nullptr);
@@ -138,6 +166,16 @@ namespace {
 
 RC_GTEST_PROP(RowwiseFootprint, LayoutKernelsTouchExactlyUpToTheirFootprints, ()) {
   check(layout_case());
+}
+
+}  // namespace
+}  // namespace tessera::kernels
+
+namespace tessera::kernels {
+namespace {
+
+RC_GTEST_PROP(RowwiseFootprint, F143KernelsTouchExactlyUpToTheirFootprints, ()) {
+  check(f143_case());
 }
 
 }  // namespace
