@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "kernels/f143_kernels.hpp"
+#include "kernels/layer_norm.hpp"
 #include "kernels/layout_kernels.hpp"
 #include "kernels/pointwise_kernels.hpp"
 
@@ -24,6 +25,7 @@ const KernelRegistry& KernelRegistry::standard() {
     add_reblock_kernels(r);
     add_rearrange_kernels(r);
     add_f143_kernels(r);
+    add_layer_norm_kernels(r);
     return r;
   }();
   return registry;

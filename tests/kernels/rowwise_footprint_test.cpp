@@ -6,6 +6,7 @@
 #include <rapidcheck/gtest.h>
 
 #include "kernels/f143_kernels.hpp"
+#include "kernels/layer_norm.hpp"
 #include "kernels/layout_kernels.hpp"
 #include "kernels/pointwise_kernels.hpp"
 #include "kernels/registry.hpp"
@@ -146,6 +147,29 @@ Case f143_case() {
   return c;
 }
 
+Case layer_norm_case() {
+  Case c;
+  Registers& r = c.registers;
+  r[2] = kOut;
+  if (*rc::gen::arbitrary<bool>()) {
+    c.kernel = kLayerNormF16;
+    r[3] = *rc::gen::arbitrary<bool>() ? kOut : kIn;
+    r[4] = kThird;
+    r[5] = *rows();
+    r[6] = *columns();
+    r[7] = 1074;
+  } else {
+    c.kernel = kAddLayerNormF16;
+    r[3] = kIn;
+    r[4] = kThird;
+    r[5] = kFourth;
+    r[6] = *rows();
+    r[7] = *columns();
+    r[8] = 1074;
+  }
+  return c;
+}
+
 void check(const Case& c) {
   const KernelSpec* spec = KernelRegistry::standard().find(c.kernel);
   RC_ASSERT(spec != nullptr);
@@ -176,6 +200,16 @@ namespace {
 
 RC_GTEST_PROP(RowwiseFootprint, F143KernelsTouchExactlyUpToTheirFootprints, ()) {
   check(f143_case());
+}
+
+}  // namespace
+}  // namespace tessera::kernels
+
+namespace tessera::kernels {
+namespace {
+
+RC_GTEST_PROP(RowwiseFootprint, LayerNormKernelsTouchExactlyUpToTheirFootprints, ()) {
+  check(layer_norm_case());
 }
 
 }  // namespace
