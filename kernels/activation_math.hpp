@@ -127,6 +127,16 @@ inline float gelu_f32(float x) noexcept {
   return (0.5F * x) * (1.0F + t);
 }
 
+// out[i] = gelu_f32(in[i]), any NaN as the canonical 0x7FC00000: eight lanes
+// at a time with AVX2 when the host has it (the same operations in the same
+// order, so the same bits), gelu_f32 otherwise.
+void gelu_f32_many(const float* in, float* out, std::size_t count) noexcept;
+namespace activation_detail {
+void gelu_f32_many_scalar(const float* in, float* out, std::size_t count) noexcept;
+void gelu_f32_many_avx2(const float* in, float* out,
+                        std::size_t count) noexcept;  // AVX2 hosts only
+}  // namespace activation_detail
+
 // f16 forms; one rounding (one draw when stochastic) per step.
 std::uint16_t exp_f16(std::uint16_t x, F16Rounding& rounding) noexcept;
 std::uint16_t tanh_f16(std::uint16_t x, F16Rounding& rounding) noexcept;

@@ -38,7 +38,49 @@ void round_scalar(float* values, std::size_t count) noexcept {
   for (std::size_t i = 0; i < count; ++i) values[i] = f16_to_f32(f32_to_f16(values[i]));
 }
 
+namespace {
+float on_f16_grid(float v) noexcept { return f16_to_f32(f32_to_f16(v)); }
+}  // namespace
+
+void normalise_affine_scalar(const float* x, float m, float s, const float* g, const float* b,
+                             std::uint16_t* out, std::size_t count) noexcept {
+  for (std::size_t i = 0; i < count; ++i) {
+    const float scaled = on_f16_grid(on_f16_grid(x[i] - m) * s);
+    const float y = on_f16_grid(scaled * g[i]) + b[i];
+    out[i] = y != y ? std::uint16_t{0x7E00} : f32_to_f16(y);
+  }
+}
+
 #if TESSERA_X86
+
+// Eight values rounded to the f16 grid (to nearest even).
+__attribute__((target("avx2,f16c"))) inline __m256 grid(__m256 v) {
+  return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+__attribute__((target("avx2,f16c"))) void normalise_affine_f16c(const float* x, float m, float s,
+                                                                const float* g, const float* b,
+                                                                std::uint16_t* out,
+                                                                std::size_t count) noexcept {
+  const __m256 mean = _mm256_set1_ps(m), scale = _mm256_set1_ps(s);
+  const __m128i quiet = _mm_set1_epi16(0x7E00);
+  std::size_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const __m256 centred = grid(_mm256_sub_ps(_mm256_loadu_ps(x + i), mean));
+    const __m256 scaled = grid(_mm256_mul_ps(centred, scale));
+    const __m256 y =
+        _mm256_add_ps(grid(_mm256_mul_ps(scaled, _mm256_loadu_ps(g + i))), _mm256_loadu_ps(b + i));
+    const __m128i h = _mm256_cvtps_ph(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    // NaN lanes become the canonical NaN.
+    const __m256 nan = _mm256_cmp_ps(y, y, _CMP_UNORD_Q);
+    const __m128i nan16 = _mm_packs_epi32(_mm256_castsi256_si128(_mm256_castps_si256(nan)),
+                                          _mm256_extractf128_si256(_mm256_castps_si256(nan), 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),  // NOLINT
+                     _mm_blendv_epi8(h, quiet, nan16));
+  }
+  _mm256_zeroupper();
+  normalise_affine_scalar(x + i, m, s, g + i, b + i, out + i, count - i);
+}
 
 // Eight lanes at a time; a group holding a NaN is redone by the scalar rule.
 __attribute__((target("avx2,f16c"))) void widen_f16c(const std::uint16_t* in, float* out,
@@ -56,6 +98,10 @@ __attribute__((target("avx2,f16c"))) void widen_f16c(const std::uint16_t* in, fl
       _mm256_storeu_ps(out + i, _mm256_cvtph_ps(h));
     }
   }
+  // Clean the upper halves before any SSE code runs (the scalar tail, the
+  // caller): dirty ones make every legacy-SSE instruction merge, and GCC does
+  // not always emit this before a tail call.
+  _mm256_zeroupper();
   widen_scalar(in + i, out + i, count - i);
 }
 
@@ -71,6 +117,7 @@ __attribute__((target("avx2,f16c"))) void narrow_f16c(const float* in, std::uint
                        _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     }
   }
+  _mm256_zeroupper();
   narrow_scalar(in + i, out + i, count - i);
 }
 
@@ -81,6 +128,7 @@ __attribute__((target("avx2,f16c"))) void round_f16c(float* values, std::size_t 
     const __m128i h = _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     _mm256_storeu_ps(values + i, _mm256_cvtph_ps(h));
   }
+  _mm256_zeroupper();
   round_scalar(values + i, count - i);
 }
 
@@ -93,6 +141,10 @@ void narrow_f16c(const float* in, std::uint16_t* out, std::size_t count) noexcep
   narrow_scalar(in, out, count);
 }
 void round_f16c(float* values, std::size_t count) noexcept { round_scalar(values, count); }
+void normalise_affine_f16c(const float* x, float m, float s, const float* g, const float* b,
+                           std::uint16_t* out, std::size_t count) noexcept {
+  normalise_affine_scalar(x, m, s, g, b, out, count);
+}
 
 #endif
 
@@ -121,6 +173,15 @@ void round_to_f16_grid(float* values, std::size_t count) noexcept {
     round_f16c(values, count);
   } else {
     round_scalar(values, count);
+  }
+}
+
+void normalise_affine_f16(const float* x, float m, float s, const float* g, const float* b,
+                          std::uint16_t* out, std::size_t count) noexcept {
+  if (host_has_f16c()) {
+    normalise_affine_f16c(x, m, s, g, b, out, count);
+  } else {
+    normalise_affine_scalar(x, m, s, g, b, out, count);
   }
 }
 

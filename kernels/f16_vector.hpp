@@ -26,13 +26,23 @@ void round_to_f16_grid(float* values, std::size_t count) noexcept;
 // the f16 quiet NaN 0x7E00 (float_arith.hpp's rule for arithmetic results).
 void canonicalize_nans(float* values, std::size_t count) noexcept;
 
+// LayerNorm's affine step on f16 values held as f32 (kernels/layer_norm.hpp):
+// out[i] = (((x[i] − m)·s)·g[i]) + b[i], each of the four operations rounded
+// to nearest even f16, any NaN result the canonical 0x7E00.
+void normalise_affine_f16(const float* x, float m, float s, const float* g, const float* b,
+                          std::uint16_t* out, std::size_t count) noexcept;
+
 namespace f16_vector_detail {
 // The two implementations, for tests that compare them on the same inputs.
 bool host_has_f16c() noexcept;
 void widen_scalar(const std::uint16_t* in, float* out, std::size_t count) noexcept;
 void narrow_scalar(const float* in, std::uint16_t* out, std::size_t count) noexcept;
 void round_scalar(float* values, std::size_t count) noexcept;
+void normalise_affine_scalar(const float* x, float m, float s, const float* g, const float* b,
+                             std::uint16_t* out, std::size_t count) noexcept;
 // Only when host_has_f16c().
+void normalise_affine_f16c(const float* x, float m, float s, const float* g, const float* b,
+                           std::uint16_t* out, std::size_t count) noexcept;
 void widen_f16c(const std::uint16_t* in, float* out, std::size_t count) noexcept;
 void narrow_f16c(const float* in, std::uint16_t* out, std::size_t count) noexcept;
 void round_f16c(float* values, std::size_t count) noexcept;

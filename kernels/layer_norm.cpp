@@ -26,6 +26,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -37,6 +38,10 @@
 #include "kernels/pointwise_costs.hpp"
 #include "kernels/rounding.hpp"
 #include "kernels/shape_checks.hpp"
+
+#if defined(__x86_64__)
+#include <immintrin.h>  // SSE2, the x86-64 baseline
+#endif
 
 namespace tessera::kernels {
 namespace {
@@ -67,10 +72,36 @@ KernelSpan<T> panel_row(KernelSpan<T> block, std::uint64_t rows, std::uint64_t p
   return block.subspan((panel * rows + r) * kPanel, kPanel);
 }
 
+// 32 bytes, a constant size the compiler inlines (a panel row is gathered
+// and scattered once per row and panel).
+void copy_panel_row(const std::uint16_t* from, std::uint16_t* to) {
+  std::memcpy(to, from, kPanel * sizeof(std::uint16_t));
+}
+
 // Step 1–2: the mean and (clamped) variance of n f32 values.
 std::pair<float, float> moments(const float* x, std::size_t n) {
   float sum[4] = {0, 0, 0, 0}, squares[4] = {0, 0, 0, 0};
-  for (std::size_t c = 0; c < n; ++c) {
+  // Whole groups of four first: lane j holds column 4i + j, so a 4-wide add
+  // is the four lanes' next terms, in the same order as one column at a time.
+  std::size_t c = 0;
+#if defined(__x86_64__)
+  __m128 lane_sums = _mm_setzero_ps(), lane_squares = _mm_setzero_ps();
+  for (; c + 4 <= n; c += 4) {
+    const __m128 v = _mm_loadu_ps(x + c);
+    lane_sums = _mm_add_ps(lane_sums, v);
+    lane_squares = _mm_add_ps(lane_squares, _mm_mul_ps(v, v));
+  }
+  _mm_storeu_ps(sum, lane_sums);
+  _mm_storeu_ps(squares, lane_squares);
+#else
+  for (; c + 4 <= n; c += 4) {
+    for (std::size_t j = 0; j < 4; ++j) {
+      sum[j] += x[c + j];
+      squares[j] += x[c + j] * x[c + j];
+    }
+  }
+#endif
+  for (; c < n; ++c) {
     sum[c % 4] += x[c];
     squares[c % 4] += x[c] * x[c];
   }
@@ -109,8 +140,11 @@ class RowNorm {
     widen_f16(gamma_bits_.data(), gamma_.data(), columns_);
     widen_f16(beta_bits_.data(), beta_.data(), columns_);
     x_.resize(panels_ * kPanel);
-    work_.resize(panels_ * kPanel);
     x_bits_.resize(panels_ * kPanel);
+    if (abi_.residual) {
+      right_bits_.resize(panels_ * kPanel);
+      right_.resize(columns_);
+    }
 
     KernelSpan<std::uint16_t> residual;
     KernelSpan<const std::uint16_t> in, right;
@@ -127,7 +161,7 @@ class RowNorm {
       // Gather the row (after the residual add) as f16 bits.
       for (std::uint64_t j = 0; j < panels_; ++j) {
         const auto x = panel_row(in, rows_, j, r);
-        std::copy(x.begin(), x.end(), x_bits_.begin() + static_cast<std::ptrdiff_t>(j * kPanel));
+        copy_panel_row(x.data(), x_bits_.data() + j * kPanel);
       }
       F16Rounding rounding(call_.rounding, worker_stream(call_, strided_worker(r)));
       if (abi_.residual) add_residual(residual, right, r, nearest, rounding);
@@ -147,41 +181,35 @@ class RowNorm {
                     std::uint64_t r, bool nearest, F16Rounding& rounding) {
     for (std::uint64_t j = 0; j < panels_; ++j) {
       const auto y = panel_row(right, rows_, j, r);
-      std::copy(y.begin(), y.end(), right_bits_.begin());
-      for (unsigned n = 0; n < kPanel; ++n) {
-        const std::uint64_t c = j * kPanel + n;
-        if (c >= columns_) {
-          x_bits_[c] = 0;
-        } else if (nearest) {
-          const float sum = f16_to_f32(x_bits_[c]) + f16_to_f32(right_bits_[n]);
-          x_bits_[c] = sum != sum ? kF16QuietNan : f32_to_f16(sum);
-        } else {
-          x_bits_[c] = rounding.add(x_bits_[c], right_bits_[n]);
-        }
-      }
+      copy_panel_row(y.data(), right_bits_.data() + j * kPanel);
+    }
+    if (nearest) {
+      widen_f16(x_bits_.data(), x_.data(), columns_);
+      widen_f16(right_bits_.data(), right_.data(), columns_);
+      for (std::size_t c = 0; c < columns_; ++c) x_[c] += right_[c];
+      canonicalize_nans(x_.data(), columns_);
+      narrow_f16(x_.data(), x_bits_.data(), columns_);
+    } else {
+      for (std::size_t c = 0; c < columns_; ++c)
+        x_bits_[c] = rounding.add(x_bits_[c], right_bits_[c]);
+    }
+    std::fill(x_bits_.begin() + static_cast<std::ptrdiff_t>(columns_), x_bits_.end(),
+              std::uint16_t{0});
+    for (std::uint64_t j = 0; j < panels_; ++j) {
       const auto row = panel_row(residual, rows_, j, r);
-      std::copy_n(x_bits_.begin() + static_cast<std::ptrdiff_t>(j * kPanel), kPanel, row.begin());
+      copy_panel_row(x_bits_.data() + j * kPanel, row.data());
     }
   }
 
-  // Steps 3–4 to nearest, on f32 vectors rounded to the f16 grid after each
-  // operation (the same bits as one f16 operation each).
+  // Steps 3–4 to nearest: f32 vectors rounded to the f16 grid after each
+  // operation, the same bits as one f16 operation each (f16_vector.hpp).
   void normalise_nearest(KernelSpan<std::uint16_t> out, std::uint64_t r) {
     const auto [mean, variance] = moments(x_.data(), columns_);
     const float m = f16_to_f32(f32_to_f16(mean));
     const float s = f16_to_f32(f32_to_f16(inverse_deviation(variance, epsilon_)));
-    float* d = work_.data();
-    const std::size_t n = columns_;
-    for (std::size_t c = 0; c < n; ++c) d[c] = x_[c] - m;
-    round_to_f16_grid(d, n);
-    for (std::size_t c = 0; c < n; ++c) d[c] *= s;
-    round_to_f16_grid(d, n);
-    for (std::size_t c = 0; c < n; ++c) d[c] *= gamma_[c];
-    round_to_f16_grid(d, n);
-    for (std::size_t c = 0; c < n; ++c) d[c] += beta_[c];
-    canonicalize_nans(d, n);
-    for (std::size_t c = n; c < work_.size(); ++c) d[c] = 0.0F;
-    narrow_f16(d, x_bits_.data(), work_.size());
+    normalise_affine_f16(x_.data(), m, s, gamma_.data(), beta_.data(), x_bits_.data(), columns_);
+    std::fill(x_bits_.begin() + static_cast<std::ptrdiff_t>(columns_), x_bits_.end(),
+              std::uint16_t{0});
     scatter(out, r);
   }
 
@@ -206,7 +234,7 @@ class RowNorm {
   void scatter(KernelSpan<std::uint16_t> out, std::uint64_t r) {
     for (std::uint64_t j = 0; j < panels_; ++j) {
       const auto row = panel_row(out, rows_, j, r);
-      std::copy_n(x_bits_.begin() + static_cast<std::ptrdiff_t>(j * kPanel), kPanel, row.begin());
+      copy_panel_row(x_bits_.data() + j * kPanel, row.data());
     }
   }
 
@@ -215,9 +243,10 @@ class RowNorm {
   std::uint64_t rows_, columns_, panels_;
   float epsilon_;
   KernelSpan<const std::uint16_t> gamma_bits_, beta_bits_;
-  std::vector<float> gamma_, beta_, x_, work_;
+  std::vector<float> gamma_, beta_, x_;
   std::vector<std::uint16_t> x_bits_;
-  std::array<std::uint16_t, kPanel> right_bits_{};
+  std::vector<std::uint16_t> right_bits_;
+  std::vector<float> right_;
 };
 
 template <const Abi& A>

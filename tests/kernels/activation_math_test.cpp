@@ -99,6 +99,33 @@ TEST(ActivationMath, GeluF32IsWithinItsBoundOfFp64) {
   EXPECT_EQ(gelu_f32(-1e30F), 0.0F);
 }
 
+// The AVX2 GeLU is the scalar one, bit for bit, on every f16 value, sweeps,
+// specials and random f32 patterns; NaNs canonical.
+TEST(ActivationMath, VectorGeluF32IsTheScalarBitForBit) {
+  std::vector<float> in;
+  for (std::uint32_t h = 0; h < 0x10000; ++h)
+    in.push_back(f16_to_f32(static_cast<std::uint16_t>(h)));
+  for (double x = -30; x <= 30; x += 1.0 / 1024) in.push_back(static_cast<float>(x));
+  std::mt19937 rng(23);
+  for (int i = 0; i < 300000; ++i)
+    in.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(rng())));
+  for (const float special :
+       {0.0F, -0.0F, 0.625F, -0.625F, 0.62499994F, 44.36F, 88.0F, 1e-45F,
+        std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()}) {
+    in.push_back(special);
+  }
+  std::vector<float> scalar(in.size()), dispatched(in.size());
+  activation_detail::gelu_f32_many_scalar(in.data(), scalar.data(), in.size());
+  gelu_f32_many(in.data(), dispatched.data(), in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const float y = gelu_f32(in[i]);
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(scalar[i]),
+              y != y ? 0x7FC00000u : std::bit_cast<std::uint32_t>(y));
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(dispatched[i]), std::bit_cast<std::uint32_t>(scalar[i]))
+        << in[i] << " (" << std::hex << std::bit_cast<std::uint32_t>(in[i]) << ")";
+  }
+}
+
 // The reference's constants (kernels-siglip-f143.md §2).
 TEST(ActivationMath, GeluConstantsAreTheReferences) {
   EXPECT_NEAR(std::bit_cast<float>(kGeluF32C0), 0.7978846, 1e-7);

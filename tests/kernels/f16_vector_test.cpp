@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
 #include <random>
 #include <vector>
@@ -118,6 +119,38 @@ TEST(F16Vector, CanonicalNaNsNarrowToTheQuietNaN) {
   std::vector<std::uint16_t> out(values.size());
   narrow_f16(values.data(), out.data(), values.size());
   EXPECT_EQ(out, (std::vector<std::uint16_t>{0x7E00, 0x7E00, 0x3E00, 0x8000}));
+}
+
+// LayerNorm's affine step: the F16C path and the scalar path give the same
+// bits, and the scalar path is four f16 operations, each rounded once.
+TEST(F16Vector, NormaliseAffineIsFourRoundedF16OperationsOnEveryPath) {
+  const auto inputs = narrowing_inputs();
+  std::vector<float> x, g, b;
+  std::mt19937 rng(11);
+  for (std::size_t i = 0; i + 2 < inputs.size(); i += 3) {
+    // f16 values (as LayerNorm holds them), specials included.
+    x.push_back(f16_to_f32(f32_to_f16(inputs[i])));
+    g.push_back(f16_to_f32(f32_to_f16(inputs[i + 1])));
+    b.push_back(f16_to_f32(static_cast<std::uint16_t>(rng())));
+  }
+  for (const auto& [m, s] :
+       {std::pair{0.5F, 2.0F}, std::pair{-3.25F, 1000.0F}, std::pair{0.0F, 0.0F}}) {
+    std::vector<std::uint16_t> scalar(x.size()), dispatched(x.size());
+    normalise_affine_scalar(x.data(), m, s, g.data(), b.data(), scalar.data(), x.size());
+    normalise_affine_f16(x.data(), m, s, g.data(), b.data(), dispatched.data(), x.size());
+    EXPECT_EQ(dispatched, scalar);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const auto round = [](float v) { return f16_to_f32(f32_to_f16(v)); };
+      const float y = round(round(round(x[i] - m) * s) * g[i]) + b[i];
+      ASSERT_EQ(scalar[i], y != y ? 0x7E00 : f32_to_f16(y)) << i;
+    }
+    if (host_has_f16c()) {
+      std::vector<std::uint16_t> vector(x.size() - 5);
+      normalise_affine_f16c(x.data() + 5, m, s, g.data() + 5, b.data() + 5, vector.data(),
+                            vector.size());
+      EXPECT_TRUE(std::equal(vector.begin(), vector.end(), scalar.begin() + 5));
+    }
+  }
 }
 
 }  // namespace
