@@ -72,7 +72,9 @@ void add_panel(KernelSpan<const std::uint16_t> in, KernelSpan<const std::uint16_
   for (std::size_t first = 0; first < out.size(); first += kBlock) {
     const std::size_t n = std::min(kBlock, out.size() - first);
     widen_f16(in.subspan(first, n).data(), x.data(), n);
-    for (std::size_t i = 0; i < kBlock; ++i) x[i] += b[i % kPanel];
+    for (std::size_t row = 0; row < kBlock; row += kPanel) {
+      for (std::size_t c = 0; c < kPanel; ++c) x[row + c] += b[c];
+    }
     canonicalize_nans(x.data(), n);
     const auto sums = out.subspan(first, n);
     narrow_f16(x.data(), sums.data(), n);

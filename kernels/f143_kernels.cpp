@@ -193,13 +193,19 @@ void quantize_shard(KernelCall& call) {
       RandomStream* stream = worker_stream(call, w);
       const std::uint64_t first = worker_begin(rows, w);
       for (std::uint64_t r = first; r < first + worker_share(rows, w); ++r) {
-        for (std::uint64_t k = 0; k < amp::round_up(columns, kA32Panel); ++k) {
-          std::uint8_t code = 0;
-          if (k < columns) {
-            const std::uint16_t x = in[amp::left_offset(r, k, rows, kA16Panel)];
-            code = nearest ? (*table)[x] : quantize_one(x, scale, *stream);
+        // Each row's 16 columns of A16 panel p are 16 consecutive codes of
+        // A32 panel p/2 (amp_layout.hpp places both runs).
+        for (std::uint64_t k = 0; k < amp::round_up(columns, kA32Panel); k += kA16Panel) {
+          const auto codes_run = out.subspan(amp::left_offset(r, k, rows, kA32Panel), kA16Panel);
+          const std::uint64_t valid = k < columns ? std::min(kA16Panel, columns - k) : 0;
+          const auto source = valid == 0
+                                  ? KernelSpan<const std::uint16_t>()
+                                  : in.subspan(amp::left_offset(r, k, rows, kA16Panel), kA16Panel);
+          for (std::uint64_t n = 0; n < kA16Panel; ++n) {
+            codes_run[n] = n >= valid ? std::uint8_t{0}
+                           : nearest  ? (*table)[source[n]]
+                                      : quantize_one(source[n], scale, *stream);
           }
-          out[amp::left_offset(r, k, rows, kA32Panel)] = code;
         }
       }
     }
