@@ -34,6 +34,17 @@ inline std::uint16_t add_f16_bits(std::uint16_t a, std::uint16_t b) noexcept {
   return f32_bits_to_f16(add_f32_bits(f16_to_f32_bits(a), f16_to_f32_bits(b)));
 }
 
+// Products: f32 is IEEE RNE; f16 is exact in f32 (11 × 11 significant bits)
+// and rounded once, the correctly rounded binary16 product. NaNs canonical.
+inline std::uint32_t mul_f32_bits(std::uint32_t a, std::uint32_t b) noexcept {
+  const float product = std::bit_cast<float>(a) * std::bit_cast<float>(b);
+  return product != product ? kF32QuietNan : std::bit_cast<std::uint32_t>(product);
+}
+
+inline std::uint16_t mul_f16_bits(std::uint16_t a, std::uint16_t b) noexcept {
+  return f32_bits_to_f16(mul_f32_bits(f16_to_f32_bits(a), f16_to_f32_bits(b)));
+}
+
 // Element types of the float kernels: storage size, the exact widening to the
 // f32 that sums accumulate in and the one rounding back, and the add.
 struct F32Element {

@@ -98,10 +98,15 @@ class KernelMemory {
 // (so not bit-identical to silicon).
 enum class Rounding : std::uint8_t { kNearestEven, kStochastic };
 
+// The tile's per-worker random streams for stochastic rounding
+// (kernels/rounding.hpp); the simulator's Tile owns them.
+class TilePrng;
+
 // One call of a model: the supervisor registers at the call, memory, the
 // tile's cycle counter at the call, and the cycles the call takes (the model
-// sets them from its cost function); the tile it runs on and the rounding
-// mode the simulation asks for.
+// sets them from its cost function); the tile it runs on, the rounding
+// mode the simulation asks for, and the tile's random streams, which carry
+// on from one call to the next (needed only when rounding stochastically).
 struct KernelCall {
   std::array<std::uint32_t, 16> registers{};
   KernelMemory& memory;
@@ -109,6 +114,7 @@ struct KernelCall {
   std::uint64_t cycles = 0;
   std::uint32_t tile = 0;  // physical tile id
   Rounding rounding = Rounding::kNearestEven;
+  TilePrng* prng = nullptr;
 
   std::uint32_t reg(unsigned index) const { return registers.at(index); }
 };

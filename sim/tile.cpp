@@ -40,7 +40,7 @@ std::string_view tile_status_name(TileStatus status) noexcept {
 
 Tile::Tile(target::PhysicalTile id, const SimOptions& options,
            const kernels::KernelRegistry& registry)
-    : id_(id), options_(options), registry_(registry), sram_(options.poison) {}
+    : id_(id), options_(options), registry_(registry), sram_(options.poison), prng_(id.value) {}
 
 void Tile::reset() {
   sram_.clear();
@@ -59,6 +59,7 @@ void Tile::reset() {
   decode_cache_.clear();
   exchange_.reset();
   incoming_pointer_ = 0;
+  prng_ = kernels::TilePrng(id_.value);
   // The runtime's startup sets the mux neutral before any exchange [HW]; a
   // reset tile starts that way so that it receives nothing by accident.
   csrs_[static_cast<std::uint8_t>(isa::Csr::kIncomingMux)] = target::kNeutralMux;
@@ -285,6 +286,7 @@ Continue Tile::call(const isa::Call& instruction) {
   }
   CheckedKernelMemory memory(*this, *kernel, call_pc, site, cycle_);
   kernels::KernelCall kernel_call{registers_, memory, cycle_, 0, id_.value, options_.rounding};
+  kernel_call.prng = &prng_;
   std::optional<Fault> fault;
   try {
     kernel->model(kernel_call);

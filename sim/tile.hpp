@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/registry.hpp"
+#include "kernels/rounding.hpp"
 #include "sim/exchange_record.hpp"
 #include "sim/fault.hpp"
 #include "sim/options.hpp"
@@ -161,6 +162,10 @@ class Tile {
   std::vector<CachedInstruction> decode_cache_;
   std::optional<ExchangeRecord> exchange_;
   std::uint32_t incoming_pointer_ = 0;
+  // The six worker PRNG streams stochastic rounding draws from: this tile's
+  // own, seeded at reset and carried across kernel calls as on the device
+  // (kernels/rounding.hpp), so no tile's results depend on another's.
+  kernels::TilePrng prng_;
 };
 
 }  // namespace tessera::sim

@@ -15,7 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "kernels/f143_kernels.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/layer_norm.hpp"
+#include "kernels/layout_kernels.hpp"
+#include "kernels/pointwise_kernels.hpp"
 #include "kernels/registry.hpp"
 #include "sim/chip.hpp"
 #include "tests/sim/program.hpp"
@@ -111,6 +115,77 @@ std::vector<std::uint8_t> permutation_table(std::uint32_t n, std::mt19937& rng) 
   return table;
 }
 
+// The element-wise, activation, layout, F143 and LayerNorm families at
+// `bytes` of f16 (or f32) per primary operand: A16/C16 blocks are 64 columns
+// wide (LayerNorm rows are 256 wide), row counts follow from the size.
+void add_rowwise_workloads(std::vector<Workload>& all, std::uint32_t bytes, const std::string& size,
+                           std::mt19937& rng) {
+  const std::uint32_t words = bytes / 4, halves = bytes / 2;
+  const auto add = [&](std::string label, std::string_view kernel, std::vector<Operand> operands,
+                       std::vector<std::pair<unsigned, std::uint32_t>> scalars) {
+    std::uint64_t moved = 0;
+    for (const Operand& operand : operands) moved += operand.bytes;
+    all.push_back({label + " " + size, kernel, std::move(operands), std::move(scalars), moved});
+  };
+  add("mul_f32", kernels::kMulF32,
+      {{2, bytes, {}}, {3, bytes, random_f32(words, rng)}, {4, bytes, random_f32(words, rng)}},
+      {{5, words}});
+  add("mul_f16", kernels::kMulF16,
+      {{2, bytes, {}}, {3, bytes, random_f16(halves, rng)}, {4, bytes, random_f16(halves, rng)}},
+      {{5, halves}});
+  add("convert_f32_to_f16", kernels::kConvertF32ToF16,
+      {{2, bytes / 2, {}}, {3, bytes, random_f32(words, rng)}}, {{4, words}});
+  add("convert_f16_to_f32", kernels::kConvertF16ToF32,
+      {{2, bytes * 2, {}}, {3, bytes, random_f16(halves, rng)}}, {{4, halves}});
+  const std::uint32_t rows = halves / 64;
+  add("add_bias_c16_f16", kernels::kAddBiasC16F16,
+      {{2, bytes, {}}, {3, bytes, random_f16(halves, rng)}, {4, 128, random_f16(64, rng)}},
+      {{5, rows}, {6, 64}});
+  add("gelu_f16", kernels::kGeluF16, {{2, bytes, {}}, {3, bytes, random_f16(halves, rng)}},
+      {{4, halves}});
+  add("gelu_f32", kernels::kGeluF32, {{2, bytes, {}}, {3, bytes, random_f32(words, rng)}},
+      {{4, words}});
+  add("gelu_c16_to_a16_f16", kernels::kGeluC16ToA16F16,
+      {{2, bytes, {}}, {3, bytes, random_f16(halves, rng)}}, {{4, rows}, {5, 64}});
+  add("relayout_c16_to_a16_f16", kernels::kRelayoutC16ToA16F16,
+      {{2, bytes, {}}, {3, bytes, random_f16(halves, rng)}}, {{4, rows}, {5, 64}});
+  add("reblock_a16_to_a16_f16", kernels::kReblockA16ToA16F16,
+      {{2, bytes, {}}, {3, bytes, random_f16(halves, rng)}},
+      {{4, rows}, {5, rows}, {6, 0}, {7, 0}, {8, rows}, {9, 64}});
+  add("rearrange_left_f16", kernels::kRearrangeLeftF16,
+      {{2, bytes, {}}, {3, bytes, random_f16(halves, rng)}},
+      {{4, rows}, {5, 64}, {6, rows}, {7, 64}});
+  add("rearrange_transposed_right_f16", kernels::kRearrangeTransposedRightF16,
+      {{2, bytes, {}}, {3, bytes, random_f16(halves, rng)}},
+      {{4, rows}, {5, 64}, {6, rows}, {7, 64}});
+  add("rearrange_block_major_f16", kernels::kRearrangeBlockMajorF16,
+      {{2, bytes, {}}, {3, bytes, random_f16(halves, rng)}},
+      {{4, rows}, {5, 64}, {6, rows}, {7, 64}, {8, 16}});
+  add("unpack_output_f16", kernels::kUnpackOutputF16,
+      {{2, bytes, {}}, {3, bytes, random_f16(halves, rng)}},
+      {{4, rows}, {5, 64}, {6, rows}, {7, 64}});
+  add("quantize_f16_to_f143", kernels::kQuantizeF16ToF143,
+      {{2, halves, {}}, {3, bytes, random_f16(halves, rng)}}, {{4, halves}, {5, 0}});
+  add("quantize_a16_to_a32_f143", kernels::kQuantizeA16ToA32F143,
+      {{2, halves, {}}, {3, bytes, random_f16(halves, rng)}}, {{4, rows}, {5, 64}, {6, 0}});
+  // One expand covers at most one 64 x 64 scale block.
+  const std::uint32_t codes = std::min<std::uint32_t>(halves, kernels::kExpandMaxElements);
+  std::vector<std::uint8_t> code_bytes(codes);
+  for (auto& code : code_bytes) code = static_cast<std::uint8_t>(rng() % 0x7F);
+  add("expand_f143_to_f16 (<= 1 block)", kernels::kExpandF143ToF16,
+      {{2, codes * 2, {}}, {3, codes, code_bytes}}, {{4, codes}, {5, 0}});
+  const std::uint32_t norm_rows = halves / 256;
+  add("layer_norm_f16 (256 wide)", kernels::kLayerNormF16,
+      {{2, bytes, {}}, {3, bytes, random_f16(halves, rng)}, {4, 1024, random_f16(512, rng)}},
+      {{5, norm_rows}, {6, 256}, {7, 1074}});
+  add("add_layer_norm_f16 (256 wide)", kernels::kAddLayerNormF16,
+      {{2, bytes, {}},
+       {3, bytes, random_f16(halves, rng)},
+       {4, bytes, random_f16(halves, rng)},
+       {5, 1024, random_f16(512, rng)}},
+      {{6, norm_rows}, {7, 256}, {8, 1074}});
+}
+
 // The families at `bytes` per primary operand.
 std::vector<Workload> workloads(std::uint32_t bytes) {
   std::mt19937 rng(bytes);
@@ -165,6 +240,7 @@ std::vector<Workload> workloads(std::uint32_t bytes) {
                   {4, 8 * words, permutation_table(words, rng)}},
                  {{5, words}, {6, words}, {7, words}},
                  4ull * bytes});
+  add_rowwise_workloads(all, bytes, size, rng);
   return all;
 }
 
@@ -307,7 +383,10 @@ double checked_seconds(const Workload& workload, std::uint32_t calls, double* cp
   return elapsed;
 }
 
-double unchecked_seconds(const Workload& workload, std::uint32_t calls, double* cpu = nullptr) {
+// Its CPU seconds in *cpu and the modelled device cycles of one call in
+// *cycles, when asked.
+double unchecked_seconds(const Workload& workload, std::uint32_t calls, double* cpu = nullptr,
+                         std::uint64_t* cycles = nullptr) {
   const kernels::KernelSpec& spec = *kernels::KernelRegistry::standard().find(workload.kernel);
   UncheckedMemory memory;
   const Registers r = workload.registers();
@@ -319,6 +398,7 @@ double unchecked_seconds(const Workload& workload, std::uint32_t calls, double* 
   for (std::uint32_t i = 0; i < calls; ++i) {
     kernels::KernelCall call{r, memory, 0, 0};
     spec.model(call);
+    if (cycles != nullptr) *cycles = call.cycles;
   }
   if (cpu != nullptr) *cpu = cpu_seconds() - cpu_start;
   return seconds_since(start);
@@ -326,20 +406,22 @@ double unchecked_seconds(const Workload& workload, std::uint32_t calls, double* 
 
 void families(std::uint32_t calls) {
   std::printf("Kernel models on one tile, %u calls each (1 host thread)\n", calls);
-  std::printf("%-34s %10s %14s %14s %9s\n", "kernel", "moved/call", "checked GB/s",
-              "unchecked GB/s", "overhead");
+  std::printf("%-42s %10s %14s %14s %9s %12s\n", "kernel", "moved/call", "checked GB/s",
+              "unchecked GB/s", "overhead", "cycles/call");
   for (const std::uint32_t bytes : {4096u, 65536u}) {
     for (const Workload& workload : workloads(bytes)) {
       // Best of three, each way.
       double checked = 1e30, unchecked = 1e30;
+      std::uint64_t cycles = 0;
       for (int i = 0; i < 3; ++i) {
         checked = std::min(checked, checked_seconds(workload, calls));
-        unchecked = std::min(unchecked, unchecked_seconds(workload, calls));
+        unchecked = std::min(unchecked, unchecked_seconds(workload, calls, nullptr, &cycles));
       }
       const double moved = static_cast<double>(workload.moved_bytes) * calls;
-      std::printf("%-34s %10llu %14.2f %14.2f %8.1f%%\n", workload.label.c_str(),
+      std::printf("%-42s %10llu %14.2f %14.2f %8.1f%% %12llu\n", workload.label.c_str(),
                   static_cast<unsigned long long>(workload.moved_bytes), moved / checked / 1e9,
-                  moved / unchecked / 1e9, 100.0 * (checked - unchecked) / checked);
+                  moved / unchecked / 1e9, 100.0 * (checked - unchecked) / checked,
+                  static_cast<unsigned long long>(cycles));
     }
   }
 }

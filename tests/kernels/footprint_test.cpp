@@ -22,50 +22,12 @@
 
 #include "kernels/gemm.hpp"
 #include "kernels/registry.hpp"
+#include "tests/kernels/footprint_check.hpp"
 
 namespace tessera::kernels {
 namespace {
 
-// Any address reads as a byte derived from it, except the bytes of a served
-// table; records every span a model asks for (what it may touch) and every
-// sparse read or write it notes inside one.
-class RecordingMemory final : public KernelMemory {
- public:
-  struct Touch {
-    unsigned reg;
-    std::uint64_t begin;
-    std::uint64_t end;
-    bool write;
-  };
-  RecordingMemory(std::uint32_t table_address, std::vector<std::uint8_t> table)
-      : table_address_(table_address), table_(std::move(table)) {}
-  std::span<std::uint8_t> acquire(unsigned reg, std::uint64_t address, std::uint64_t size,
-                                  Access access, SpanUse, unsigned) override {
-    if (size == 0) return {};
-    touches.push_back({reg, address, address + size, access != Access::kRead});
-    auto& bytes = spans_.emplace_back(size);
-    for (std::size_t i = 0; i < bytes.size(); ++i) {
-      const std::uint64_t offset = address + i - std::uint64_t{table_address_};
-      bytes[i] = address + i >= table_address_ && offset < table_.size()
-                     ? table_[offset]
-                     : static_cast<std::uint8_t>((address + i) * 2654435761u >> 13);
-    }
-    return bytes;
-  }
-  void note_read(unsigned reg, std::uint64_t address, std::uint64_t size) override {
-    notes.push_back({reg, address, address + size, false});
-  }
-  void note_written(unsigned reg, std::uint64_t address, std::uint64_t size) override {
-    notes.push_back({reg, address, address + size, true});
-  }
-  std::vector<Touch> touches;
-  std::vector<Touch> notes;
-
- private:
-  std::uint32_t table_address_;
-  std::vector<std::uint8_t> table_;
-  std::deque<std::vector<std::uint8_t>> spans_;  // stable addresses
-};
+using testing::check_footprints;
 
 struct Case {
   std::string_view kernel;
@@ -179,34 +141,7 @@ RC_GTEST_PROP(Footprint, ModelTouchesExactlyUpToTheFootprint, ()) {
   const KernelSpec* spec = KernelRegistry::standard().find(c.kernel);
   RC_ASSERT(spec != nullptr);
   RC_ASSERT(!spec->precondition(c.registers).has_value());
-  RecordingMemory memory(c.registers[4], c.table);
-  KernelCall call{c.registers, memory, 0, 0};
-  spec->model(call);
-  for (const OperandSpec& operand : spec->operands) {
-    const std::uint64_t begin = c.registers[operand.reg];
-    const std::uint64_t footprint = operand.footprint(c.registers);
-    std::uint64_t highest = begin;
-    for (const auto& touch : memory.touches) {
-      if (touch.reg != operand.reg) continue;
-      RC_ASSERT(touch.begin >= begin);
-      RC_ASSERT(touch.end <= begin + footprint);
-      RC_ASSERT(touch.write == (operand.access != Access::kRead));
-      highest = std::max(highest, touch.end);
-    }
-    RC_ASSERT(highest == (c.touches_nothing ? begin : begin + footprint));
-  }
-  if (c.touches_nothing) RC_ASSERT(memory.touches.empty());
-  // Sparse reads and writes lie inside a span of their operand, of their kind.
-  for (const auto& note : memory.notes) {
-    RC_ASSERT(std::any_of(memory.touches.begin(), memory.touches.end(), [&](const auto& touch) {
-      return touch.reg == note.reg && touch.begin <= note.begin && note.end <= touch.end &&
-             (touch.write || !note.write);
-    }));
-  }
-  for (const auto& touch : memory.touches) {
-    RC_ASSERT(std::any_of(spec->operands.begin(), spec->operands.end(),
-                          [&](const OperandSpec& o) { return o.reg == touch.reg; }));
-  }
+  check_footprints(*spec, c.registers, c.table, c.touches_nothing);
 }
 
 }  // namespace

@@ -526,5 +526,42 @@ TEST(GemmKernels, TheExpandedFamilyComputesWhatTheF16GemmComputes) {
   }
 }
 
+// Stochastic rounding (SimOptions::rounding): the tile's generator decides
+// each f16 partial, deterministically for a tile and its call sequence; the
+// result stays within the hiho bound of the exact product and differs from
+// round-to-nearest somewhere.
+TEST(GemmKernels, StochasticRoundingIsDeterministicAndStaysNearTheProduct) {
+  for (const GemmFamily family : {GemmFamily::kF16, GemmFamily::kF143}) {
+    GemmOperands call = zero_gemm(family, GemmVariant::kInit, 13, 128, 64);
+    std::mt19937 rng(5);
+    std::uniform_int_distribution<std::uint32_t> small(0, 0x1FF);
+    // f16: values in ±[2^-1, 2^1); F143: mid-range codes.
+    for (auto& a : call.left)
+      a = family == GemmFamily::kF16 ? 0x3800 | small(rng) | (rng() & 1) << 15
+                                     : 0x30 + rng() % 0x20;
+    for (auto& b : call.weights)
+      b = family == GemmFamily::kF16 ? 0x3800 | small(rng) | (rng() & 1) << 15
+                                     : 0x30 + rng() % 0x20;
+    sim::SimOptions stochastic;
+    stochastic.rounding = Rounding::kStochastic;
+    const auto first = run_gemm(call, stochastic);
+    const auto again = run_gemm(call, stochastic);
+    const auto nearest = run_gemm(call);
+    EXPECT_EQ(first, again) << gemm_format(family).name;
+    EXPECT_NE(first, nearest) << gemm_format(family).name
+                              << ": stochastic rounding changed nothing";
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i < first.size(); ++i) {
+      const double s = f16_to_f32(static_cast<std::uint16_t>(first[i]));
+      const double n = f16_to_f32(static_cast<std::uint16_t>(nearest[i]));
+      // Both roundings stay within a few f16 ulps of each other for these
+      // magnitudes (|C| < 2^9 with K = 128: ulp ≤ 2^-1).
+      EXPECT_LE(std::fabs(s - n), 4.0) << i;
+      differing += first[i] != nearest[i];
+    }
+    EXPECT_GT(differing, first.size() / 10) << gemm_format(family).name;
+  }
+}
+
 }  // namespace
 }  // namespace tessera::kernels

@@ -110,8 +110,8 @@ GemmOperands zero_gemm(GemmFamily family, GemmVariant variant, std::uint32_t row
   return call;
 }
 
-std::vector<std::uint32_t> run_gemm(const GemmOperands& call) {
-  KernelRun run(call.kernel(), call.registers(), call.buffers());
+std::vector<std::uint32_t> run_gemm(const GemmOperands& call, sim::SimOptions options) {
+  KernelRun run(call.kernel(), call.registers(), call.buffers(), options);
   EXPECT_TRUE(run.halted()) << call.kernel() << ": " << run.fault_text();
   const GemmFormat f = gemm_format(call.family);
   const auto bytes =

@@ -45,6 +45,6 @@ GemmOperands zero_gemm(GemmFamily family, GemmVariant variant, std::uint32_t row
 
 // Runs the call; C's element bits in logical row-major order (a failed
 // expectation when the run faults).
-std::vector<std::uint32_t> run_gemm(const GemmOperands& call);
+std::vector<std::uint32_t> run_gemm(const GemmOperands& call, sim::SimOptions options = {});
 
 }  // namespace tessera::kernels::testing
