@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "kernels/attention.hpp"
 #include "kernels/gemm.hpp"
 
 namespace tessera::kernels {
@@ -16,6 +17,7 @@ const KernelRegistry& KernelRegistry::standard() {
     add_reduction_kernels(r);
     add_move_kernels(r);
     add_gemm_kernels(r);
+    add_attention_kernels(r);
     return r;
   }();
   return registry;
