@@ -3,8 +3,16 @@
 // with -ffp-contract=off, so no multiply and add here is ever fused.
 #include "kernels/attention_numerics.hpp"
 
+#include <algorithm>
 #include <array>
 #include <bit>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define TESSERA_ATTENTION_F16C 1
+#else
+#define TESSERA_ATTENTION_F16C 0
+#endif
 
 namespace tessera::kernels {
 namespace {
@@ -17,7 +25,45 @@ float power_of_two(int k) noexcept {
   return std::bit_cast<float>(static_cast<std::uint32_t>(k + 127) << 23);
 }
 
+#if TESSERA_ATTENTION_F16C
+bool f16c_available() noexcept {
+  static const bool available =
+      __builtin_cpu_supports("avx") != 0 && __builtin_cpu_supports("f16c") != 0;
+  return available;
+}
+
+// Round to nearest even, eight at a time (vcvtps2ph with an explicit
+// rounding mode, so $MXCSR's does not matter; f32 subnormals are converted
+// exactly, as DAZ is off).
+__attribute__((target("avx,f16c"))) void narrow_f16c(const float* in, std::uint16_t* out,
+                                                     std::size_t count) noexcept {
+  std::size_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const __m128i h =
+        _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), h);  // NOLINT
+  }
+  for (; i < count; ++i) out[i] = f32_to_f16(in[i]);
+  _mm256_zeroupper();
+}
+#endif
+
 }  // namespace
+
+void AttentionRounding::to_f16(std::span<const float> values, std::span<std::uint16_t> out,
+                               unsigned worker) const noexcept {
+  const std::size_t count = std::min(values.size(), out.size());
+#if TESSERA_ATTENTION_F16C
+  if (mode_ == Rounding::kNearestEven && f16c_available()) {
+    narrow_f16c(values.data(), out.data(), count);
+    for (std::size_t i = 0; i < count; ++i) {
+      if (f16_is_nan(out[i])) out[i] = kF16QuietNan;
+    }
+    return;
+  }
+#endif
+  for (std::size_t i = 0; i < count; ++i) out[i] = to_f16(values[i], worker);
+}
 
 float attention_exp_f32(float x) noexcept {
   if (x != x) return std::bit_cast<float>(kF32QuietNan);
@@ -45,7 +91,7 @@ float attention_exp_f32(float x) noexcept {
   return p * power_of_two(n + 100) * power_of_two(-100);  // exact, then one rounding
 }
 
-std::uint16_t attention_exp_f16(std::uint16_t t) noexcept {
+const std::array<std::uint16_t, 65536>& attention_exp_f16_table() noexcept {
   static const std::array<std::uint16_t, 65536> table = [] {
     std::array<std::uint16_t, 65536> values{};
     const AttentionRounding nearest(Rounding::kNearestEven, 0);
@@ -54,7 +100,9 @@ std::uint16_t attention_exp_f16(std::uint16_t t) noexcept {
     }
     return values;
   }();
-  return table[t];
+  return table;
 }
+
+std::uint16_t attention_exp_f16(std::uint16_t t) noexcept { return attention_exp_f16_table()[t]; }
 
 }  // namespace tessera::kernels

@@ -37,7 +37,9 @@
 // nearest even. Any NaN becomes the canonical quiet NaN 0x7E00 (the IPU's NaN
 // payloads are unknown [INF], as for the GEMM and the float kernels).
 
+#include <array>
 #include <cstdint>
+#include <span>
 
 #include "kernels/half.hpp"
 #include "kernels/kernel_abi.hpp"
@@ -53,6 +55,9 @@ float attention_exp_f32(float x) noexcept;
 // 0x7E00). Read from a table of all 65536 inputs built once with exactly
 // that computation, so the bits are the same.
 std::uint16_t attention_exp_f16(std::uint16_t t) noexcept;
+// The table itself, entry t = attention_exp_f16(t), for loops that look up
+// many values.
+const std::array<std::uint16_t, 65536>& attention_exp_f16_table() noexcept;
 
 // The one f32 → f16 rounding of the attention kernels.
 class AttentionRounding {
@@ -66,6 +71,15 @@ class AttentionRounding {
     const std::uint16_t h = f32_to_f16(value);
     return f16_is_nan(h) ? kF16QuietNan : h;
   }
+
+  // values[i] → out[i] for every i (the sizes must match), in order, all on
+  // behalf of `worker`: the same bits as to_f16 one value at a time. Under
+  // round to nearest even it uses the host's F16C conversion when the host
+  // has one (chosen at run time; its result equals half.hpp's for every
+  // non-NaN f32, and NaNs are made canonical either way); a stochastic call
+  // rounds one value at a time.
+  void to_f16(std::span<const float> values, std::span<std::uint16_t> out,
+              unsigned worker) const noexcept;
 
   Rounding mode() const noexcept { return mode_; }
   std::uint32_t tile() const noexcept { return tile_; }

@@ -23,12 +23,15 @@
 // leaves $FP_ICTL alone, §2) [INF]. Any NaN result is canonical.
 #include <bit>
 #include <cmath>
+#include <span>
+#include <vector>
 
 #include "kernels/amp_layout.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/attention_costs.hpp"
 #include "kernels/attention_numerics.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/gemm_core.hpp"
 
 namespace tessera::kernels {
 namespace {
@@ -53,28 +56,53 @@ void softmax(KernelCall& call) {
       2 * std::uint64_t{rows});
 
   const AttentionRounding nearest(Rounding::kNearestEven, call.tile);
+  const auto& exp_f16 = attention_exp_f16_table();
+  constexpr unsigned kPanel = amp::kPanelColumns;
+  // The scores in f32 (C16 order), then one row at a time in logical key
+  // order, its shifted and scaled scores, and their f16 roundings.
+  thread_local std::vector<float> widened_buffer, row_buffer, shifted_buffer;
+  thread_local std::vector<std::uint16_t> rounded_buffer;
+  widened_buffer.resize(elements);
+  row_buffer.resize(columns);
+  shifted_buffer.resize(key_rows);
+  rounded_buffer.resize(key_rows);
+  const std::span<float> widened(widened_buffer), row_scores(row_buffer), shifted(shifted_buffer);
+  const std::span<std::uint16_t> rounded(rounded_buffer);
+  const gemm::Path path = gemm::vector_path_available() ? gemm::Path::kVector : gemm::Path::kScalar;
+  gemm::widen_f16(scores.std_span(), widened, path);
   for (std::uint32_t row = 0; row < rows; ++row) {
     const unsigned worker = row % kWorkerCount;
-    const auto score = [&](std::uint32_t n) {
-      return f16_to_f32(scores[amp::output_offset(row, n, rows)]);
-    };
+    for (std::uint32_t group = 0; group < columns / kPanel; ++group) {
+      // The panel row starts at physical column 0, which holds logical σ(0).
+      const auto panel = widened.subspan(
+          amp::output_offset(row, group * kPanel + amp::logical_column(0), rows), kPanel);
+      for (unsigned c = 0; c < kPanel; ++c) {
+        row_scores[group * kPanel + amp::kLogicalColumnOfPhysical[c]] = panel[c];
+      }
+    }
     float maximum = -INFINITY;
     bool nan = false;
     for (std::uint32_t n = 0; n < key_rows; ++n) {
-      const float s = score(n);
+      const float s = row_scores[n];
       if (s != s) nan = true;
       if (s > maximum) maximum = s;
     }
     if (nan) maximum = std::bit_cast<float>(kF32QuietNan);
+    for (std::uint32_t n = 0; n < key_rows; ++n) shifted[n] = (row_scores[n] - maximum) * scale;
+    nearest.to_f16(shifted, rounded, worker);
+    // P (the rounded shifts become their f16 exponentials in place), then
+    // the sum of P in f32, in key order.
+    for (std::uint32_t n = 0; n < key_rows; ++n) rounded[n] = exp_f16[rounded[n]];
+    gemm::widen_f16(rounded, shifted, path);
     float sum = 0.0F;
-    for (std::uint32_t n = 0; n < columns; ++n) {
-      std::uint16_t p = 0;
-      if (n < key_rows) {
-        const std::uint16_t t = nearest.to_f16((score(n) - maximum) * scale, worker);
-        p = attention_exp_f16(t);
-        sum = sum + f16_to_f32(p);
+    for (std::uint32_t n = 0; n < key_rows; ++n) sum = sum + shifted[n];
+    for (std::uint32_t group = 0; group < columns / kPanel; ++group) {
+      // Row `row` of P's A16 panel `group`: 16 contiguous logical columns.
+      const auto out = weights.subspan(amp::left_offset(row, group * kPanel, rows, kPanel), kPanel);
+      for (unsigned c = 0; c < kPanel; ++c) {
+        const std::uint32_t n = group * kPanel + c;
+        out[c] = n < key_rows ? rounded[n] : std::uint16_t{0};
       }
-      weights[amp::left_offset(row, n, rows, amp::kPanelColumns)] = p;
     }
     state[row] = canonical(maximum * scale);
     state[rows + row] = canonical(sum);
