@@ -302,8 +302,11 @@ std::optional<std::string> gemm_violation(GemmFamily family, const Registers& r)
   const GemmFormat f = gemm_format(family);
   const std::uint32_t rows = r[kRows], inner = r[kInner], columns = r[kColumns];
   if (!gemm_columns_supported(family, columns)) {
+    const char* supported = family == GemmFamily::kF32   ? "64"
+                            : family == GemmFamily::kF16 ? "a multiple of 16 up to 128"
+                                                         : "32, 64 or 128";
     return fmt::format("$m7 (columns) = {}; the {} GEMM computes {} output columns", columns,
-                       f.name, family == GemmFamily::kF32 ? "64" : "32, 64 or 128");
+                       f.name, supported);
   }
   if (inner == 0 || inner % f.pass != 0) {
     return fmt::format(

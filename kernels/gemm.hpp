@@ -90,9 +90,15 @@ constexpr GemmFormat gemm_format(GemmFamily family) noexcept {
 }
 
 // The output widths a family computes: 32, 64 or 128 columns, and only 64 for
-// f32 (its device kernel is specialised on 64, §1.2).
+// f32 (its device kernel is specialised on 64, §1.2). The f16 family also
+// computes every other multiple of 16 up to 128: its device kernel is
+// specialised on GEMM_OUTPUT_COLUMNS, a multiple of 16, and the prior art
+// built its attention QK (N = key block columns, 96 for SigLIP's 92-row key
+// blocks) and PV (N = padded head dimension, 80) from the same source (§1.1,
+// §1.4; kernels/attention.hpp).
 constexpr bool gemm_columns_supported(GemmFamily family, std::uint32_t columns) noexcept {
   if (family == GemmFamily::kF32) return columns == 64;
+  if (family == GemmFamily::kF16) return columns != 0 && columns % 16 == 0 && columns <= 128;
   return columns == 32 || columns == 64 || columns == 128;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "kernels/attention.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/f143_kernels.hpp"
 #include "kernels/layer_norm.hpp"
@@ -28,6 +29,7 @@ const KernelRegistry& KernelRegistry::standard() {
     add_rearrange_kernels(r);
     add_f143_kernels(r);
     add_layer_norm_kernels(r);
+    add_attention_kernels(r);
     return r;
   }();
   return registry;

@@ -5,7 +5,9 @@
 // from a Release build:
 //   build-release/tests/bench/tessera_bench_kernels [--calls N]
 #include <algorithm>
+#include <bit>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -13,10 +15,14 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "kernels/attention.hpp"
+#include "kernels/attention_costs.hpp"
 #include "kernels/f143_kernels.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/half.hpp"
 #include "kernels/layer_norm.hpp"
 #include "kernels/layout_kernels.hpp"
 #include "kernels/pointwise_kernels.hpp"
@@ -305,6 +311,148 @@ std::vector<Workload> gemm_workloads() {
   return all;
 }
 
+// ---- Attention (kernels/attention.hpp) at the SigLIP shape: 9 query rows
+// (padded with zero rows to the GEMM's 12: attention_query_rows), a 92-row
+// key block (96 key columns), head dimension 72 padded to 80, the head at
+// hidden column 72 of 144-column shards.
+constexpr std::uint32_t kAttnQueryRows = 9, kAttnKeyRows = 92, kAttnHeadDim = 72, kAttnHidden = 144,
+                        kAttnColumn = 72;
+
+std::vector<std::uint8_t> f32_bytes(const std::vector<float>& values) {
+  std::vector<std::uint8_t> bytes(values.size() * 4);
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+// Halves uniform in [0, 1]: softmax weights.
+std::vector<std::uint8_t> unit_f16(std::size_t count, std::mt19937& rng) {
+  std::uniform_real_distribution<float> value(0.0F, 1.0F);
+  std::vector<std::uint8_t> bytes(count * 2);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint16_t h = kernels::f32_to_f16(value(rng));
+    std::memcpy(bytes.data() + 2 * i, &h, 2);
+  }
+  return bytes;
+}
+
+std::vector<Workload> attention_workloads() {
+  using namespace kernels;
+  std::mt19937 rng(72);
+  const std::uint32_t rows = attention_query_rows(kAttnQueryRows);       // 12
+  const std::uint32_t columns = attention_key_columns(kAttnKeyRows);     // 96
+  const std::uint32_t padded = attention_padded_head_dim(kAttnHeadDim);  // 80
+  constexpr std::uint32_t kQueryShard = 0x60000, kQueryBlock = 0x61000, kKeyShard = 0x62000,
+                          kKeyBlock = 0x69000, kValueBlock = 0x6D000, kWeights = 0x71000,
+                          kAccumulator = 0x72000, kOutputF16 = 0x73000, kOutShard = 0x74000,
+                          kScores = 0x80000;
+  const std::uint32_t query_shard_bytes = 13 * kAttnHidden * 2;
+  const std::uint32_t key_shard_bytes = kAttnKeyRows * kAttnHidden * 2;
+  const auto query_block_bytes =
+      static_cast<std::uint32_t>(attention_query_block_bytes(kAttnQueryRows, kAttnHeadDim));
+  const auto key_block_bytes = static_cast<std::uint32_t>(
+      attention_pack_out_bytes(AttentionPack::kKey, kAttnKeyRows, kAttnHeadDim));
+  const auto weights_bytes =
+      static_cast<std::uint32_t>(attention_weights_buffer_bytes(kAttnQueryRows, kAttnKeyRows));
+  const auto accumulator_bytes =
+      static_cast<std::uint32_t>(attention_accumulator_bytes(rows, kAttnHeadDim));
+  const auto scores_bytes = static_cast<std::uint32_t>(
+      attention_scores_bytes(kAttnQueryRows, kAttnKeyRows, kAttnHeadDim));
+  const std::uint32_t f16_out_bytes = rows * kAttnHeadDim * 2;
+
+  // Block weights: P in [0, 1], then the state (max, sum ≥ 1); an
+  // accumulator of moderate values with sums ≥ 1.
+  auto weights = unit_f16(std::size_t{rows} * columns, rng);
+  std::vector<float> state(2 * rows);
+  for (std::uint32_t r = 0; r < rows; ++r) {
+    state[r] = 0.5F * static_cast<float>(r);
+    state[rows + r] = 4.0F + static_cast<float>(r);
+  }
+  const auto state_bytes = f32_bytes(state);
+  weights.insert(weights.end(), state_bytes.begin(), state_bytes.end());
+  weights.resize(weights_bytes, 0);
+  std::vector<float> accumulator(accumulator_bytes / 4, 0.25F);
+  for (std::uint32_t r = 0; r < rows; ++r) accumulator[rows * kAttnHeadDim + rows + r] = 2.0F;
+
+  const auto pack = [&](std::uint32_t block_rows, std::uint32_t source_rows) {
+    return std::vector<std::pair<unsigned, std::uint32_t>>{
+        {kPackSourceRows, source_rows},     {kPackSourceColumn, kAttnColumn},
+        {kPackRowStarts, row_starts(0, 0)}, {kPackCopyRows, block_rows},
+        {kPackBlockRows, block_rows},       {kPackHeadDim, kAttnHeadDim}};
+  };
+  const auto gemm = [](std::uint32_t r, std::uint32_t k, std::uint32_t n) {
+    return std::vector<std::pair<unsigned, std::uint32_t>>{
+        {kGemmRowsRegister, r}, {kGemmInnerRegister, k}, {kGemmColumnsRegister, n}};
+  };
+  const std::uint32_t scale = std::bit_cast<std::uint32_t>(1.0F / std::sqrt(72.0F));
+  std::vector<Workload> all;
+  all.push_back(
+      {"pack_query 9 -> 12 x 80",
+       kAttentionPackQuery,
+       {{kPackOut, query_block_bytes, {}, kQueryBlock},
+        {kPackSource, query_shard_bytes, random_f16(query_shard_bytes / 2, rng), kQueryShard}},
+       pack(kAttnQueryRows, 13),
+       std::uint64_t{rows} * padded * 2 + kAttnQueryRows * kAttnHeadDim * 2});
+  for (const auto& [label, kernel, out] :
+       {std::tuple{"pack_key 92 -> 80 x 96", kAttentionPackKey, kKeyBlock},
+        std::tuple{"pack_value 92 -> 96 x 80", kAttentionPackValue, kValueBlock}}) {
+    all.push_back(
+        {label,
+         kernel,
+         {{kPackOut, key_block_bytes, {}, out},
+          {kPackSource, key_shard_bytes, random_f16(key_shard_bytes / 2, rng), kKeyShard}},
+         pack(kAttnKeyRows, kAttnKeyRows),
+         std::uint64_t{key_block_bytes} + kAttnKeyRows * kAttnHeadDim * 2});
+  }
+  all.push_back(
+      {"QK gemm_f16_init 12x80x96",
+       kGemmF16Init,
+       {{kGemmOutputRegister, scores_bytes, {}, kScores},
+        {kGemmLeftRegister, query_block_bytes, random_f16(query_block_bytes / 2, rng), kQueryBlock},
+        {kGemmWeightRegister, key_block_bytes, random_f16(key_block_bytes / 2, rng), kKeyBlock}},
+       gemm(rows, padded, columns),
+       std::uint64_t{query_block_bytes} + key_block_bytes + rows * columns * 2,
+       2ull * rows * padded * columns});
+  all.push_back({"softmax 12 x 96 (92 keys)",
+                 kAttentionSoftmax,
+                 {{kSoftmaxOut, weights_bytes, {}, kWeights},
+                  {kSoftmaxScores, scores_bytes, random_f16(scores_bytes / 2, rng), kScores}},
+                 {{kSoftmaxRows, rows}, {kSoftmaxKeyRows, kAttnKeyRows}, {kSoftmaxScale, scale}},
+                 2ull * rows * columns * 2 + 8ull * rows});
+  all.push_back(
+      {"PV gemm_f16_init 12x96x80",
+       kGemmF16Init,
+       {{kGemmOutputRegister, scores_bytes, {}, kScores},
+        {kGemmLeftRegister, weights_bytes, weights, kWeights},
+        {kGemmWeightRegister, key_block_bytes, random_f16(key_block_bytes / 2, rng), kValueBlock}},
+       gemm(rows, columns, padded),
+       std::uint64_t{rows} * columns * 2 + key_block_bytes + rows * padded * 2,
+       2ull * rows * columns * padded});
+  all.push_back({"merge_middle 12 x 72",
+                 kAttentionMergeMiddle,
+                 {{kMergeAccumulator, accumulator_bytes, f32_bytes(accumulator), kAccumulator},
+                  {kMergeValues, scores_bytes, random_f16(scores_bytes / 2, rng), kScores},
+                  {kMergeWeights, weights_bytes, weights, kWeights}},
+                 {{kMergeRows, rows}, {kMergeKeyRows, kAttnKeyRows}, {kMergeHeadDim, kAttnHeadDim}},
+                 2ull * accumulator_bytes + rows * padded * 2 + 8ull * rows});
+  all.push_back({"f32_to_f16 12 x 72",
+                 kAttentionF32ToF16,
+                 {{kConvertOut, f16_out_bytes, {}, kOutputF16},
+                  {kConvertIn, accumulator_bytes, f32_bytes(accumulator), kAccumulator}},
+                 {{kConvertCount, rows * kAttnHeadDim}},
+                 6ull * rows * kAttnHeadDim});
+  all.push_back({"unpack_head 9 x 72",
+                 kAttentionUnpack,
+                 {{kUnpackOut, kAttnQueryRows * kAttnHidden * 2, {}, kOutShard},
+                  {kUnpackSource, f16_out_bytes, random_f16(f16_out_bytes / 2, rng), kOutputF16}},
+                 {{kUnpackOutRows, kAttnQueryRows},
+                  {kUnpackOutColumn, kAttnColumn},
+                  {kUnpackRowStarts, row_starts(0, 0)},
+                  {kUnpackCopyRows, kAttnQueryRows},
+                  {kUnpackHeadDim, kAttnHeadDim}},
+                 4ull * kAttnQueryRows * kAttnHeadDim});
+  return all;
+}
+
 // Loads `workload` onto `tiles` tiles of a chip, each calling the kernel
 // `calls` times in a supervisor loop, with allocations and a call site so
 // that every span is checked.
@@ -450,6 +598,59 @@ void gemm_families(std::uint32_t calls) {
   }
 }
 
+// The attention kernels at the SigLIP shape: host time per call checked and
+// unchecked, GB/s of the bytes a call moves, GFLOP per CPU second for the
+// GEMMs and for one key block's chain (QK + softmax + PV + merge, useful
+// FLOP 4·12·80·96), and the modelled tile cycles per call.
+void attention_families(std::uint32_t calls) {
+  std::printf(
+      "\nAttention models on one tile at the SigLIP shape (9 query rows -> 12, 92 keys -> 96\n"
+      "key columns, head 72 -> 80), %u calls each (1 host thread; CPU time)\n",
+      calls);
+  std::printf("%-28s %10s %12s %14s %10s %12s %10s\n", "kernel", "cycles", "checked us",
+              "unchecked us", "GB/s", "GFLOP/s", "overhead");
+  double chain_seconds = 0;
+  std::uint64_t chain_flops = 0;
+  for (const Workload& workload : attention_workloads()) {
+    double checked = 1e30, unchecked = 1e30;
+    for (int i = 0; i < 3; ++i) {
+      double cpu = 0;
+      checked_seconds(workload, calls, &cpu);
+      checked = std::min(checked, cpu);
+      unchecked_seconds(workload, calls, &cpu);
+      unchecked = std::min(unchecked, cpu);
+    }
+    // The modelled cycles: one unchecked call's.
+    const kernels::KernelSpec& spec = *kernels::KernelRegistry::standard().find(workload.kernel);
+    UncheckedMemory memory;
+    const Registers r = workload.registers();
+    for (const Operand& operand : workload.operands) {
+      if (!operand.contents.empty()) memory.load(r[operand.reg], operand.contents);
+    }
+    kernels::KernelCall call{r, memory, 0, 0};
+    spec.model(call);
+    const double per_call = checked / calls;
+    const bool in_chain =
+        workload.label.rfind("QK", 0) == 0 || workload.label.rfind("PV", 0) == 0 ||
+        workload.label.rfind("softmax", 0) == 0 || workload.label.rfind("merge", 0) == 0;
+    if (in_chain) {
+      chain_seconds += per_call;
+      chain_flops += workload.flops;
+    }
+    char gflops[32] = "-";
+    if (workload.flops != 0) {
+      std::snprintf(gflops, sizeof gflops, "%.2f",
+                    static_cast<double>(workload.flops) / per_call / 1e9);
+    }
+    std::printf("%-28s %10llu %12.2f %14.2f %10.2f %12s %9.1f%%\n", workload.label.c_str(),
+                static_cast<unsigned long long>(call.cycles), 1e6 * per_call,
+                1e6 * unchecked / calls, static_cast<double>(workload.moved_bytes) / per_call / 1e9,
+                gflops, 100.0 * (checked - unchecked) / checked);
+  }
+  std::printf("%-28s %10s %12.2f %14s %10s %12.2f\n", "key block (QK+softmax+PV+merge)", "",
+              1e6 * chain_seconds, "", "", static_cast<double>(chain_flops) / chain_seconds / 1e9);
+}
+
 // Modelled tile cycles of one call (the cost the simulator charges) for the
 // SigLIP GEMM shards: rows 12–129, K = 64, N = 32/64/128; "-" where the shape
 // is outside the kernel's limits (its precondition refuses it).
@@ -512,5 +713,6 @@ int main(int argc, char** argv) {
   families(calls);
   gemm_families(calls);
   gemm_cycles_table();
+  attention_families(calls);
   return 0;
 }

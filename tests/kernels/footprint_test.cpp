@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/attention.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/registry.hpp"
 #include "tests/kernels/footprint_check.hpp"
@@ -49,7 +50,7 @@ Case any_case() {
   Case c;
   const bool in_place = *rc::gen::arbitrary<bool>();
   c.registers[2] = kOutAddress;
-  switch (*rc::gen::inRange(0, 5)) {
+  switch (*rc::gen::inRange(0, 6)) {
     case 0: {  // add
       const bool f16 = *rc::gen::arbitrary<bool>();
       c.kernel = f16 ? kAddF16 : kAddF32;
@@ -119,6 +120,72 @@ Case any_case() {
       c.registers[kGemmColumnsRegister] = columns;
       c.registers[kGemmScaleRegister] = static_cast<std::uint32_t>(*rc::gen::inRange(-32, 32));
       c.touches_nothing = c.registers[kGemmRowsRegister] == 0;
+      break;
+    }
+    case 5: {  // attention: the packs, softmax, merges, f32 → f16, unpack
+      const std::uint32_t head_dim = 4 * *rc::gen::inRange(1u, 33u);
+      const std::uint32_t key_rows = *rc::gen::inRange(1u, 129u);
+      const std::uint32_t rows = *rc::gen::weightedOneOf<std::uint32_t>(
+          {{1, rc::gen::element<std::uint32_t>(0, 1, 6, 7, 12, 13)},
+           {3, rc::gen::inRange(1u, 130u)}});
+      c.registers[3] = kLeftAddress;
+      c.registers[4] = kRightAddress;
+      switch (*rc::gen::inRange(0, 5)) {
+        case 0: {  // packs: some rows of a shard's head slice into a block
+          const auto pack =
+              *rc::gen::element(AttentionPack::kQuery, AttentionPack::kKey, AttentionPack::kValue);
+          c.kernel = pack == AttentionPack::kQuery ? kAttentionPackQuery
+                     : pack == AttentionPack::kKey ? kAttentionPackKey
+                                                   : kAttentionPackValue;
+          const std::uint32_t block_rows = pack == AttentionPack::kQuery ? rows : key_rows;
+          const std::uint32_t copy = block_rows == 0 ? 0 : *rc::gen::inRange(0u, block_rows + 1);
+          const std::uint32_t source_start = *rc::gen::inRange(0u, 30u);
+          c.registers[kPackSourceRows] = source_start + copy + *rc::gen::inRange(0u, 5u);
+          c.registers[kPackSourceColumn] = 4 * *rc::gen::inRange(0u, 300u);
+          c.registers[kPackRowStarts] =
+              row_starts(source_start, *rc::gen::inRange(0u, block_rows - copy + 1));
+          c.registers[kPackCopyRows] = copy;
+          c.registers[kPackBlockRows] = block_rows;
+          c.registers[kPackHeadDim] = head_dim;
+          c.touches_nothing = copy == 0;
+          break;
+        }
+        case 1:
+          c.kernel = kAttentionSoftmax;
+          c.registers[kSoftmaxRows] = rows;
+          c.registers[kSoftmaxKeyRows] = key_rows;
+          c.registers[kSoftmaxScale] = 0x3DF15F4A;  // ≈ 1/√72
+          c.touches_nothing = rows == 0;
+          break;
+        case 2: {
+          static constexpr std::string_view kMerges[] = {
+              kAttentionMergeInitial, kAttentionMergeMiddle, kAttentionMergeFinal,
+              kAttentionMergeSingle};
+          c.kernel = kMerges[*rc::gen::inRange(0, 4)];
+          c.registers[kMergeWeights] = 0x400000;
+          c.registers[kMergeRows] = rows;
+          c.registers[kMergeKeyRows] = key_rows;
+          c.registers[kMergeHeadDim] = head_dim;
+          c.touches_nothing = rows == 0;
+          break;
+        }
+        case 3:
+          c.kernel = kAttentionF32ToF16;
+          c.registers[kConvertCount] = *small_count();
+          c.touches_nothing = c.registers[kConvertCount] == 0;
+          break;
+        default: {
+          c.kernel = kAttentionUnpack;
+          const std::uint32_t destination_start = *rc::gen::inRange(0u, 10u);
+          c.registers[kUnpackOutRows] = destination_start + rows + *rc::gen::inRange(0u, 5u);
+          c.registers[kUnpackOutColumn] = 4 * *rc::gen::inRange(0u, 300u);
+          c.registers[kUnpackRowStarts] = row_starts(*rc::gen::inRange(0u, 10u), destination_start);
+          c.registers[kUnpackCopyRows] = rows;
+          c.registers[kUnpackHeadDim] = head_dim;
+          c.touches_nothing = rows == 0;
+          break;
+        }
+      }
       break;
     }
     default: {  // sum

@@ -91,7 +91,17 @@ TEST(GemmAbi, PreconditionViolationsAreFaultsWithTheReason) {
     return [=](Registers& r) { r[reg] = value; };
   };
   const PreconditionCase cases[] = {
-      refused(f16(), "$m7 (columns) = 48; the f16 GEMM computes 32, 64 or 128 output columns",
+      refused(f16(),
+              "$m7 (columns) = 40; the f16 GEMM computes a multiple of 16 up to 128 output "
+              "columns",
+              with(kGemmColumnsRegister, 40)),
+      refused(f16(),
+              "$m7 (columns) = 144; the f16 GEMM computes a multiple of 16 up to 128 output "
+              "columns",
+              with(kGemmColumnsRegister, 144)),
+      refused(zero_gemm(F::kF16ExpandedF143, GemmVariant::kInit, 12, 64, 64),
+              "$m7 (columns) = 48; the f16 (expanded F143 weights) GEMM computes 32, 64 or 128 "
+              "output columns",
               with(kGemmColumnsRegister, 48)),
       refused(small_call(F::kF32, GemmVariant::kAccumulate),
               "$m7 (columns) = 32; the f32 GEMM computes 64 output columns",

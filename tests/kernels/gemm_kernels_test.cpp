@@ -205,6 +205,32 @@ TEST(GemmKernels, EdgeShapesMatchTheReference) {
   }
 }
 
+// The f16 family's other widths: attention's QK (N = key block columns: 16
+// for one key row, 96 for SigLIP's 92-row blocks) and PV (N = the padded head
+// dimension, 80).
+TEST(GemmKernels, TheF16GemmComputesEveryMultipleOf16UpTo128) {
+  std::uint64_t seed = 50;
+  for (std::uint32_t columns = 16; columns <= 128; columns += 16) {
+    ASSERT_TRUE(gemm_columns_supported(GemmFamily::kF16, columns));
+    for (const std::uint32_t inner : {16u, 80u, 96u}) {
+      for (const std::uint32_t rows : {12u, 13u}) {
+        for (const GemmVariant variant : kVariants) {
+          const auto call =
+              random_gemm(GemmFamily::kF16, variant, rows, inner, columns, ++seed, 0.01);
+          ASSERT_EQ(run_gemm(call), reference(call)) << describe(call);
+        }
+      }
+    }
+  }
+  for (const std::uint32_t columns : {0u, 8u, 40u, 144u}) {
+    EXPECT_FALSE(gemm_columns_supported(GemmFamily::kF16, columns)) << columns;
+  }
+  for (const std::uint32_t columns : {16u, 48u, 80u, 96u}) {
+    EXPECT_FALSE(gemm_columns_supported(GemmFamily::kF16ExpandedF143, columns)) << columns;
+    EXPECT_FALSE(gemm_columns_supported(GemmFamily::kF143, columns)) << columns;
+  }
+}
+
 TEST(GemmKernels, TheLargestShardOfEachShapeMatchesTheReference) {
   std::uint64_t seed = 100;
   for (const GemmFamily family : kFamilies) {
