@@ -18,7 +18,8 @@
 
 #include <cstdint>
 #include <span>
-#include <vector>
+
+#include <boost/container/small_vector.hpp>
 
 #include "kernels/kernel_abi.hpp"
 #include "kernels/registry.hpp"
@@ -79,8 +80,10 @@ class CheckedKernelMemory final : public kernels::KernelMemory {
   std::uint32_t pc_;
   const schema::CallSite* site_;
   std::uint64_t cycle_;
-  std::vector<Granted> granted_;       // every span, for the kSparse notes
-  std::vector<Granted> whole_writes_;  // kWhole write spans, marked at commit
+  // Every span, for the kSparse notes, and the kWhole write spans, marked at
+  // commit: a call has a handful, kept inline (no allocation per call).
+  boost::container::small_vector<Granted, 8> granted_;
+  boost::container::small_vector<Granted, 4> whole_writes_;
 };
 
 }  // namespace tessera::sim

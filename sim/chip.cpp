@@ -132,8 +132,11 @@ void Chip::load(const schema::Application& application) {
     entry_points_[index] = image.entry_point;
     loaded_[index] = true;
   }
+  // One provenance table for every tile's index (a model's can be large).
+  const auto provenance =
+      std::make_shared<const std::vector<std::string>>(application.debug.provenance);
   for (const auto& debug : application.debug.tiles) {
-    tiles_[index_of(debug.tile)]->set_debug(TileDebugIndex(debug, application.debug.provenance));
+    tiles_[index_of(debug.tile)]->set_debug(TileDebugIndex(debug, provenance));
   }
   for (const auto& phase : application.debug.exchange_phases) planned_phases_[phase.id] = phase;
 }

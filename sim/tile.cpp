@@ -40,6 +40,7 @@ void Tile::reset() {
   sram_.clear();
   sram_.set_poison(options_.poison);
   debug_ = {};
+  models_.clear();
   code_ranges_.clear();
   status_ = TileStatus::kIdle;
   registers_ = {};
@@ -56,6 +57,17 @@ void Tile::reset() {
   // The runtime's startup sets the mux neutral before any exchange [HW]; a
   // reset tile starts that way so that it receives nothing by accident.
   csrs_[static_cast<std::uint8_t>(isa::Csr::kIncomingMux)] = target::kNeutralMux;
+}
+
+void Tile::set_debug(TileDebugIndex debug) {
+  debug_ = std::move(debug);
+  models_.clear();
+  for (const auto& [address, symbol] : debug_.symbols()) {
+    if (symbol.kind == schema::SymbolKind::kKernel ||
+        symbol.kind == schema::SymbolKind::kRuntimeHelper) {
+      models_.emplace(address, registry_.find(symbol.name));
+    }
+  }
 }
 
 void Tile::begin_exchange_phase(std::uint64_t phase) {
@@ -258,24 +270,25 @@ Continue Tile::call(const isa::Call& instruction) {
   const std::uint32_t call_pc = pc_ - 4;
   const std::uint32_t return_address = pc_;
   write_register(instruction.link, return_address);
-  const schema::Symbol* symbol = debug_.symbol_at(instruction.target);
-  const bool is_model = symbol != nullptr && (symbol->kind == schema::SymbolKind::kKernel ||
-                                              symbol->kind == schema::SymbolKind::kRuntimeHelper);
-  if (!is_model) return branch_to(instruction.target);
+  const auto model = models_.find(instruction.target);
+  if (model == models_.end()) return branch_to(instruction.target);
 
   const schema::CallSite* site = debug_.call_site_at(call_pc);
-  const std::string provenance = site != nullptr ? debug_.provenance(site->provenance) : "";
-  const kernels::KernelSpec* kernel = registry_.find(symbol->name);
+  const auto provenance = [&] {
+    return site != nullptr ? debug_.provenance(site->provenance) : std::string();
+  };
+  const kernels::KernelSpec* kernel = model->second;
   if (kernel == nullptr) {
     pc_ = call_pc;
     return fail(FaultKind::kNotModelled,
-                fmt::format("call to kernel '{}', which has no host model", symbol->name),
-                provenance);
+                fmt::format("call to kernel '{}', which has no host model",
+                            debug_.symbol_at(instruction.target)->name),
+                provenance());
   }
   if (auto violation = kernel->precondition ? kernel->precondition(registers_) : std::nullopt) {
     pc_ = call_pc;
     return fail(FaultKind::kKernelPrecondition,
-                fmt::format("kernel '{}' called with {}", kernel->name, *violation), provenance);
+                fmt::format("kernel '{}' called with {}", kernel->name, *violation), provenance());
   }
   CheckedKernelMemory memory(*this, *kernel, call_pc, site, cycle_);
   kernels::KernelCall kernel_call{registers_, memory, cycle_, 0};

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "kernels/registry.hpp"
@@ -73,7 +74,7 @@ class Tile {
   // ranges (kernel models may not touch them) and the debug records.
   void reset();
   void load_segment(std::uint32_t address, std::span<const std::uint8_t> bytes, bool executable);
-  void set_debug(TileDebugIndex debug) { debug_ = std::move(debug); }
+  void set_debug(TileDebugIndex debug);
   void start(std::uint32_t entry_point, std::uint64_t cycle);
 
   // Executes until an interaction or until the tile's cycle count reaches
@@ -146,6 +147,9 @@ class Tile {
   const kernels::KernelRegistry& registry_;
   TileSram sram_;
   TileDebugIndex debug_;
+  // Call targets the debug section names as kernels or runtime helpers, with
+  // their host models (null: the registry has none), resolved once per load.
+  std::unordered_map<std::uint32_t, const kernels::KernelSpec*> models_;
   std::vector<target::AddressRange> code_ranges_;
 
   TileStatus status_ = TileStatus::kIdle;
