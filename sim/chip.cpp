@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "support/thread_pool.hpp"
 #include "target/config_space.hpp"
 #include "target/memory_map.hpp"
 
@@ -52,6 +53,13 @@ struct Chip::TileProcess {
   sc_core::sc_process_handle handle;
 };
 
+// The process that runs the tiles woken at one instant together, on the
+// host thread pool (decision 11).
+struct Chip::BatchProcess {
+  sc_core::sc_event ready;
+  sc_core::sc_process_handle handle;
+};
+
 std::string_view stop_reason_name(StopReason reason) noexcept {
   switch (reason) {
     case StopReason::kAllHalted: return "all tiles halted";
@@ -71,6 +79,7 @@ Chip::Chip(target::Topology topology, SimOptions options, const kernels::KernelR
   }
   if (options_.quantum_cycles == 0) throw UsageError("the quantum must be at least one cycle");
   ensure_systemc();
+  pool_ = std::make_unique<ThreadPool>(options_.threads);
   for (const auto physical : topology_.physical_tiles()) {
     tiles_.push_back(std::make_unique<Tile>(physical, options_, registry_));
   }
@@ -100,6 +109,9 @@ void Chip::kill_processes() {
     }
   }
   processes_.clear();
+  if (batch_ && batch_->handle.valid() && !batch_->handle.terminated()) batch_->handle.kill();
+  batch_.reset();
+  ready_.clear();
 }
 
 void Chip::reset() {
@@ -188,6 +200,13 @@ void Chip::start(std::optional<std::vector<target::PhysicalTile>> tiles,
   processes_.resize(tiles_.size());
   sc_core::sc_spawn_options spawn;
   spawn.spawn_method();
+  batch_ = std::make_unique<BatchProcess>();
+  sc_core::sc_spawn_options batch_spawn;
+  batch_spawn.spawn_method();
+  batch_spawn.set_sensitivity(&batch_->ready);
+  batch_spawn.dont_initialize();
+  batch_->handle = sc_core::sc_spawn([this] { run_ready_tiles(); },
+                                     sc_core::sc_gen_unique_name("tiles"), &batch_spawn);
   for (const std::size_t index : started_) {
     tiles_[index]->start(entry_point.value_or(entry_points_[index]), 0);
     processes_[index] = std::make_unique<TileProcess>();
@@ -304,102 +323,133 @@ void Chip::release_host_receivers() {
   apply_releases(releases);
 }
 
+// Quantum boundaries are one grid for all tiles (multiples of the quantum),
+// so that tiles released together keep yielding at the same instants and
+// run together again; a tile that overshoots a boundary (a long kernel call)
+// resumes at the last boundary it passed. Both decide only when the host
+// runs a tile: its results depend on its own cycle count alone.
+std::uint64_t Chip::budget_end(const Tile& tile) const {
+  const std::uint64_t quantum = options_.quantum_cycles;
+  return std::min((tile.cycle() / quantum + 1) * quantum, limit_);
+}
+
+void Chip::reschedule(std::size_t index) {
+  const std::uint64_t quantum = options_.quantum_cycles;
+  processes_[index]->release.notify(
+      cycles(delay_until(tiles_[index]->cycle() / quantum * quantum)));
+}
+
 void Chip::on_tile_activation(std::size_t index) {
   Tile& tile = *tiles_[index];
   TileProcess& process = *processes_[index];
-  if (tile.status() != TileStatus::kRunning) {
-    sc_core::next_trigger(process.release);
+  sc_core::next_trigger(process.release);
+  if (tile.status() != TileStatus::kRunning) return;
+  if (stop_requested_ || tile.cycle() >= limit_) {
+    // Wait at the tile's own time; the next run() continues from here.
+    // Past the limit, wait at least a cycle so the kernel can reach it.
+    std::uint64_t delay = delay_until(tile.cycle());
+    if (!stop_requested_ && delay == 0) delay = 1;
+    sc_core::next_trigger(cycles(delay));
     return;
   }
-  for (;;) {
-    if (stop_requested_ || tile.cycle() >= limit_) {
-      // Wait at the tile's own time; the next run() continues from here.
-      // Past the limit, wait at least a cycle so the kernel can reach it.
-      std::uint64_t delay = delay_until(tile.cycle());
-      if (!stop_requested_ && delay == 0) delay = 1;
-      sc_core::next_trigger(cycles(delay));
+  // Run with every other tile woken at this instant: the batch process runs
+  // after this evaluation phase, when all of them are queued.
+  ready_.push_back(index);
+  batch_->ready.notify(sc_core::SC_ZERO_TIME);
+}
+
+// Between two interactions tiles share nothing, so the woken tiles run on the
+// host pool at once; their outcomes (syncs, faults, phases) are then handled
+// one by one in tile order, which keeps results, cycles, faults and traces
+// the same whatever the thread count.
+void Chip::run_ready_tiles() {
+  std::vector<std::size_t> batch = std::move(ready_);
+  ready_.clear();
+  std::sort(batch.begin(), batch.end());
+  std::vector<RunOutcome> outcomes(batch.size());
+  pool_->for_each(batch.size(), [&](std::size_t i) {
+    Tile& tile = *tiles_[batch[i]];
+    outcomes[i] = tile.run(budget_end(tile));
+  });
+  for (std::size_t i = 0; i < batch.size(); ++i) continue_tile(batch[i], outcomes[i]);
+}
+
+// What a tile does after its run returned: it waits (at a sync, for its
+// phase, for the host) or is run again at its own time.
+void Chip::continue_tile(std::size_t index, const RunOutcome& outcome) {
+  Tile& tile = *tiles_[index];
+  const bool host_receive = outcome.kind == RunOutcome::Kind::kSync && outcome.zone == 0;
+  if (outcome.kind != RunOutcome::Kind::kBudget && outcome.kind != RunOutcome::Kind::kRowDone &&
+      !host_receive) {
+    leave_exchange_phase(index);  // a tile that syncs, halts or stops has left its phase
+  }
+  switch (outcome.kind) {
+    case RunOutcome::Kind::kBudget:
+      reschedule(index);
       return;
-    }
-    const RunOutcome outcome =
-        tile.run(std::min(tile.cycle() + options_.quantum_cycles, limit_));
-    const bool host_receive = outcome.kind == RunOutcome::Kind::kSync && outcome.zone == 0;
-    if (outcome.kind != RunOutcome::Kind::kBudget && outcome.kind != RunOutcome::Kind::kRowDone &&
-        !host_receive) {
-      leave_exchange_phase(index);  // a tile that syncs, halts or stops has left its phase
-    }
-    switch (outcome.kind) {
-      case RunOutcome::Kind::kBudget:
-        sc_core::next_trigger(cycles(delay_until(tile.cycle())));
+    case RunOutcome::Kind::kRowDone:
+      tile.begin_wait(kExchangeWait);
+      leave_exchange_phase(index);
+      return;
+    case RunOutcome::Kind::kSans:
+      if (outcome.zone == 0) {
+        const auto releases = internal_sync_.skip(index);
+        if (!releases.empty()) open_exchange_phase(releases.front().round, releases);
+        apply_releases(releases);
+      }
+      if (outcome.zone == 1) {
+        const auto releases = host_sync_.leave(index);
+        if (!releases.empty()) open_exchange_phase(releases.front().round, releases, true);
+        apply_releases(releases);
+      }
+      reschedule(index);
+      return;
+    case RunOutcome::Kind::kSync:
+      if (outcome.zone == 1) {
+        tile.begin_wait(1);
+        tile.release(tile.cycle() + options_.local_sync_cycles);
+        reschedule(index);
         return;
-      case RunOutcome::Kind::kRowDone:
-        tile.begin_wait(kExchangeWait);
-        leave_exchange_phase(index);
-        sc_core::next_trigger(process.release);
+      }
+      if (outcome.zone == 3) {
+        tile.begin_wait(3);
+        const auto releases = internal_sync_.arrive(index, tile.cycle());
+        if (!releases.empty()) open_exchange_phase(releases.front().round, releases);
+        apply_releases(releases);
         return;
-      case RunOutcome::Kind::kSans:
-        if (outcome.zone == 0) {
-          const auto releases = internal_sync_.skip(index);
-          if (!releases.empty()) open_exchange_phase(releases.front().round, releases);
-          apply_releases(releases);
-        }
-        if (outcome.zone == 1) {
-          const auto releases = host_sync_.leave(index);
-          if (!releases.empty()) open_exchange_phase(releases.front().round, releases, true);
-          apply_releases(releases);
-        }
-        continue;
-      case RunOutcome::Kind::kSync:
-        if (outcome.zone == 1) {
-          tile.begin_wait(1);
-          tile.release(tile.cycle() + options_.local_sync_cycles);
-          continue;
-        }
-        if (outcome.zone == 3) {
-          tile.begin_wait(3);
-          const auto releases = internal_sync_.arrive(index, tile.cycle());
-          if (!releases.empty()) open_exchange_phase(releases.front().round, releases);
-          apply_releases(releases);
-          sc_core::next_trigger(process.release);
+      }
+      if (is_host_zone(outcome.zone)) {
+        // Released when every tile is there and the host has granted the
+        // round; the run goes on until nothing else can happen, so that
+        // every tile reaches its host sync before the host is asked to act.
+        tile.begin_wait(outcome.zone);
+        const auto releases = host_sync_.arrive(index, tile.cycle());
+        if (!releases.empty()) open_exchange_phase(releases.front().round, releases, true);
+        apply_releases(releases);
+        return;
+      }
+      if (outcome.zone == 0) {
+        // Wait for the host to serve this tile's packets (its phase's solve).
+        if (phase_is_host_ && tile.exchange()) {
+          tile.begin_wait(0);
+          leave_exchange_phase(index);
           return;
         }
-        if (is_host_zone(outcome.zone)) {
-          // Released when every tile is there and the host has granted the
-          // round; the run goes on until nothing else can happen, so that
-          // every tile reaches its host sync before the host is asked to act.
-          tile.begin_wait(outcome.zone);
-          const auto releases = host_sync_.arrive(index, tile.cycle());
-          if (!releases.empty()) open_exchange_phase(releases.front().round, releases, true);
-          apply_releases(releases);
-          sc_core::next_trigger(process.release);
-          return;
-        }
-        if (outcome.zone == 0) {
-          // Wait for the host to serve this tile's packets (its phase's solve).
-          if (phase_is_host_ && tile.exchange()) {
-            tile.begin_wait(0);
-            leave_exchange_phase(index);
-            sc_core::next_trigger(process.release);
-            return;
-          }
-          tile.raise(FaultKind::kNotModelled, "sync 0 (host receive) outside a host phase");
-        } else {
-          tile.raise(FaultKind::kNotModelled, fmt::format("sync {}: not a known sync zone", outcome.zone));
-        }
-        [[fallthrough]];
-      case RunOutcome::Kind::kFaulted:
-        record_fault(*tile.fault());
-        if (!options_.keep_going) request_stop();
-        sc_core::next_trigger(process.release);
-        return;
-      case RunOutcome::Kind::kTrapped:
-        request_stop();
-        sc_core::next_trigger(process.release);
-        return;
-      case RunOutcome::Kind::kHalted:
-        if (options_.trace) spans_.push_back({index, "compute", segment_start_[index], tile.cycle()});
-        sc_core::next_trigger(process.release);
-        return;
-    }
+        tile.raise(FaultKind::kNotModelled, "sync 0 (host receive) outside a host phase");
+      } else {
+        tile.raise(FaultKind::kNotModelled, fmt::format("sync {}: not a known sync zone", outcome.zone));
+      }
+      [[fallthrough]];
+    case RunOutcome::Kind::kFaulted:
+      record_fault(*tile.fault());
+      if (!options_.keep_going) request_stop();
+      return;
+    case RunOutcome::Kind::kTrapped:
+      request_stop();
+      return;
+    case RunOutcome::Kind::kHalted:
+      if (options_.trace) spans_.push_back({index, "compute", segment_start_[index], tile.cycle()});
+      return;
   }
 }
 

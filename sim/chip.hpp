@@ -32,6 +32,7 @@
 #include "sim/options.hpp"
 #include "sim/sync_controller.hpp"
 #include "sim/tile.hpp"
+#include "support/thread_pool.hpp"
 #include "target/topology.hpp"
 
 namespace tessera::sim {
@@ -139,10 +140,15 @@ class Chip {
 
   // Internal: the SystemC side calls these.
   struct TileProcess;
+  struct BatchProcess;
   void on_tile_activation(std::size_t index);
+  void run_ready_tiles();
 
  private:
   std::size_t index_of(target::PhysicalTile tile) const;
+  std::uint64_t budget_end(const Tile& tile) const;
+  void reschedule(std::size_t index);
+  void continue_tile(std::size_t index, const RunOutcome& outcome);
   void apply_releases(const std::vector<Release>& releases);
   void record_fault(const Fault& fault);
   void request_stop();
@@ -163,6 +169,9 @@ class Chip {
   std::vector<std::uint32_t> entry_points_;
   std::vector<std::size_t> started_;
   std::vector<std::unique_ptr<TileProcess>> processes_;
+  std::unique_ptr<BatchProcess> batch_;
+  std::vector<std::size_t> ready_;  // tiles woken at this instant, for the batch
+  std::unique_ptr<ThreadPool> pool_;
   SyncRounds internal_sync_;
   HostSyncRounds host_sync_;
   HostMemory host_memory_;
