@@ -1,9 +1,10 @@
 // Kernel-model benchmark (ARCHITECTURE.md decision 11): for each kernel
 // family, the host throughput of its model called through the simulator
 // (spans checked once per call against the call site's allocations) and of
-// the same model on unchecked memory. Prints numbers; asserts nothing. Run it
-// from a Release build:
-//   build-release/tests/bench/tessera_bench_kernels [--calls N]
+// the same model on unchecked memory, and a whole-chip compute step on one
+// host thread and on several. Prints numbers; asserts nothing. Run it from a
+// Release build:
+//   build-release/tests/bench/tessera_bench_kernels [--calls N] [--threads N]...
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -17,6 +18,7 @@
 
 #include "kernels/registry.hpp"
 #include "sim/chip.hpp"
+#include "support/thread_pool.hpp"
 #include "tests/sim/program.hpp"
 
 namespace {
@@ -274,22 +276,65 @@ void families(std::uint32_t calls, const std::string& only) {
   }
 }
 
+// Every tile of the C600 runs the same kernel loop: the compute step the
+// host pool runs in parallel (wall time: it uses several threads).
+void whole_chip(std::uint32_t calls, const std::vector<unsigned>& thread_counts) {
+  const Workload workload = workloads(16384)[2];  // add_f32 on 16 KiB operands
+  std::printf("\nWhole-chip compute step: 1472 tiles x %u calls of %s (wall time, best of 3)\n",
+              calls, workload.label.c_str());
+  double one_thread = 0;
+  for (const unsigned threads : thread_counts) {
+    sim::SimOptions options;
+    options.threads = threads;
+    sim::Chip chip(target::Topology::c600(), options);
+    double best = 1e30;
+    std::uint64_t cycles = 0;
+    for (int repetition = 0; repetition < 3; ++repetition) {
+      load(chip, workload, calls);
+      chip.start();
+      const auto start = Clock::now();
+      const sim::RunResult result = chip.run();
+      best = std::min(best, seconds_since(start));
+      if (result.reason != sim::StopReason::kAllHalted) {
+        std::fprintf(stderr, "whole chip did not halt\n");
+        std::exit(1);
+      }
+      cycles = chip.report().total_cycles;
+    }
+    if (one_thread == 0) one_thread = best;
+    const double moved = static_cast<double>(workload.moved_bytes) * calls * 1472;
+    std::printf("  %u thread%s: %.3f s, %.2f GB/s, %llu simulated cycles, speed-up %.2fx\n",
+                threads, threads == 1 ? " " : "s", best, moved / best / 1e9,
+                static_cast<unsigned long long>(cycles), one_thread / best);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::uint32_t calls = 2000;
   std::string only;
+  std::uint32_t chip_calls = 20;
+  std::vector<unsigned> thread_counts;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--calls") == 0 && i + 1 < argc) {
       calls = static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 0));
     } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
       only = argv[++i];
+    } else if (std::strcmp(argv[i], "--chip-calls") == 0 && i + 1 < argc) {
+      chip_calls = static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 0));
+    } else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+      thread_counts.push_back(static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 0)));
     } else {
-      std::fprintf(stderr,
-                   "usage: %s [--calls N] [--only TEXT]\n"
-                   "  --calls N    calls per kernel family on one tile (default 2000)\n"
-                   "  --only TEXT  only the families whose label contains TEXT\n",
-                   argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s [--calls N] [--only TEXT] [--chip-calls N] [--threads N]...\n"
+          "  --calls N       calls per kernel family on one tile (default 2000)\n"
+          "  --only TEXT     only the families whose label contains TEXT\n"
+          "  --chip-calls N  calls per tile in the whole-chip step (default 20; 0 skips it)\n"
+          "  --threads N     host threads for the whole-chip step (repeatable;\n"
+          "                  default: 1 and the machine's cores)\n",
+          argv[0]);
       return 2;
     }
   }
@@ -297,6 +342,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--calls must be at least 1\n");
     return 2;
   }
+  if (thread_counts.empty()) thread_counts = {1, ThreadPool::machine_threads()};
   families(calls, only);
+  if (chip_calls != 0) whole_chip(chip_calls, thread_counts);
   return 0;
 }
