@@ -48,17 +48,47 @@ constexpr std::uint32_t kExchangeWait = 0x100;
 
 }  // namespace
 
-struct Chip::TileProcess {
-  sc_core::sc_event release;
+// A spawned SystemC process's record, shared with the process's function, so
+// that a process SystemC cannot kill yet (kill_processes) outlives the chip
+// harmlessly: with `chip` cleared it returns at once and is never triggered
+// again.
+struct ChipProcess {
+  Chip* chip = nullptr;
   sc_core::sc_process_handle handle;
+};
+
+struct Chip::TileProcess : ChipProcess {
+  sc_core::sc_event release;
 };
 
 // The process that runs the tiles woken at one instant together, on the
 // host thread pool (decision 11).
-struct Chip::BatchProcess {
+struct Chip::BatchProcess : ChipProcess {
   sc_core::sc_event ready;
-  sc_core::sc_process_handle handle;
 };
+
+namespace {
+
+// SystemC refuses to kill a process before the kernel first ran (E572,
+// thrown as an sc_report), which is where a chip is destroyed when a session
+// fails between start() and its first wait. Such a process is disarmed
+// instead; after the kernel has run, kill() is allowed.
+void disarm(ChipProcess& process) noexcept {
+  process.chip = nullptr;
+  const bool killable = sc_core::sc_get_status() != sc_core::SC_ELABORATION;
+  if (killable && process.handle.valid() && !process.handle.terminated()) {
+    try {
+      process.handle.kill();
+    } catch (const sc_core::sc_report&) {
+      // Disarmed above; a process the kernel keeps does nothing.
+    }
+  }
+  // The process's function holds this record; dropping the handle breaks
+  // the cycle, so the kernel can free a killed process and the record.
+  process.handle = sc_core::sc_process_handle();
+}
+
+}  // namespace
 
 std::string_view stop_reason_name(StopReason reason) noexcept {
   switch (reason) {
@@ -102,14 +132,12 @@ std::size_t Chip::index_of(target::PhysicalTile tile) const {
 Tile& Chip::tile(target::PhysicalTile tile) { return *tiles_[index_of(tile)]; }
 const Tile& Chip::tile(target::PhysicalTile tile) const { return *tiles_[index_of(tile)]; }
 
-void Chip::kill_processes() {
+void Chip::kill_processes() noexcept {
   for (auto& process : processes_) {
-    if (process && process->handle.valid() && !process->handle.terminated()) {
-      process->handle.kill();
-    }
+    if (process) disarm(*process);
   }
   processes_.clear();
-  if (batch_ && batch_->handle.valid() && !batch_->handle.terminated()) batch_->handle.kill();
+  if (batch_) disarm(*batch_);
   batch_.reset();
   ready_.clear();
 }
@@ -200,18 +228,28 @@ void Chip::start(std::optional<std::vector<target::PhysicalTile>> tiles,
   processes_.resize(tiles_.size());
   sc_core::sc_spawn_options spawn;
   spawn.spawn_method();
-  batch_ = std::make_unique<BatchProcess>();
+  auto batch = std::make_shared<BatchProcess>();
+  batch->chip = this;
   sc_core::sc_spawn_options batch_spawn;
   batch_spawn.spawn_method();
-  batch_spawn.set_sensitivity(&batch_->ready);
+  batch_spawn.set_sensitivity(&batch->ready);
   batch_spawn.dont_initialize();
-  batch_->handle = sc_core::sc_spawn([this] { run_ready_tiles(); },
-                                     sc_core::sc_gen_unique_name("tiles"), &batch_spawn);
+  batch->handle = sc_core::sc_spawn(
+      [batch] {
+        if (batch->chip != nullptr) batch->chip->run_ready_tiles();
+      },
+      sc_core::sc_gen_unique_name("tiles"), &batch_spawn);
+  batch_ = std::move(batch);
   for (const std::size_t index : started_) {
     tiles_[index]->start(entry_point.value_or(entry_points_[index]), 0);
-    processes_[index] = std::make_unique<TileProcess>();
-    processes_[index]->handle = sc_core::sc_spawn([this, index] { on_tile_activation(index); },
-                                                  sc_core::sc_gen_unique_name("tile"), &spawn);
+    auto process = std::make_shared<TileProcess>();
+    process->chip = this;
+    process->handle = sc_core::sc_spawn(
+        [process, index] {
+          if (process->chip != nullptr) process->chip->on_tile_activation(index);
+        },
+        sc_core::sc_gen_unique_name("tile"), &spawn);
+    processes_[index] = std::move(process);
   }
 }
 

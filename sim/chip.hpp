@@ -152,7 +152,7 @@ class Chip {
   void apply_releases(const std::vector<Release>& releases);
   void record_fault(const Fault& fault);
   void request_stop();
-  void kill_processes();
+  void kill_processes() noexcept;
   void diagnose_deadlock();
   void open_exchange_phase(std::uint64_t round, const std::vector<Release>& releases,
                            bool host = false);
@@ -168,8 +168,8 @@ class Chip {
   std::vector<bool> loaded_;
   std::vector<std::uint32_t> entry_points_;
   std::vector<std::size_t> started_;
-  std::vector<std::unique_ptr<TileProcess>> processes_;
-  std::unique_ptr<BatchProcess> batch_;
+  std::vector<std::shared_ptr<TileProcess>> processes_;
+  std::shared_ptr<BatchProcess> batch_;
   std::vector<std::size_t> ready_;  // tiles woken at this instant, for the batch
   std::unique_ptr<ThreadPool> pool_;
   SyncRounds internal_sync_;
