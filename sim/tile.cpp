@@ -41,6 +41,7 @@ void Tile::reset() {
   sram_.set_poison(options_.poison);
   debug_ = {};
   models_.clear();
+  call_sites_.clear();
   code_ranges_.clear();
   status_ = TileStatus::kIdle;
   registers_ = {};
@@ -62,6 +63,7 @@ void Tile::reset() {
 void Tile::set_debug(TileDebugIndex debug) {
   debug_ = std::move(debug);
   models_.clear();
+  call_sites_.clear();
   for (const auto& [address, symbol] : debug_.symbols()) {
     if (symbol.kind == schema::SymbolKind::kKernel ||
         symbol.kind == schema::SymbolKind::kRuntimeHelper) {
@@ -290,7 +292,13 @@ Continue Tile::call(const isa::Call& instruction) {
     return fail(FaultKind::kKernelPrecondition,
                 fmt::format("kernel '{}' called with {}", kernel->name, *violation), provenance());
   }
-  CheckedKernelMemory memory(*this, *kernel, call_pc, site, cycle_);
+  // A call site always calls the same target (the target is in the
+  // instruction), so its resolution is kept for the next call.
+  auto resolved = call_sites_.find(call_pc);
+  if (resolved == call_sites_.end() || resolved->second.kernel != kernel) {
+    resolved = call_sites_.insert_or_assign(call_pc, ResolvedCallSite::resolve(*kernel, site, call_pc, debug_)).first;
+  }
+  CheckedKernelMemory memory(*this, resolved->second, cycle_);
   kernels::KernelCall kernel_call{registers_, memory, cycle_, 0};
   std::optional<Fault> fault;
   try {

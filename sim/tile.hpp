@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/registry.hpp"
+#include "sim/call_site.hpp"
 #include "sim/exchange_record.hpp"
 #include "sim/fault.hpp"
 #include "sim/options.hpp"
@@ -148,8 +149,10 @@ class Tile {
   TileSram sram_;
   TileDebugIndex debug_;
   // Call targets the debug section names as kernels or runtime helpers, with
-  // their host models (null: the registry has none), resolved once per load.
+  // their host models (null: the registry has none), resolved once per load;
+  // and each kernel call site, resolved at its first call.
   std::unordered_map<std::uint32_t, const kernels::KernelSpec*> models_;
+  std::unordered_map<std::uint32_t, ResolvedCallSite> call_sites_;
   std::vector<target::AddressRange> code_ranges_;
 
   TileStatus status_ = TileStatus::kIdle;
