@@ -129,6 +129,13 @@ void Tile::write_register(isa::Reg reg, std::uint32_t value) noexcept {
   if (reg != isa::kZeroReg) registers_[static_cast<std::size_t>(reg)] = value;
 }
 
+bool Tile::fetchable(std::uint32_t pc) noexcept {
+  // A program may branch anywhere, even to 0xFFFFFFFC: the fetch range is
+  // computed without wrapping past 2^32.
+  const std::uint64_t end = std::uint64_t{pc} + 4;
+  return pc % 4 == 0 && pc >= target::kExecutableRange.begin && end <= target::kExecutableRange.end;
+}
+
 bool Tile::data_address_ok(std::uint32_t address) const noexcept {
   return address % 4 == 0 && address >= target::kSramBase && address <= target::kSramEnd - 4;
 }
@@ -176,7 +183,7 @@ const Tile::CachedInstruction& Tile::decode_at(std::uint32_t pc, std::uint32_t w
 RunOutcome Tile::run(std::uint64_t budget_end) {
   if (status_ != TileStatus::kRunning) return RunOutcome{RunOutcome::Kind::kBudget};
   while (cycle_ < budget_end) {
-    if (pc_ % 4 != 0 || !target::is_executable({pc_, pc_ + 4})) {
+    if (!fetchable(pc_)) {
       return fail(FaultKind::kInvalidAddress,
                   fmt::format("instruction fetch from {:#x}, outside executable memory {}", pc_,
                               target::kExecutableRange));

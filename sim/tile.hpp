@@ -133,6 +133,7 @@ class Tile {
   std::optional<RunOutcome> execute(const isa::Instruction& instruction);
   std::optional<RunOutcome> call(const isa::Call& instruction);
   std::optional<RunOutcome> branch_to(std::uint32_t target);
+  static bool fetchable(std::uint32_t pc) noexcept;
   bool data_address_ok(std::uint32_t address) const noexcept;
   void write_register(isa::Reg reg, std::uint32_t value) noexcept;
   std::uint32_t read_register(isa::Reg reg) const noexcept;

@@ -2,6 +2,8 @@
 // on hand-assembled programs.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "sim/chip.hpp"
 #include "tests/sim/program.hpp"
 
@@ -196,6 +198,19 @@ TEST(Supervisor, CycleLimitStopsARunawayTile) {
   // The run can continue.
   EXPECT_EQ(chip.run(2'000'000).reason, StopReason::kCycleLimit);
   EXPECT_GE(chip.tile(kTile0).cycle(), 2'000'000u);
+}
+
+TEST(Supervisor, ABranchPastTheTopOfTheAddressSpaceIsAFetchFault) {
+  // $m1 = 0 − 4 = 0xFFFFFFFC: its fetch range would wrap past 2^32.
+  std::optional<OneTile> run;
+  ASSERT_NO_THROW(run.emplace(
+      std::vector<isa::Instruction>{isa::Add{Reg::m1, Reg::m15, -4}, isa::Br{Reg::m1}}));
+  ASSERT_EQ(run->result.reason, StopReason::kFault);
+  const Fault& fault = run->chip.faults().all().at(0);
+  EXPECT_EQ(fault.kind, FaultKind::kInvalidAddress);
+  EXPECT_EQ(fault.tile, kTile0);
+  EXPECT_EQ(fault.pc, 0xFFFFFFFCu);
+  EXPECT_EQ(fault.cycle, 12u);
 }
 
 }  // namespace
