@@ -17,6 +17,7 @@ std::string_view fault_kind_name(FaultKind kind) noexcept {
     case FaultKind::kExchangeConflict: return "ExchangeConflict";
     case FaultKind::kExchangeAddress: return "ExchangeAddress";
     case FaultKind::kExchangeMismatch: return "ExchangeMismatch";
+    case FaultKind::kExchangeTiming: return "ExchangeTiming";
   }
   return "?";
 }

@@ -26,6 +26,8 @@ enum class FaultKind : std::uint8_t {
   kExchangeConflict,    // TEXCPT_CONFLICT: exchange data in the element of the executing row
   kExchangeAddress,     // ERERR ADDR: a send or receive outside SRAM, or a receive into code
   kExchangeMismatch,    // the words delivered differ from the package's planned transfers
+  kExchangeTiming,      // a row the timing model refuses: an instruction with no place in a
+                        // row, a message over the limit, a row that returns before its words land
 };
 
 std::string_view fault_kind_name(FaultKind kind) noexcept;

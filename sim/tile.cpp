@@ -201,14 +201,8 @@ RunOutcome Tile::run(std::uint64_t budget_end) {
     cycle_ += options_.supervisor_instruction_cycles;
     const std::uint32_t pc = pc_;
     pc_ += 4 * size;
-    // A `br` ends the row only once the row has begun.
-    const bool row_instruction =
-        exchange_ && !exchange_->done && target::exchange_advance(instruction) &&
-        !std::holds_alternative<isa::Sync>(instruction) &&
-        (exchange_->started || !std::holds_alternative<isa::Br>(instruction));
-    Continue outcome = row_instruction
-                           ? exchange_step(instruction, pc, 4 * size, before)
-                           : execute(instruction);
+    Continue outcome = in_row(instruction) ? exchange_step(instruction, pc, 4 * size, before)
+                                           : execute(instruction);
     if (outcome) {
       if (outcome->kind == RunOutcome::Kind::kFaulted || outcome->kind == RunOutcome::Kind::kTrapped ||
           outcome->kind == RunOutcome::Kind::kHalted) {
@@ -223,6 +217,22 @@ RunOutcome Tile::run(std::uint64_t budget_end) {
     cycles_.busy += cycle_ - before;
   }
   return RunOutcome{RunOutcome::Kind::kBudget};
+}
+
+// A row begins at the first exchange instruction after the phase-entry sync
+// (a `br` before it is the call's return, not the row's end) and ends at its
+// `br`. Everything in between goes to the outgoing stream, which refuses an
+// instruction with no place in a row: the fabric replays sends and controls
+// on the event clock, not stores or branches, so one inside a row would
+// change what the row sends without the model seeing when. A sync leaves the
+// phase (the chip handles it) and an unknown word stays INVALID_INSTR.
+bool Tile::in_row(const isa::Instruction& instruction) const noexcept {
+  if (!exchange_ || exchange_->done || std::holds_alternative<isa::Sync>(instruction) ||
+      std::holds_alternative<isa::Unknown>(instruction)) {
+    return false;
+  }
+  return exchange_->started || (target::exchange_advance(instruction).has_value() &&
+                                !std::holds_alternative<isa::Br>(instruction));
 }
 
 // One instruction of an exchange row: the outgoing stream decides when it
@@ -243,7 +253,14 @@ Continue Tile::exchange_step(const isa::Instruction& instruction, std::uint32_t 
     return outcome ? outcome : Continue{RunOutcome{RunOutcome::Kind::kRowDone}};
   }
   record.note_instruction(pc, bytes);
-  const target::RowStep step = record.stream.step(instruction);
+  target::RowStep step;
+  try {
+    step = record.stream.step(instruction);
+  } catch (const target::ExchangeTimingError& error) {
+    return fail(FaultKind::kExchangeTiming,
+                fmt::format("exchange phase {}: {}, inside the row that began at {:#x}",
+                            record.phase, error.message(), record.row_code->begin));
+  }
   if (step.send) record.sends.push_back(*step.send);
   for (const auto& control : step.controls) {
     if (control) record.controls.push_back(*control);

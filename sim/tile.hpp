@@ -137,6 +137,7 @@ class Tile {
   bool data_address_ok(std::uint32_t address) const noexcept;
   void write_register(isa::Reg reg, std::uint32_t value) noexcept;
   std::uint32_t read_register(isa::Reg reg) const noexcept;
+  bool in_row(const isa::Instruction& instruction) const noexcept;
   std::optional<RunOutcome> exchange_step(const isa::Instruction& instruction, std::uint32_t pc,
                                           std::uint32_t bytes, std::uint64_t issued_at);
 

@@ -213,5 +213,19 @@ TEST(Supervisor, ABranchPastTheTopOfTheAddressSpaceIsAFetchFault) {
   EXPECT_EQ(fault.cycle, 12u);
 }
 
+TEST(Supervisor, ARowThatLoopsIsAFaultNotAnInternalError) {
+  // The row's bri jumps back to its sendoff, so the outgoing stream's item
+  // would grow past 32 bits; the bri itself has no place inside a row.
+  std::optional<OneTile> run;
+  ASSERT_NO_THROW(run.emplace(std::vector<isa::Instruction>{
+      isa::Sync{3}, isa::SendOff{4096, 2047, 0}, isa::Bri{target::kLoadBase + 4}}));
+  ASSERT_EQ(run->result.reason, StopReason::kFault);
+  const Fault& fault = run->chip.faults().all().at(0);
+  EXPECT_EQ(fault.tile, kTile0);
+  ASSERT_TRUE(fault.pc.has_value());
+  EXPECT_EQ(*fault.pc, target::kLoadBase + 8);
+  EXPECT_GT(fault.cycle, 0u);
+}
+
 }  // namespace
 }  // namespace tessera::sim
