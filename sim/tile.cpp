@@ -246,13 +246,15 @@ Continue Tile::exchange_step(const isa::Instruction& instruction, std::uint32_t 
     record.incoming_base = csrs_[static_cast<std::uint8_t>(isa::Csr::kIncomingBase)];
     record.outgoing_base = csrs_[static_cast<std::uint8_t>(isa::Csr::kOutgoingBase)];
   }
+  // The closing br is row code too: its fetch lookahead reaches 64 bytes past
+  // it (the compiler's element rule counts it the same way).
+  record.note_instruction(pc, bytes);
   if (std::holds_alternative<isa::Br>(instruction)) {
     Continue outcome = execute(instruction);
     (void)record.stream.step(instruction);
     record.done = true;
     return outcome ? outcome : Continue{RunOutcome{RunOutcome::Kind::kRowDone}};
   }
-  record.note_instruction(pc, bytes);
   target::RowStep step;
   try {
     step = record.stream.step(instruction);

@@ -20,6 +20,14 @@ using Kind = RowAction::Kind;
 
 PhysicalTile p(std::uint16_t id) { return PhysicalTile(id); }
 
+std::vector<isa::Instruction> sender_row(PhysicalTile sender, PhysicalTile receiver, Event start,
+                                         std::uint32_t words) {
+  const std::vector<PhysicalTile> receivers{receiver};
+  return build_row(
+      {{Kind::kSend, start, kSource / 4, words, target::word32_sctl(sender, receivers)}},
+      start + words, kRow);
+}
+
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
@@ -52,6 +60,34 @@ TEST(ExchangeRow, AStoreInsideARowIsRefused) {
   EXPECT_TRUE(
       contains(fault.message, "'st32 $m2, $m1, $m15, 0' is not an exchange-row instruction"))
       << fault.message;
+}
+
+TEST(ExchangeRow, TheClosingBrsFetchLookaheadCountsForConflicts) {
+  // The row's br sits 64 bytes below an element boundary, so its fetch
+  // lookahead reaches the next element; receiving there is TEXCPT_CONFLICT,
+  // as the compiler's validator counts it.
+  const std::uint32_t boundary = 0x54000;
+  Phase phase({p(0), p(53)});
+  const Event start = target::earliest_send_start(p(0), p(53));
+  const auto timing = target::word32_transfer(p(0), p(53), start, 4);
+  auto receiver = build_row(receive_actions(timing, 0, boundary / 4), timing.horizon, kRow);
+  ASSERT_EQ(receiver.back(), (isa::Instruction{isa::Br{Reg::m10}}));
+  std::uint32_t before_br = 0;
+  for (std::size_t i = 0; i + 1 < receiver.size(); ++i) {
+    before_br += 4 * static_cast<std::uint32_t>(isa::word_count(receiver[i]));
+  }
+  const std::uint32_t row_address = boundary - target::kFetchLookahead - before_br;
+  ASSERT_EQ(row_address % 8, 0u);
+  receiver = build_row(receive_actions(timing, 0, boundary / 4), timing.horizon, row_address);
+  phase.row(p(0), sender_row(p(0), p(53), start, 4));
+  phase.row(p(53), receiver, row_address);
+  phase.source(p(0), 4);
+  phase.guarded_destination(p(53), boundary, 4);
+  ASSERT_EQ(phase.run().reason, StopReason::kFault);
+  const Fault& fault = phase.chip().faults().all().at(0);
+  EXPECT_EQ(fault.kind, FaultKind::kExchangeConflict);
+  EXPECT_EQ(fault.tile, p(53));
+  EXPECT_TRUE(contains(fault.message, "receives into 0x54000")) << fault.message;
 }
 
 }  // namespace
