@@ -243,7 +243,7 @@ void Chip::leave_exchange_phase(std::size_t index) {
   const auto it = std::find(phase_pending_.begin(), phase_pending_.end(), index);
   if (it == phase_pending_.end()) return;
   phase_pending_.erase(it);
-  if (auto& record = tiles_[index]->exchange()) record->done = true;
+  if (auto& record = tiles_[index]->exchange()) record->finish();
   if (phase_pending_.empty()) solve_exchange_phase();
 }
 

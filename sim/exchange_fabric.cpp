@@ -392,6 +392,39 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
     pic[d].set(std::numeric_limits<Event>::max(), static_cast<std::uint32_t>(pointer));
   }
 
+  // A tile may not observe a word before its write event. A row that
+  // returns before the words it receives have landed lets the code after it
+  // read stale memory while the late words land under its feet.
+  struct LateWords {
+    std::uint64_t count = 0;
+    const Write* last = nullptr;  // the run holding the last late word
+    Event last_event = 0;
+  };
+  std::unordered_map<std::size_t, LateWords> late;
+  for (const Write& write : writes) {
+    const ExchangeRecord* record = records[write.destination];
+    if (record == nullptr || !record->end) continue;
+    const Arrival& taken = write.arrival;
+    const Event first = std::max(taken.memory_event, taken.send_event);
+    const Event final_event = first + taken.words - 1;
+    if (final_event < *record->end) continue;
+    LateWords& words = late[write.destination];
+    words.count += static_cast<std::uint64_t>(final_event - std::max(first, *record->end) + 1);
+    if (words.last == nullptr || final_event > words.last_event) {
+      words.last = &write;
+      words.last_event = final_event;
+    }
+  }
+  for (const auto& [d, words] : late) {
+    const Write& last = *words.last;
+    fault_on(d, FaultKind::kExchangeTiming,
+             fmt::format("{}'s row {} returns at event {}, before {} of the words it receives "
+                         "have landed: the last, from {}, lands at {:#x} at event {}",
+                         tiles[d]->id(), *records[d]->row_code, *records[d]->end, words.count,
+                         tiles[last.arrival.sender]->id(),
+                         last.address + 4 * (last.arrival.words - 1), words.last_event));
+  }
+
   // Persist the receive state a phase leaves behind (a missing teardown
   // keeps a tile listening, as on the hardware).
   for (const std::size_t p : participants) {

@@ -252,7 +252,7 @@ Continue Tile::exchange_step(const isa::Instruction& instruction, std::uint32_t 
   if (std::holds_alternative<isa::Br>(instruction)) {
     Continue outcome = execute(instruction);
     (void)record.stream.step(instruction);
-    record.done = true;
+    record.finish();
     return outcome ? outcome : Continue{RunOutcome{RunOutcome::Kind::kRowDone}};
   }
   target::RowStep step;

@@ -32,6 +32,46 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
+TEST(ExchangeRow, ARowThatReturnsBeforeItsWordsLandIsAFault) {
+  // The receiver's row returns at its teardown, X + n, while its words land
+  // over [P, P + n): the code after the row would read stale memory and the
+  // late words would land under its feet.
+  Phase phase({p(0), p(53)});
+  const std::uint32_t n = 200;
+  const Event start = target::earliest_send_start(p(0), p(53));
+  const auto timing = target::word32_transfer(p(0), p(53), start, n);
+  ASSERT_LT(timing.teardown, timing.write_end());
+  phase.row(p(0), sender_row(p(0), p(53), start, n));
+  phase.row(p(53), build_row(receive_actions(timing, 0, kDestination / 4), timing.teardown, kRow));
+  phase.source(p(0), n);
+  phase.guarded_destination(p(53), kDestination, n);
+  ASSERT_EQ(phase.run().reason, StopReason::kFault);
+  const Fault& fault = phase.chip().faults().all().at(0);
+  EXPECT_EQ(fault.kind, FaultKind::kExchangeTiming);
+  EXPECT_EQ(fault.tile, p(53));
+  EXPECT_TRUE(contains(fault.message, fmt::format("returns at event {}", timing.teardown)))
+      << fault.message;
+  EXPECT_TRUE(contains(fault.message, fmt::format("event {}", timing.write_end() - 1)))
+      << fault.message;
+  EXPECT_TRUE(contains(fault.message, "0x4d000")) << fault.message;
+}
+
+TEST(ExchangeRow, ARowThatWaitsForItsWordsPasses) {
+  Phase phase({p(0), p(53)});
+  const std::uint32_t n = 200;
+  const Event start = target::earliest_send_start(p(0), p(53));
+  const auto timing = target::word32_transfer(p(0), p(53), start, n);
+  phase.row(p(0), sender_row(p(0), p(53), start, n));
+  // The last word lands at write_end − 1: a row ending at write_end is in time.
+  phase.row(p(53),
+            build_row(receive_actions(timing, 0, kDestination / 4), timing.write_end(), kRow));
+  phase.source(p(0), n);
+  phase.guarded_destination(p(53), kDestination, n);
+  ASSERT_EQ(phase.run().reason, StopReason::kAllHalted)
+      << describe(phase.chip().faults().all().at(0));
+  phase.expect_received(p(53), kDestination, p(0), n);
+}
+
 TEST(ExchangeRow, AStoreInsideARowIsRefused) {
   // The row sends four words, then stores over the first of them before it
   // returns. Sends read their words at their send events, so the store must
