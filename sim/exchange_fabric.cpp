@@ -49,6 +49,13 @@ class Timeline {
     }
   }
   std::uint32_t final_value() const { return changes_.empty() ? initial_ : changes_.back().second; }
+  // The event of the last change at or before `event` (the lowest event when
+  // the value there is the initial one).
+  Event changed_at(Event event) const {
+    const auto it = std::upper_bound(changes_.begin(), changes_.end(),
+                                     std::pair<Event, std::uint32_t>{event, 0u}, by_event);
+    return it == changes_.begin() ? std::numeric_limits<Event>::min() : std::prev(it)->first;
+  }
   const std::vector<std::pair<Event, std::uint32_t>>& changes() const { return changes_; }
 
  private:
@@ -275,6 +282,8 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
   // the sctl names the direction to d, and d takes it if its source select
   // names s then; it reaches memory 52 + 2·row(d) events later.
   std::vector<std::vector<Arrival>> arrivals(tiles.size());
+  // Words each receiver takes under one source select: one message.
+  std::map<std::pair<std::size_t, Event>, std::uint64_t> message_words;
   for (const Sent& run : sent) {
     const PhysicalTile sender = tiles[run.sender]->id();
     const auto receivers = receivers_of.find(sender.value);
@@ -294,7 +303,24 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
             arrivals[d].push_back(Arrival{from + to_memory, from - to_mux, run.sender,
                                           run.source_address + 4 * skipped, run.slot + skipped,
                                           static_cast<std::uint32_t>(to - from)});
+            message_words[{d, xpic[d].changed_at(from)}] += static_cast<std::uint64_t>(to - from);
           });
+    }
+  }
+  // No message longer than the hardware carries (target::check_message_words).
+  for (const auto& [message, words] : message_words) {
+    const auto [d, selected_at] = message;
+    const PhysicalTile source(static_cast<std::uint16_t>(xpic[d].at(selected_at)));
+    try {
+      target::check_message_words(source, tiles[d]->id(), words);
+    } catch (const target::ExchangeTimingError& error) {
+      const std::string since = selected_at == std::numeric_limits<Event>::min()
+                                    ? std::string("since an earlier phase")
+                                    : fmt::format("from event {}", selected_at);
+      fault_on(d, FaultKind::kExchangeTiming,
+               fmt::format("{} takes more words under one source select ({}) than one message "
+                           "carries: {}",
+                           tiles[d]->id(), since, error.message()));
     }
   }
 
