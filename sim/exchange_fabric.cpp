@@ -415,6 +415,9 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
       }
       if (stopped) break;
     }
+    // A PIC control after the last word still sets the pointer the next
+    // phase starts from.
+    while (next_change < pointer_changes.size()) pointer = pointer_changes[next_change++].second;
     pic[d].set(std::numeric_limits<Event>::max(), static_cast<std::uint32_t>(pointer));
   }
 

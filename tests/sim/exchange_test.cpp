@@ -444,5 +444,25 @@ TEST(Exchange, ALongStreamTakenAsTwoMessagesPasses) {
   phase.expect_received(p(53), kDestination, p(0), n);
 }
 
+TEST(Exchange, APointerSetAfterTheLastWordIsKeptForTheNextPhase) {
+  // The receive pointer persists between phases: it is what the last PIC
+  // control set, even when that control comes after the last word.
+  Phase phase({p(0), p(53)});
+  const Event start = target::earliest_send_start(p(0), p(53));
+  const auto timing = target::word32_transfer(p(0), p(53), start, 16);
+  const std::uint32_t next = (kDestination + 0x1000) / 4;
+  auto actions = receive_actions(timing, 0, kDestination / 4);
+  actions.push_back(RowAction{Kind::kSetPointer, timing.write_end() + 2, next});
+  ASSERT_LT(timing.write_end() + 2, timing.horizon);
+  phase.row(p(0), sender_row(p(0), {p(53)}, start, 16));
+  phase.row(p(53), build_row(actions, timing.horizon, kRow));
+  phase.source(p(0), 16);
+  phase.guarded_destination(p(53), kDestination, 16);
+  ASSERT_EQ(phase.run().reason, StopReason::kAllHalted)
+      << describe(phase.chip().faults().all().at(0));
+  phase.expect_received(p(53), kDestination, p(0), 16);
+  EXPECT_EQ(phase.chip().tile(p(53)).incoming_pointer(), next);
+}
+
 }  // namespace
 }  // namespace tessera::sim
