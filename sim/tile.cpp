@@ -176,6 +176,7 @@ const Tile::CachedInstruction& Tile::decode_at(std::uint32_t pc, std::uint32_t w
   entry.word0 = word0;
   entry.word1 = words[1];
   entry.size = static_cast<std::uint8_t>(decoded.words);
+  entry.alignment = static_cast<std::uint8_t>(isa::alignment_of(decoded.instruction));
   entry.instruction = decoded.instruction;
   return entry;
 }
@@ -195,6 +196,9 @@ RunOutcome Tile::run(std::uint64_t budget_end) {
                   fmt::format("instruction fetch from {:#x}, which nothing ever wrote", pc_));
     }
     const CachedInstruction& fetched = decode_at(pc_, word0);
+    if (pc_ % fetched.alignment != 0) {
+      return fail(FaultKind::kInvalidAddress, *isa::misplacement(fetched.instruction, pc_));
+    }
     const std::uint32_t size = fetched.size;
     const isa::Instruction instruction = fetched.instruction;
     const std::uint64_t before = cycle_;

@@ -123,6 +123,7 @@ class Tile {
     std::uint32_t word0 = 0;
     std::uint32_t word1 = 0;
     std::uint8_t size = 0;
+    std::uint8_t alignment = 4;  // the table's: where the instruction may sit
     isa::Instruction instruction;
   };
   static constexpr std::size_t kDecodeCacheSize = 512;

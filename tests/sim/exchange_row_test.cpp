@@ -130,5 +130,30 @@ TEST(ExchangeRow, TheClosingBrsFetchLookaheadCountsForConflicts) {
   EXPECT_TRUE(contains(fault.message, "receives into 0x54000")) << fault.message;
 }
 
+TEST(ExchangeRow, AMisalignedSendpicpIsAnAddressFault) {
+  // The instruction table places sendpicp on an 8-byte boundary; one at an
+  // address ≡ 4 (mod 8) does not execute.
+  Phase phase({p(0)});
+  phase.row(p(0),
+            {isa::Delay{3}, isa::SendPicP{1, 0, 0, 0, 0, target::kNeutralMux, kDestination / 4},
+             isa::Br{Reg::m10}});
+  ASSERT_EQ(phase.run().reason, StopReason::kFault);
+  const Fault& fault = phase.chip().faults().all().at(0);
+  EXPECT_EQ(fault.kind, FaultKind::kInvalidAddress);
+  EXPECT_EQ(fault.pc, kRow + 4);
+  EXPECT_TRUE(contains(fault.message, "sendpicp at 0x4d004")) << fault.message;
+  EXPECT_TRUE(contains(fault.message, "8-byte")) << fault.message;
+}
+
+TEST(ExchangeRow, AnAlignedSendpicpExecutes) {
+  Phase phase({p(0)});
+  phase.row(p(0), {isa::Delay{2}, isa::Delay{1},
+                   isa::SendPicP{1, 0, 0, 0, 0, target::kNeutralMux, kDestination / 4},
+                   isa::Br{Reg::m10}});
+  ASSERT_EQ(phase.run().reason, StopReason::kAllHalted)
+      << describe(phase.chip().faults().all().at(0));
+  EXPECT_EQ(phase.chip().tile(p(0)).incoming_pointer(), kDestination / 4);
+}
+
 }  // namespace
 }  // namespace tessera::sim

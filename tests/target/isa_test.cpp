@@ -249,5 +249,32 @@ TEST(IsaSpecs, EveryRowHasAUniqueMnemonic) {
   EXPECT_EQ(seen.size(), 23u);  // §4.1–§4.3: 16 scalar/control + 7 exchange
 }
 
+TEST(IsaPlacement, TheTablesAlignmentIsWhereAnInstructionMaySit) {
+  // §2.5, §5.5 rule 5: sendpicp starts on an 8-byte boundary.
+  const SendPicP pair{43, 0x14021, 1, 0, 0, 0x640, 0x15000};
+  EXPECT_EQ(alignment_of(pair), 8u);
+  EXPECT_EQ(alignment_of(Nop{}), 4u);
+  EXPECT_EQ(misplacement(pair, 0x4C018), std::nullopt);
+  EXPECT_EQ(misplacement(pair, 0x4C014),
+            "sendpicp at 0x4c014: the instruction needs an 8-byte boundary");
+  EXPECT_EQ(misplacement(Nop{}, 0x4C016),
+            "nop at 0x4c016: the instruction needs a 4-byte boundary");
+  EXPECT_THROW(encode_at(pair, 0x4C014), EncodingError);
+  EXPECT_EQ(encode_at(pair, 0x4C018).words, encode(pair).words);
+}
+
+TEST(IsaPlacement, AssemblingAProgramChecksEveryInstructionAtItsAddress) {
+  const SendPicP pair{43, 0x14021, 1, 0, 0, 0x640, 0x15000};
+  try {
+    (void)encode_program(std::vector<Instruction>{Nop{}, pair}, 0x4C010);
+    ADD_FAILURE() << "a sendpicp at 0x4c014 assembled";
+  } catch (const EncodingError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "instruction 1: sendpicp at 0x4c014: the instruction needs an 8-byte boundary");
+  }
+  EXPECT_EQ(encode_program(std::vector<Instruction>{Nop{}, Nop{}, pair}, 0x4C010),
+            (std::vector<std::uint32_t>{kNopWord, kNopWord, 0xF54A0109, 0x19015000}));
+}
+
 }  // namespace
 }  // namespace tessera::target::isa
