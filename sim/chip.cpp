@@ -384,6 +384,7 @@ void Chip::on_tile_activation(std::size_t index) {
         }
         [[fallthrough]];
       case RunOutcome::Kind::kFaulted:
+        leave_exchange_phase(index);  // its row is over, even when it faulted at a sync 0
         record_fault(*tile.fault());
         if (!options_.keep_going) request_stop();
         sc_core::next_trigger(process.release);

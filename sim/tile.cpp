@@ -45,6 +45,7 @@ void Tile::reset() {
   registers_ = {};
   csrs_ = {};
   pc_ = 0;
+  last_pc_ = 0;
   exception_ = ExceptionType::kNone;
   cycle_ = 0;
   cycles_ = {};
@@ -75,6 +76,7 @@ void Tile::load_segment(std::uint32_t address, std::span<const std::uint8_t> byt
 
 void Tile::start(std::uint32_t entry_point, std::uint64_t cycle) {
   pc_ = entry_point;
+  last_pc_ = entry_point;
   cycle_ = cycle;
   status_ = TileStatus::kRunning;
 }
@@ -104,7 +106,13 @@ void Tile::release(std::uint64_t at_cycle) noexcept {
   status_ = TileStatus::kRunning;
 }
 
-void Tile::raise(FaultKind kind, std::string message) { (void)fail(kind, std::move(message)); }
+void Tile::raise(FaultKind kind, std::string message) {
+  // A fault found outside the interpreter (at a sync, by the fabric) names
+  // the instruction the tile stopped at, not the one after it, as for a
+  // fault the interpreter raises.
+  pc_ = last_pc_;
+  (void)fail(kind, std::move(message));
+}
 
 void Tile::resume(std::uint64_t at_cycle) {
   if (status_ != TileStatus::kTrapped) return;
@@ -204,6 +212,7 @@ RunOutcome Tile::run(std::uint64_t budget_end) {
     const std::uint64_t before = cycle_;
     cycle_ += options_.supervisor_instruction_cycles;
     const std::uint32_t pc = pc_;
+    last_pc_ = pc;
     pc_ += 4 * size;
     Continue outcome = in_row(instruction) ? exchange_step(instruction, pc, 4 * size, before)
                                            : execute(instruction);

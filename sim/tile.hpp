@@ -92,7 +92,8 @@ class Tile {
   const TileCycles& cycles() const noexcept { return cycles_; }
   const std::optional<Fault>& fault() const noexcept { return fault_; }
 
-  // Faults the tile from outside (the chip's sync handling, the fabric).
+  // Faults the tile from outside (the chip's sync handling, the fabric), at
+  // the instruction it executed last (the sync it waits at, its row's br).
   void raise(FaultKind kind, std::string message);
 
   // Exchange phases: the chip opens one when the tile leaves a device-wide
@@ -155,6 +156,7 @@ class Tile {
   std::array<std::uint32_t, 16> registers_{};
   std::array<std::uint32_t, 256> csrs_{};
   std::uint32_t pc_ = 0;
+  std::uint32_t last_pc_ = 0;  // the instruction executed last (where a raised fault points)
   ExceptionType exception_ = ExceptionType::kNone;
   std::uint64_t cycle_ = 0;
   TileCycles cycles_;
