@@ -111,6 +111,7 @@ void Chip::reset() {
   faults_.clear();
   spans_.clear();
   stop_requested_ = false;
+  fault_horizon_.reset();
   hsp_marks_ = {};
   host_stats_ = {};
   host_memory_.detach_all();
@@ -161,6 +162,7 @@ void Chip::start(std::optional<std::vector<target::PhysicalTile>> tiles,
   faults_.clear();
   spans_.clear();
   stop_requested_ = false;
+  fault_horizon_.reset();
   started_.clear();
   if (tiles) {
     for (const auto tile : *tiles) started_.push_back(index_of(tile));
@@ -195,11 +197,36 @@ void Chip::start(std::optional<std::vector<target::PhysicalTile>> tiles,
 
 std::uint64_t Chip::now() const { return systemc_now() - origin_ns_; }
 
-void Chip::record_fault(const Fault& fault) { faults_.add(fault); }
-
 void Chip::request_stop() {
   stop_requested_ = true;
   sc_core::sc_pause();
+}
+
+void Chip::stop_at_fault(const Fault& fault) {
+  faults_.add(fault);
+  if (options_.keep_going) return;
+  fault_horizon_ = std::min(fault_horizon_.value_or(fault.cycle), fault.cycle);
+  stop_if_caught_up();
+}
+
+std::uint64_t Chip::budget_end(const Tile& tile) const {
+  std::uint64_t end = std::min(tile.cycle() + options_.quantum_cycles, limit_);
+  // An instruction issued at the horizon may still fault at it (a fetch).
+  if (fault_horizon_) end = std::min(end, *fault_horizon_ + 1);
+  return end;
+}
+
+bool Chip::past_fault_horizon(const Tile& tile) const {
+  return fault_horizon_ && tile.cycle() > *fault_horizon_;
+}
+
+void Chip::stop_if_caught_up() {
+  if (!fault_horizon_ || stop_requested_) return;
+  for (const std::size_t index : started_) {
+    const Tile& tile = *tiles_[index];
+    if (tile.status() == TileStatus::kRunning && !past_fault_horizon(tile)) return;
+  }
+  request_stop();
 }
 
 std::uint64_t Chip::delay_until(std::uint64_t cycle) const {
@@ -260,8 +287,7 @@ void Chip::solve_exchange_phase() {
                                        planned == planned_phases_.end() ? nullptr : &planned->second,
                                        exchange_stats_);
   }
-  for (const auto& fault : faults) record_fault(fault);
-  if (!faults.empty() && !options_.keep_going) request_stop();
+  for (const auto& fault : faults) stop_at_fault(fault);
   // Rows that returned go on at their own cycle: the phase cost them their
   // events, not a wait.
   std::vector<Release> releases;
@@ -292,8 +318,7 @@ void Chip::release_host_receivers() {
                  fmt::format("host phase {}: sync 0 waits for INCOMING_DCOUNT = {} words, but the "
                              "host returned {}",
                              phase_round_, dcount, service.returned_words));
-      record_fault(*tile.fault());
-      if (!options_.keep_going) request_stop();
+      stop_at_fault(*tile.fault());
       continue;
     }
     releases.push_back({index, tile.wait_started() + service.cycles, phase_round_});
@@ -309,16 +334,17 @@ void Chip::on_tile_activation(std::size_t index) {
     return;
   }
   for (;;) {
-    if (stop_requested_ || tile.cycle() >= limit_) {
+    if (stop_requested_ || tile.cycle() >= limit_ || past_fault_horizon(tile)) {
+      if (past_fault_horizon(tile)) stop_if_caught_up();
       // Wait at the tile's own time; the next run() continues from here.
-      // Past the limit, wait at least a cycle so the kernel can reach it.
+      // Past the limit or the fault horizon, wait at least a cycle so the
+      // kernel can reach it.
       std::uint64_t delay = delay_until(tile.cycle());
       if (!stop_requested_ && delay == 0) delay = 1;
       sc_core::next_trigger(cycles(delay));
       return;
     }
-    const RunOutcome outcome =
-        tile.run(std::min(tile.cycle() + options_.quantum_cycles, limit_));
+    const RunOutcome outcome = tile.run(budget_end(tile));
     const bool host_receive = outcome.kind == RunOutcome::Kind::kSync && outcome.zone == 0;
     if (outcome.kind != RunOutcome::Kind::kBudget && outcome.kind != RunOutcome::Kind::kRowDone &&
         !host_receive) {
@@ -385,8 +411,7 @@ void Chip::on_tile_activation(std::size_t index) {
         [[fallthrough]];
       case RunOutcome::Kind::kFaulted:
         leave_exchange_phase(index);  // its row is over, even when it faulted at a sync 0
-        record_fault(*tile.fault());
-        if (!options_.keep_going) request_stop();
+        stop_at_fault(*tile.fault());
         sc_core::next_trigger(process.release);
         return;
       case RunOutcome::Kind::kTrapped:
@@ -405,6 +430,7 @@ RunResult Chip::run(std::uint64_t max_cycles) {
   if (started_.empty()) throw UsageError("run() before start()");
   limit_ = max_cycles;
   stop_requested_ = false;
+  fault_horizon_.reset();
   const std::size_t faults_before = faults_.all().size();
   if (now() < limit_) {
     if (max_cycles == ~std::uint64_t{0}) {
@@ -458,6 +484,7 @@ void Chip::pass_time(std::uint64_t cycles_to_pass) {
   if (started_.empty() || cycles_to_pass == 0) return;
   limit_ = now() + cycles_to_pass;
   stop_requested_ = false;
+  fault_horizon_.reset();
   sc_core::sc_start(cycles(cycles_to_pass), sc_core::SC_RUN_TO_TIME);
 }
 

@@ -144,8 +144,15 @@ class Chip {
  private:
   std::size_t index_of(target::PhysicalTile tile) const;
   void apply_releases(const std::vector<Release>& releases);
-  void record_fault(const Fault& fault);
   void request_stop();
+  // Which fault stops a run (decision 10): the earliest in simulated time.
+  // Tiles run ahead of each other by up to a quantum, so when a fault is
+  // found at cycle c a tile behind c may still fault earlier: the others run
+  // on up to c (the fault horizon) before the run stops.
+  void stop_at_fault(const Fault& fault);
+  std::uint64_t budget_end(const Tile& tile) const;
+  bool past_fault_horizon(const Tile& tile) const;
+  void stop_if_caught_up();
   void kill_processes();
   void diagnose_deadlock();
   void open_exchange_phase(std::uint64_t round, const std::vector<Release>& releases,
@@ -181,6 +188,9 @@ class Chip {
   std::map<std::uint32_t, schema::ExchangePhase> planned_phases_;
   ExchangeStats exchange_stats_;
   bool stop_requested_ = false;
+  // The earliest cycle a fault was found at, when the run stops at faults:
+  // every tile runs the instructions it issues up to it, then the run stops.
+  std::optional<std::uint64_t> fault_horizon_;
 
   struct Span {
     std::size_t tile;

@@ -46,9 +46,13 @@ struct Fault {
 std::string describe(const Fault& fault);
 nlohmann::json to_json(const Fault& fault);
 
+// The faults of a run in simulated-time order, ties by tile id (a fault
+// without a tile last at its cycle): the order the chip raises them in,
+// whatever order the simulator's tiles, each running ahead by up to a
+// quantum, found them in.
 class FaultLog {
  public:
-  void add(Fault fault) { faults_.push_back(std::move(fault)); }
+  void add(Fault fault);
   const std::vector<Fault>& all() const noexcept { return faults_; }
   bool empty() const noexcept { return faults_.empty(); }
   void clear() noexcept { faults_.clear(); }
