@@ -314,10 +314,17 @@ void Chip::release_host_receivers() {
     const HostService service = host_services_[index];
     const std::uint32_t dcount = tile.csr(static_cast<std::uint8_t>(target::isa::Csr::kIncomingDcount));
     if (dcount != service.returned_words) {
+      const std::string unheard =
+          service.unheard_words == 0
+              ? std::string()
+              : fmt::format(
+                    " that reached it; {} more did not: its INCOMING_MUX is {:#x}, "
+                    "not its host endpoint {:#x}",
+                    service.unheard_words, service.mux, service.endpoint);
       tile.raise(FaultKind::kDeadlock,
                  fmt::format("host phase {}: sync 0 waits for INCOMING_DCOUNT = {} words, but the "
-                             "host returned {}",
-                             phase_round_, dcount, service.returned_words));
+                             "host returned {}{}",
+                             phase_round_, dcount, service.returned_words, unheard));
       stop_at_fault(*tile.fault());
       continue;
     }
