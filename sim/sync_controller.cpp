@@ -84,7 +84,19 @@ std::vector<Release> HostSyncRounds::retry(std::uint64_t not_before) {
   return complete_if_ready(not_before);
 }
 
+void HostSyncRounds::pass_rounds_everyone_skips() {
+  // Each tile arrives at or skips a round once, so a round skipped by every
+  // participant has no arrivals.
+  for (auto skipped = skipped_.find(round_);
+       skipped != skipped_.end() && skipped->second >= participants_;
+       skipped = skipped_.find(round_)) {
+    skipped_.erase(skipped);
+    ++round_;
+  }
+}
+
 std::vector<Release> HostSyncRounds::complete_if_ready(std::uint64_t not_before) {
+  pass_rounds_everyone_skips();
   const auto arrived = arrivals_.find(round_);
   if (arrived == arrivals_.end() || arrived->second.empty()) return {};
   const auto skipped = skipped_.find(round_);

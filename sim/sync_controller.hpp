@@ -73,7 +73,8 @@ class SyncRounds {
 // rest of the one it skipped (the startup rendezvous is a single round all
 // tiles arrive at). A round completes when every participating tile has
 // arrived at it or skipped it, and the host granted it; rounds complete in
-// order.
+// order. A round every tile skips has no host sync in it: it completes at
+// once and takes no credit [INF].
 class HostSyncRounds {
  public:
   void reset(std::size_t tile_count, std::size_t participants, std::uint64_t latency,
@@ -87,6 +88,7 @@ class HostSyncRounds {
  private:
   static constexpr std::uint64_t kRoundsPerPhase = 2;
   std::vector<Release> complete_if_ready(std::uint64_t not_before);
+  void pass_rounds_everyone_skips();
 
   std::vector<std::uint64_t> next_round_;  // per tile: the round its next host sync is in
   std::map<std::uint64_t, std::vector<Release>> arrivals_;  // by round

@@ -247,5 +247,22 @@ TEST(Chip, MemoryGrowsOnlyWithWhatIsTouched) {
   EXPECT_EQ(chip.report().sram_bytes_touched, 4096u);
 }
 
+TEST(HostSync, ARoundEveryTileSkipsCompletesWithoutTheHost) {
+  // Every tile runs `sans 1; sync 1` (no part in the host phase), then joins
+  // the next phase's two rounds. The skipped rounds involve no host sync, so
+  // they take no credit [INF].
+  Chip chip(small_topology(2));
+  for (std::uint16_t i = 0; i < 2; ++i) {
+    load_program(
+        chip, tile_at(i),
+        std::vector<isa::Instruction>{isa::Sans{1}, isa::Sync{1}, isa::Sync{7}, isa::Sync{7}} +
+            halt());
+  }
+  chip.start();
+  chip.write_hsp_mark(target::kHspGs2Control, 2);
+  ASSERT_EQ(chip.run().reason, StopReason::kAllHalted);
+  EXPECT_EQ(chip.read_hsp_mark(target::kHspGs2Control), 0u);
+}
+
 }  // namespace
 }  // namespace tessera::sim
