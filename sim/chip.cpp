@@ -471,11 +471,13 @@ RunResult Chip::run(std::uint64_t max_cycles) {
     result.reason = StopReason::kFault;
   } else if (trapped > 0) {
     result.reason = StopReason::kTrapped;
-  } else if (host > 0) {
+  } else if (host > 0 && (sc_core::sc_pending_activity() || host_sync_.waiting_for_grant())) {
+    // The host's grant (an HSP credit) or more simulated time moves it on.
     result.reason = StopReason::kHostSync;
   } else if (halted + faulted == started_.size()) {
     result.reason = faulted > 0 ? StopReason::kFault : StopReason::kAllHalted;
-  } else if (!sc_core::sc_pending_activity() && waiting > 0) {
+  } else if (!sc_core::sc_pending_activity() && waiting + host > 0) {
+    // Tiles wait for tiles that will never come, whatever the host grants.
     diagnose_deadlock();
     result.reason = StopReason::kDeadlock;
   } else {
@@ -510,6 +512,10 @@ void Chip::diagnose_deadlock() {
         const std::uint64_t round = internal_sync_.round_of(index) - 1;
         where += fmt::format(", round {}: {} of {} tiles present", round,
                              internal_sync_.present(round), started_.size());
+      } else if (is_host_zone(tile.waiting_zone())) {
+        const std::uint64_t round = host_sync_.round_of(index) - 1;
+        where += fmt::format(", host round {}: {} of {} tiles present", round,
+                             host_sync_.present(round), started_.size());
       }
       where += ")";
     } else {

@@ -80,6 +80,13 @@ std::vector<Release> HostSyncRounds::leave(std::size_t tile) {
   return complete_if_ready(0);
 }
 
+std::size_t HostSyncRounds::present(std::uint64_t round) const {
+  const auto arrived = arrivals_.find(round);
+  const auto skipped = skipped_.find(round);
+  return (arrived == arrivals_.end() ? 0 : arrived->second.size()) +
+         (skipped == skipped_.end() ? 0 : skipped->second);
+}
+
 std::vector<Release> HostSyncRounds::retry(std::uint64_t not_before) {
   return complete_if_ready(not_before);
 }

@@ -83,7 +83,15 @@ class HostSyncRounds {
   // `sans 1`: the tile skips the two rounds of its next host phase.
   std::vector<Release> leave(std::size_t tile);
   std::vector<Release> retry(std::uint64_t not_before);
+  // The oldest round not complete yet.
   std::uint64_t round() const noexcept { return round_; }
+  // The round a tile's next host sync is in.
+  std::uint64_t round_of(std::size_t tile) const { return next_round_.at(tile); }
+  // How many tiles have arrived at or skipped a round.
+  std::size_t present(std::uint64_t round) const;
+  // Whether the oldest round has every tile and waits only for the host's
+  // grant: the host can make progress; otherwise only the tiles can.
+  bool waiting_for_grant() const { return present(round_) >= participants_; }
 
  private:
   static constexpr std::uint64_t kRoundsPerPhase = 2;
