@@ -226,6 +226,15 @@ std::optional<Csr> csr_from_name(std::string_view name) noexcept {
   return std::nullopt;
 }
 
+void Setzi::check(const Setzi& instruction) {
+  if (instruction.dst == Reg::m14 && instruction.value == 0) {
+    throw EncodingError(fmt::format(
+        "setzi $m14, 0 has no encoding: its word {:#010x} is nop's, which leaves $m14 as it was; "
+        "write `add $m14, $m15, 0` to zero $m14",
+        kNopWord));
+  }
+}
+
 void SendPic::check(const SendPic& instruction) {
   constexpr std::uint32_t kXpicLimit = 1u << 13;
   if (instruction.control < 2 && instruction.value >= kXpicLimit) {

@@ -31,7 +31,8 @@ namespace tessera::target::isa {
 // ---- Supervisor scalar and control instructions (§4.1) --------------------
 
 // nop [HW/SDK]. Its word is also what `setzi $m14, 0` would encode; the
-// decoder prefers nop (it is listed first), so that setzi has no encoding.
+// decoder prefers nop (it is listed first), so that setzi has no encoding:
+// the encoder and the assembler refuse it (Setzi::check).
 struct Nop {
   static constexpr std::array<FieldSpec, 0> kFields{};
   static constexpr InstructionSpec kSpec{.mnemonic = "nop", .opcode = 0x19E00000, .fields = kFields};
@@ -48,6 +49,8 @@ struct Setzi {
   });
   static constexpr InstructionSpec kSpec{.mnemonic = "setzi", .opcode = 0x19000000, .fields = kFields};
   friend constexpr bool operator==(const Setzi&, const Setzi&) = default;
+  // `setzi $m14, 0` is nop's word, which would leave $m14 as it was.
+  static void check(const Setzi& instruction);
 };
 
 // call $mR, target: the return address goes to $mR; target < 2 MiB, 4-aligned.

@@ -48,6 +48,15 @@ TEST(Supervisor, ArithmeticAndStores) {
   EXPECT_EQ(run.word(kData + 12), 0xDEADBEEFu);
 }
 
+TEST(Supervisor, LoadingZeroIntoM14ZeroesIt) {
+  // `setzi $m14, 0` would be nop's word; load_constant writes it another way.
+  OneTile run(load_constant(Reg::m1, kData) +
+              std::vector<isa::Instruction>{isa::Setzi{Reg::m14, 5}} + load_constant(Reg::m14, 0) +
+              std::vector<isa::Instruction>{isa::St32{Reg::m14, Reg::m1, Reg::m15, 0}} + halt());
+  ASSERT_EQ(run.result.reason, StopReason::kAllHalted) << describe(run.chip.faults().all().at(0));
+  EXPECT_EQ(run.word(kData), 0u);
+}
+
 TEST(Supervisor, ZeroRegisterIgnoresWrites) {
   OneTile run(load_constant(Reg::m1, kData) +
               std::vector<isa::Instruction>{isa::Setzi{Reg::m15, 7},
