@@ -291,5 +291,30 @@ TEST(IsaPlacement, AssemblingAProgramChecksEveryInstructionAtItsAddress) {
             (std::vector<std::uint32_t>{kNopWord, kNopWord, 0xF54A0109, 0x19015000}));
 }
 
+TEST(AssemblyParse, AnIntegerHasOneSignAndItComesFirst) {
+  const auto error_of = [](std::string_view text) -> std::string {
+    try {
+      (void)parse_instruction(text);
+    } catch (const AssemblyError& error) {
+      return error.what();
+    }
+    return "no error";
+  };
+  for (const char* text :
+       {"add $m1, $m2, --5", "add $m1, $m2, 0x-5", "add $m1, $m2, -0x-5", "add $m1, $m2, +5",
+        "add $m1, $m2, --9223372036854775808", "add $m1, $m2, -0x-8000000000000000",
+        "add $m1, $m2, -", "add $m1, $m2, -0x"}) {
+    EXPECT_NE(error_of(text).find("is not a number"), std::string::npos)
+        << text << ": " << error_of(text);
+  }
+  EXPECT_EQ(parse_instruction("add $m1, $m2, -5"), (Instruction{Add{Reg::m1, Reg::m2, -5}}));
+  EXPECT_EQ(parse_instruction("add $m1, $m2, -0x8000"),
+            (Instruction{Add{Reg::m1, Reg::m2, -32768}}));
+  // The most negative 64-bit value is a number, just not one the field holds.
+  EXPECT_NE(error_of("add $m1, $m2, -9223372036854775808").find("out of range"), std::string::npos);
+  EXPECT_NE(error_of("add $m1, $m2, -9223372036854775809").find("is not a number"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace tessera::target::isa
