@@ -38,9 +38,9 @@ namespace tessera::sim {
 
 enum class StopReason : std::uint8_t {
   kAllHalted,   // every started tile branched to 0
-  kHostSync,    // a tile waits at a host sync (zone 7 or 15)
+  kHostSync,    // tiles wait at a host sync (zone 7 or 15) for the host's credit
   kTrapped,     // a tile stopped at `trap`
-  kFault,       // a fault stopped the run (the first one, unless keep_going)
+  kFault,       // a fault stopped the run (the earliest in simulated time, unless keep_going)
   kDeadlock,    // no tile can make progress
   kCycleLimit,  // the cycle limit passed
 };
