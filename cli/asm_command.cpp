@@ -7,6 +7,7 @@
 #include "cli/assembly_source.hpp"
 #include "cli/command.hpp"
 #include "cli/commands.hpp"
+#include "cli/number_options.hpp"
 #include "cli/raw_words.hpp"
 #include "target/assembly.hpp"
 #include "target/memory_map.hpp"
@@ -54,7 +55,7 @@ Command asm_command() {
                                      : (*values)["instruction"].as<std::vector<std::string>>();
         std::uint32_t base = target::kLoadBase;
         if (values->count("base")) {
-          base = parse_address((*values)["base"].as<std::string>());
+          base = *unsigned_option<std::uint32_t>(*values, "base");
           if (base % 4 != 0) throw UsageError("--base must be 4-aligned");
         }
         const auto assembled = assemble_lines(lines, origin, base);

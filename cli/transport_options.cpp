@@ -4,6 +4,7 @@
 
 #include "backends/c600/c600_transport.hpp"
 #include "backends/sim/sim_transport.hpp"
+#include "cli/number_options.hpp"
 #include "support/error.hpp"
 
 namespace po = boost::program_options;
@@ -12,19 +13,18 @@ namespace tessera::cli {
 
 void add_transport_options(CommandSyntax& syntax) {
   syntax.options.add_options()(
-      "cycles", po::value<std::uint64_t>()->value_name("N"),
-      "sim: give up after N simulated cycles (default: no limit)")(
+      "cycles", po::value<std::string>()->value_name("N"),
+      "sim: give up after N simulated cycles (N < 2^64; default: no limit)")(
       "check-uninitialized", "sim: fault when a kernel reads bytes nothing ever wrote")(
       "device", po::value<std::string>()->default_value("/dev/ipu0")->value_name("PATH"),
-      "c600: the device node")(
-      "bootloader", po::value<std::string>()->value_name("FILE"),
-      "c600: the secondary bootloader ELF (docs/HARDWARE.md)")(
+      "c600: the device node")("bootloader", po::value<std::string>()->value_name("FILE"),
+                               "c600: the secondary bootloader ELF (docs/HARDWARE.md)")(
       "ipucfg", po::value<std::string>()->value_name("FILE"),
       "c600: the device configuration to replay (.ipucfg)");
 }
 
 void read_transport_options(const po::variables_map& values, TransportRequest& request) {
-  if (values.count("cycles")) request.max_cycles = values["cycles"].as<std::uint64_t>();
+  request.max_cycles = unsigned_option<std::uint64_t>(values, "cycles");
   request.check_uninitialized = values.count("check-uninitialized") != 0;
   if (values.count("device")) request.device = values["device"].as<std::string>();
   if (values.count("bootloader")) request.bootloader = values["bootloader"].as<std::string>();

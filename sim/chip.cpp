@@ -47,7 +47,11 @@ constexpr std::uint32_t kExchangeWait = 0x100;
 
 }  // namespace
 
+// Shared with the spawned process's function, so that a process SystemC
+// cannot kill yet (below) outlives the chip harmlessly: with `chip` cleared
+// it returns at once and is never triggered again.
 struct Chip::TileProcess {
+  Chip* chip = nullptr;
   sc_core::sc_event release;
   sc_core::sc_process_handle handle;
 };
@@ -93,11 +97,25 @@ std::size_t Chip::index_of(target::PhysicalTile tile) const {
 Tile& Chip::tile(target::PhysicalTile tile) { return *tiles_[index_of(tile)]; }
 const Tile& Chip::tile(target::PhysicalTile tile) const { return *tiles_[index_of(tile)]; }
 
-void Chip::kill_processes() {
+void Chip::kill_processes() noexcept {
+  // SystemC refuses to kill a process before the kernel first ran (E572,
+  // thrown as an sc_report), which is where a chip is destroyed when a
+  // session fails between start() and its first wait. Such a process is
+  // disarmed instead; after the kernel has run, kill() is allowed.
+  const bool killable = sc_core::sc_get_status() != sc_core::SC_ELABORATION;
   for (auto& process : processes_) {
-    if (process && process->handle.valid() && !process->handle.terminated()) {
-      process->handle.kill();
+    if (!process) continue;
+    process->chip = nullptr;
+    if (killable && process->handle.valid() && !process->handle.terminated()) {
+      try {
+        process->handle.kill();
+      } catch (const sc_core::sc_report&) {
+        // Disarmed above; a process the kernel keeps does nothing.
+      }
     }
+    // The process's function holds this record; dropping the handle breaks
+    // the cycle, so the kernel can free a killed process and the record.
+    process->handle = sc_core::sc_process_handle();
   }
   processes_.clear();
 }
@@ -115,7 +133,7 @@ void Chip::reset() {
   hsp_marks_ = {};
   host_stats_ = {};
   host_memory_.detach_all();
-  planned_phases_.clear();
+  planned_phases_ = {};
   phase_participants_.clear();
   phase_pending_.clear();
   exchange_stats_ = {};
@@ -136,7 +154,7 @@ void Chip::load(const schema::Application& application) {
   for (const auto& debug : application.debug.tiles) {
     tiles_[index_of(debug.tile)]->set_debug(TileDebugIndex(debug, application.debug.provenance));
   }
-  for (const auto& phase : application.debug.exchange_phases) planned_phases_[phase.id] = phase;
+  planned_phases_ = schema::PhasePlan(application.debug);
 }
 
 void Chip::load_segment(target::PhysicalTile tile, std::uint32_t address,
@@ -189,9 +207,14 @@ void Chip::start(std::optional<std::vector<target::PhysicalTile>> tiles,
   spawn.spawn_method();
   for (const std::size_t index : started_) {
     tiles_[index]->start(entry_point.value_or(entry_points_[index]), 0);
-    processes_[index] = std::make_unique<TileProcess>();
-    processes_[index]->handle = sc_core::sc_spawn([this, index] { on_tile_activation(index); },
-                                                  sc_core::sc_gen_unique_name("tile"), &spawn);
+    auto process = std::make_shared<TileProcess>();
+    process->chip = this;
+    process->handle = sc_core::sc_spawn(
+        [process, index] {
+          if (process->chip != nullptr) process->chip->on_tile_activation(index);
+        },
+        sc_core::sc_gen_unique_name("tile"), &spawn);
+    processes_[index] = std::move(process);
   }
 }
 
@@ -282,9 +305,9 @@ void Chip::solve_exchange_phase() {
     faults = solve_host_phase(tiles, phase_participants_, phase_round_, host_memory_, host_stats_,
                               host_services_);
   } else {
-    const auto planned = planned_phases_.find(static_cast<std::uint32_t>(phase_round_));
-    faults = sim::solve_exchange_phase(tiles, phase_participants_, phase_round_,
-                                       planned == planned_phases_.end() ? nullptr : &planned->second,
+    const schema::ExchangePhase* planned = planned_phases_.plan(phase_round_);
+    ++(planned != nullptr ? exchange_stats_.checked_phases : exchange_stats_.unchecked_phases);
+    faults = sim::solve_exchange_phase(tiles, phase_participants_, phase_round_, planned,
                                        exchange_stats_);
   }
   for (const auto& fault : faults) stop_at_fault(fault);

@@ -25,6 +25,7 @@
 
 #include "kernels/registry.hpp"
 #include "schema/model.hpp"
+#include "schema/phase_plan.hpp"
 #include "schema/profile.hpp"
 #include "sim/exchange_fabric.hpp"
 #include "sim/host_link.hpp"
@@ -153,7 +154,7 @@ class Chip {
   std::uint64_t budget_end(const Tile& tile) const;
   bool past_fault_horizon(const Tile& tile) const;
   void stop_if_caught_up();
-  void kill_processes();
+  void kill_processes() noexcept;
   void diagnose_deadlock();
   void open_exchange_phase(std::uint64_t round, const std::vector<Release>& releases,
                            bool host = false);
@@ -169,7 +170,7 @@ class Chip {
   std::vector<bool> loaded_;
   std::vector<std::uint32_t> entry_points_;
   std::vector<std::size_t> started_;
-  std::vector<std::unique_ptr<TileProcess>> processes_;
+  std::vector<std::shared_ptr<TileProcess>> processes_;
   SyncRounds internal_sync_;
   HostSyncRounds host_sync_;
   HostMemory host_memory_;
@@ -185,7 +186,7 @@ class Chip {
   std::uint64_t phase_round_ = 0;
   std::vector<std::size_t> phase_participants_;
   std::vector<std::size_t> phase_pending_;
-  std::map<std::uint32_t, schema::ExchangePhase> planned_phases_;
+  schema::PhasePlan planned_phases_;  // the package's planned exchange phases
   ExchangeStats exchange_stats_;
   bool stop_requested_ = false;
   // The earliest cycle a fault was found at, when the run stops at faults:

@@ -36,6 +36,10 @@ namespace tessera::sim {
 struct ExchangeStats {
   std::uint64_t words_sent = 0;
   std::uint64_t words_delivered = 0;
+  // Internal phases compared with the package's plan, and those the package
+  // leaves unchecked (no plan, or past its plannedRounds).
+  std::uint64_t checked_phases = 0;
+  std::uint64_t unchecked_phases = 0;
 };
 
 // Solves one phase. `tiles` are all of the chip's tiles (a tile whose source

@@ -1,5 +1,6 @@
 #include "compiler/emit/code.hpp"
 
+#include "support/checked.hpp"
 #include "support/little_endian.hpp"
 
 namespace tessera::compiler::emit {
@@ -24,7 +25,7 @@ void append(Code& code, const Code& more) { code.insert(code.end(), more.begin()
 
 void add_segment(schema::Application& app, schema::TileImage& image, std::uint32_t address,
                  std::vector<std::uint8_t> bytes, bool executable) {
-  const auto size = static_cast<std::uint32_t>(bytes.size());
+  const auto size = checked_cast<std::uint32_t>(bytes.size(), "segment bytes");
   if (size == 0) return;
   const std::uint32_t blob = app.blobs.add(std::move(bytes));
   image.segments.push_back(schema::Segment{

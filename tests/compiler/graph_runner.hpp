@@ -18,6 +18,10 @@ using tessera::testing::TensorBytes;
 struct GraphRun {
   TensorBytes outputs;
   std::uint64_t cycles = 0;  // simulated cycles until every tile halted
+  // Internal exchange phases the simulator compared with the package's plan,
+  // and those the package left unchecked.
+  std::uint64_t checked_phases = 0;
+  std::uint64_t unchecked_phases = 0;
 };
 
 // `bindings` holds every host input and parameter by name.

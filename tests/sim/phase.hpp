@@ -55,6 +55,8 @@ class Phase {
     data_.emplace_back(tile, address - 4 * kGuardWords, bytes);
   }
   void plan(schema::ExchangePhase planned) { planned_ = std::move(planned); }
+  // The package's plannedRounds (docs/FORMAT.md, "Planned exchange phases").
+  void plan_rounds(std::uint64_t rounds) { planned_rounds_ = rounds; }
 
   RunResult run() {
     schema::Application app;
@@ -91,6 +93,7 @@ class Phase {
       app.tiles.push_back(image);
     }
     if (planned_) app.debug.exchange_phases.push_back(*planned_);
+    app.debug.planned_rounds = planned_rounds_;
     chip_.load(app);
     chip_.start();
     return chip_.run();
@@ -167,6 +170,7 @@ class Phase {
   std::vector<Row> rows_;
   std::vector<std::tuple<PhysicalTile, std::uint32_t, std::vector<std::uint8_t>>> data_;
   std::optional<schema::ExchangePhase> planned_;
+  std::uint64_t planned_rounds_ = 0;
 };
 
 
