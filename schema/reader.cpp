@@ -170,6 +170,11 @@ Debug read_debug(wire::Debug::Reader in) {
   for (unsigned p = 0; p < provenance.size(); ++p) {
     debug.provenance.push_back(text(provenance[p], fmt::format("debug.provenance[{}]", p)));
   }
+  for (const auto loop : in.getPhaseLoops()) {
+    debug.phase_loops.push_back(
+        PhaseLoop{loop.getFirstRound(), loop.getRoundsPerIteration(), loop.getCount()});
+  }
+  debug.planned_rounds = in.getPlannedRounds();
   return debug;
 }
 

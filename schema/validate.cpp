@@ -8,6 +8,7 @@
 
 #include "schema/host_layout.hpp"
 #include "schema/package_error.hpp"
+#include "schema/phase_plan.hpp"
 #include "support/checked.hpp"
 #include "target/config_space.hpp"
 #include "target/exchange_timing.hpp"
@@ -554,6 +555,7 @@ void validate_debug(const Application& application) {
       require_provenance(transfer_path + ".provenance", transfer.provenance, debug);
     }
   }
+  validate_phase_plan(debug);
 }
 
 }  // namespace

@@ -186,6 +186,13 @@ void write_debug(wire::Debug::Builder out, const Debug& debug) {
        });
   auto provenance = out.initProvenance(static_cast<unsigned>(debug.provenance.size()));
   for (unsigned i = 0; i < debug.provenance.size(); ++i) provenance.set(i, debug.provenance[i]);
+  fill(out.initPhaseLoops(static_cast<unsigned>(debug.phase_loops.size())), debug.phase_loops,
+       [](auto loop, const PhaseLoop& in) {
+         loop.setFirstRound(in.first_round);
+         loop.setRoundsPerIteration(in.rounds_per_iteration);
+         loop.setCount(in.count);
+       });
+  out.setPlannedRounds(debug.planned_rounds);
 }
 
 void build_message(capnp::MessageBuilder& message, const Application& app,

@@ -151,10 +151,11 @@ void Chip::reset() {
   faults_.clear();
   spans_.clear();
   stop_requested_ = false;
+  fault_horizon_.reset();
   hsp_marks_ = {};
   host_stats_ = {};
   host_memory_.detach_all();
-  planned_phases_.clear();
+  planned_phases_ = {};
   phase_participants_.clear();
   phase_pending_.clear();
   exchange_stats_ = {};
@@ -178,7 +179,7 @@ void Chip::load(const schema::Application& application) {
   for (const auto& debug : application.debug.tiles) {
     tiles_[index_of(debug.tile)]->set_debug(TileDebugIndex(debug, provenance));
   }
-  for (const auto& phase : application.debug.exchange_phases) planned_phases_[phase.id] = phase;
+  planned_phases_ = schema::PhasePlan(application.debug);
 }
 
 void Chip::load_segment(target::PhysicalTile tile, std::uint32_t address,
@@ -204,6 +205,7 @@ void Chip::start(std::optional<std::vector<target::PhysicalTile>> tiles,
   faults_.clear();
   spans_.clear();
   stop_requested_ = false;
+  fault_horizon_.reset();
   started_.clear();
   if (tiles) {
     for (const auto tile : *tiles) started_.push_back(index_of(tile));
@@ -255,11 +257,29 @@ void Chip::start(std::optional<std::vector<target::PhysicalTile>> tiles,
 
 std::uint64_t Chip::now() const { return systemc_now() - origin_ns_; }
 
-void Chip::record_fault(const Fault& fault) { faults_.add(fault); }
-
 void Chip::request_stop() {
   stop_requested_ = true;
   sc_core::sc_pause();
+}
+
+void Chip::stop_at_fault(const Fault& fault) {
+  faults_.add(fault);
+  if (options_.keep_going) return;
+  fault_horizon_ = std::min(fault_horizon_.value_or(fault.cycle), fault.cycle);
+  stop_if_caught_up();
+}
+
+bool Chip::past_fault_horizon(const Tile& tile) const {
+  return fault_horizon_ && tile.cycle() > *fault_horizon_;
+}
+
+void Chip::stop_if_caught_up() {
+  if (!fault_horizon_ || stop_requested_) return;
+  for (const std::size_t index : started_) {
+    const Tile& tile = *tiles_[index];
+    if (tile.status() == TileStatus::kRunning && !past_fault_horizon(tile)) return;
+  }
+  request_stop();
 }
 
 std::uint64_t Chip::delay_until(std::uint64_t cycle) const {
@@ -303,7 +323,7 @@ void Chip::leave_exchange_phase(std::size_t index) {
   const auto it = std::find(phase_pending_.begin(), phase_pending_.end(), index);
   if (it == phase_pending_.end()) return;
   phase_pending_.erase(it);
-  if (auto& record = tiles_[index]->exchange()) record->done = true;
+  if (auto& record = tiles_[index]->exchange()) record->finish();
   if (phase_pending_.empty()) solve_exchange_phase();
 }
 
@@ -315,13 +335,12 @@ void Chip::solve_exchange_phase() {
     faults = solve_host_phase(tiles, phase_participants_, phase_round_, host_memory_, host_stats_,
                               host_services_);
   } else {
-    const auto planned = planned_phases_.find(static_cast<std::uint32_t>(phase_round_));
-    faults = sim::solve_exchange_phase(tiles, phase_participants_, phase_round_,
-                                       planned == planned_phases_.end() ? nullptr : &planned->second,
+    const schema::ExchangePhase* planned = planned_phases_.plan(phase_round_);
+    ++(planned != nullptr ? exchange_stats_.checked_phases : exchange_stats_.unchecked_phases);
+    faults = sim::solve_exchange_phase(tiles, phase_participants_, phase_round_, planned,
                                        exchange_stats_);
   }
-  for (const auto& fault : faults) record_fault(fault);
-  if (!faults.empty() && !options_.keep_going) request_stop();
+  for (const auto& fault : faults) stop_at_fault(fault);
   // Rows that returned go on at their own cycle: the phase cost them their
   // events, not a wait.
   std::vector<Release> releases;
@@ -348,12 +367,18 @@ void Chip::release_host_receivers() {
     const HostService service = host_services_[index];
     const std::uint32_t dcount = tile.csr(static_cast<std::uint8_t>(target::isa::Csr::kIncomingDcount));
     if (dcount != service.returned_words) {
+      const std::string unheard =
+          service.unheard_words == 0
+              ? std::string()
+              : fmt::format(
+                    " that reached it; {} more did not: its INCOMING_MUX is {:#x}, "
+                    "not its host endpoint {:#x}",
+                    service.unheard_words, service.mux, service.endpoint);
       tile.raise(FaultKind::kDeadlock,
                  fmt::format("host phase {}: sync 0 waits for INCOMING_DCOUNT = {} words, but the "
-                             "host returned {}",
-                             phase_round_, dcount, service.returned_words));
-      record_fault(*tile.fault());
-      if (!options_.keep_going) request_stop();
+                             "host returned {}{}",
+                             phase_round_, dcount, service.returned_words, unheard));
+      stop_at_fault(*tile.fault());
       continue;
     }
     releases.push_back({index, tile.wait_started() + service.cycles, phase_round_});
@@ -368,7 +393,10 @@ void Chip::release_host_receivers() {
 // runs a tile: its results depend on its own cycle count alone.
 std::uint64_t Chip::budget_end(const Tile& tile) const {
   const std::uint64_t quantum = options_.quantum_cycles;
-  return std::min((tile.cycle() / quantum + 1) * quantum, limit_);
+  std::uint64_t end = std::min((tile.cycle() / quantum + 1) * quantum, limit_);
+  // An instruction issued at the fault horizon may still fault at it (a fetch).
+  if (fault_horizon_) end = std::min(end, *fault_horizon_ + 1);
+  return end;
 }
 
 void Chip::reschedule(std::size_t index) {
@@ -382,9 +410,11 @@ void Chip::on_tile_activation(std::size_t index) {
   TileProcess& process = *processes_[index];
   sc_core::next_trigger(process.release);
   if (tile.status() != TileStatus::kRunning) return;
-  if (stop_requested_ || tile.cycle() >= limit_) {
+  if (stop_requested_ || tile.cycle() >= limit_ || past_fault_horizon(tile)) {
+    if (past_fault_horizon(tile)) stop_if_caught_up();
     // Wait at the tile's own time; the next run() continues from here.
-    // Past the limit, wait at least a cycle so the kernel can reach it.
+    // Past the limit or the fault horizon, wait at least a cycle so the
+    // kernel can reach it.
     std::uint64_t delay = delay_until(tile.cycle());
     if (!stop_requested_ && delay == 0) delay = 1;
     sc_core::next_trigger(cycles(delay));
@@ -479,8 +509,8 @@ void Chip::continue_tile(std::size_t index, const RunOutcome& outcome) {
       }
       [[fallthrough]];
     case RunOutcome::Kind::kFaulted:
-      record_fault(*tile.fault());
-      if (!options_.keep_going) request_stop();
+      leave_exchange_phase(index);  // its row is over, even when it faulted at a sync 0
+      stop_at_fault(*tile.fault());
       return;
     case RunOutcome::Kind::kTrapped:
       request_stop();
@@ -495,6 +525,7 @@ RunResult Chip::run(std::uint64_t max_cycles) {
   if (started_.empty()) throw UsageError("run() before start()");
   limit_ = max_cycles;
   stop_requested_ = false;
+  fault_horizon_.reset();
   const std::size_t faults_before = faults_.all().size();
   if (now() < limit_) {
     if (max_cycles == ~std::uint64_t{0}) {
@@ -528,11 +559,13 @@ RunResult Chip::run(std::uint64_t max_cycles) {
     result.reason = StopReason::kFault;
   } else if (trapped > 0) {
     result.reason = StopReason::kTrapped;
-  } else if (host > 0) {
+  } else if (host > 0 && (sc_core::sc_pending_activity() || host_sync_.waiting_for_grant())) {
+    // The host's grant (an HSP credit) or more simulated time moves it on.
     result.reason = StopReason::kHostSync;
   } else if (halted + faulted == started_.size()) {
     result.reason = faulted > 0 ? StopReason::kFault : StopReason::kAllHalted;
-  } else if (!sc_core::sc_pending_activity() && waiting > 0) {
+  } else if (!sc_core::sc_pending_activity() && waiting + host > 0) {
+    // Tiles wait for tiles that will never come, whatever the host grants.
     diagnose_deadlock();
     result.reason = StopReason::kDeadlock;
   } else {
@@ -548,6 +581,7 @@ void Chip::pass_time(std::uint64_t cycles_to_pass) {
   if (started_.empty() || cycles_to_pass == 0) return;
   limit_ = now() + cycles_to_pass;
   stop_requested_ = false;
+  fault_horizon_.reset();
   sc_core::sc_start(cycles(cycles_to_pass), sc_core::SC_RUN_TO_TIME);
 }
 
@@ -566,6 +600,10 @@ void Chip::diagnose_deadlock() {
         const std::uint64_t round = internal_sync_.round_of(index) - 1;
         where += fmt::format(", round {}: {} of {} tiles present", round,
                              internal_sync_.present(round), started_.size());
+      } else if (is_host_zone(tile.waiting_zone())) {
+        const std::uint64_t round = host_sync_.round_of(index) - 1;
+        where += fmt::format(", host round {}: {} of {} tiles present", round,
+                             host_sync_.present(round), started_.size());
       }
       where += ")";
     } else {

@@ -25,6 +25,7 @@
 
 #include "kernels/registry.hpp"
 #include "schema/model.hpp"
+#include "schema/phase_plan.hpp"
 #include "schema/profile.hpp"
 #include "sim/exchange_fabric.hpp"
 #include "sim/host_link.hpp"
@@ -39,9 +40,9 @@ namespace tessera::sim {
 
 enum class StopReason : std::uint8_t {
   kAllHalted,   // every started tile branched to 0
-  kHostSync,    // a tile waits at a host sync (zone 7 or 15)
+  kHostSync,    // tiles wait at a host sync (zone 7 or 15) for the host's credit
   kTrapped,     // a tile stopped at `trap`
-  kFault,       // a fault stopped the run (the first one, unless keep_going)
+  kFault,       // a fault stopped the run (the earliest in simulated time, unless keep_going)
   kDeadlock,    // no tile can make progress
   kCycleLimit,  // the cycle limit passed
 };
@@ -150,8 +151,14 @@ class Chip {
   void reschedule(std::size_t index);
   void continue_tile(std::size_t index, const RunOutcome& outcome);
   void apply_releases(const std::vector<Release>& releases);
-  void record_fault(const Fault& fault);
   void request_stop();
+  // Which fault stops a run (decision 10): the earliest in simulated time.
+  // Tiles run ahead of each other by up to a quantum, so when a fault is
+  // found at cycle c a tile behind c may still fault earlier: the others run
+  // on up to c (the fault horizon) before the run stops.
+  void stop_at_fault(const Fault& fault);
+  bool past_fault_horizon(const Tile& tile) const;
+  void stop_if_caught_up();
   void kill_processes() noexcept;
   void diagnose_deadlock();
   void open_exchange_phase(std::uint64_t round, const std::vector<Release>& releases,
@@ -187,9 +194,12 @@ class Chip {
   std::uint64_t phase_round_ = 0;
   std::vector<std::size_t> phase_participants_;
   std::vector<std::size_t> phase_pending_;
-  std::map<std::uint32_t, schema::ExchangePhase> planned_phases_;
+  schema::PhasePlan planned_phases_;  // the package's planned exchange phases
   ExchangeStats exchange_stats_;
   bool stop_requested_ = false;
+  // The earliest cycle a fault was found at, when the run stops at faults:
+  // every tile runs the instructions it issues up to it, then the run stops.
+  std::optional<std::uint64_t> fault_horizon_;
 
   struct Span {
     std::size_t tile;

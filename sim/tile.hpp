@@ -94,7 +94,8 @@ class Tile {
   const TileCycles& cycles() const noexcept { return cycles_; }
   const std::optional<Fault>& fault() const noexcept { return fault_; }
 
-  // Faults the tile from outside (the chip's sync handling, the fabric).
+  // Faults the tile from outside (the chip's sync handling, the fabric), at
+  // the instruction it executed last (the sync it waits at, its row's br).
   void raise(FaultKind kind, std::string message);
 
   // Exchange phases: the chip opens one when the tile leaves a device-wide
@@ -125,6 +126,7 @@ class Tile {
     std::uint32_t word0 = 0;
     std::uint32_t word1 = 0;
     std::uint8_t size = 0;
+    std::uint8_t alignment = 4;  // the table's: where the instruction may sit
     isa::Instruction instruction;
   };
   static constexpr std::size_t kDecodeCacheSize = 512;
@@ -135,9 +137,11 @@ class Tile {
   std::optional<RunOutcome> execute(const isa::Instruction& instruction);
   std::optional<RunOutcome> call(const isa::Call& instruction);
   std::optional<RunOutcome> branch_to(std::uint32_t target);
+  static bool fetchable(std::uint32_t pc) noexcept;
   bool data_address_ok(std::uint32_t address) const noexcept;
   void write_register(isa::Reg reg, std::uint32_t value) noexcept;
   std::uint32_t read_register(isa::Reg reg) const noexcept;
+  bool in_row(const isa::Instruction& instruction) const noexcept;
   std::optional<RunOutcome> exchange_step(const isa::Instruction& instruction, std::uint32_t pc,
                                           std::uint32_t bytes, std::uint64_t issued_at);
 
@@ -159,6 +163,7 @@ class Tile {
   std::array<std::uint32_t, 16> registers_{};
   std::array<std::uint32_t, 256> csrs_{};
   std::uint32_t pc_ = 0;
+  std::uint32_t last_pc_ = 0;  // the instruction executed last (where a raised fault points)
   ExceptionType exception_ = ExceptionType::kNone;
   std::uint64_t cycle_ = 0;
   TileCycles cycles_;

@@ -43,4 +43,12 @@ bool is_valid_utf8(std::string_view text) noexcept {
   return true;
 }
 
+std::size_t utf8_code_points(std::string_view text) noexcept {
+  std::size_t count = 0;
+  for (const char c : text) {
+    if ((static_cast<std::uint8_t>(c) & 0xC0u) != 0x80u) ++count;
+  }
+  return count;
+}
+
 }  // namespace tessera

@@ -20,4 +20,8 @@ std::optional<Utf8Sequence> decode_utf8(std::string_view text, std::size_t at) n
 // Whether text is well-formed UTF-8 throughout.
 bool is_valid_utf8(std::string_view text) noexcept;
 
+// The characters (code points) of well-formed UTF-8 text: its bytes that do
+// not continue a sequence. A length "in characters" is this, not the bytes.
+std::size_t utf8_code_points(std::string_view text) noexcept;
+
 }  // namespace tessera

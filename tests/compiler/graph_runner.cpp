@@ -23,6 +23,8 @@ GraphRun run_on_simulator(const schema::Application& package, const TensorBytes&
   result.cycles = transport.chip().now();
   result.report = transport.chip().report().to_json().dump();
   if (options.trace) result.trace = transport.chip().trace().dump();
+  result.checked_phases = transport.chip().exchange_stats().checked_phases;
+  result.unchecked_phases = transport.chip().exchange_stats().unchecked_phases;
   return result;
 }
 

@@ -21,6 +21,10 @@ struct GraphRun {
   std::uint64_t cycles = 0;  // simulated cycles until every tile halted
   std::string report;        // the run report (cycles per tile), as JSON text
   std::string trace;         // the Chrome trace, as JSON text (with options.trace)
+  // Internal exchange phases the simulator compared with the package's plan,
+  // and those the package left unchecked.
+  std::uint64_t checked_phases = 0;
+  std::uint64_t unchecked_phases = 0;
 };
 
 // `bindings` holds every host input and parameter by name.
