@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
+#include "cli/terminal_stream.hpp"
 #include "support/error.hpp"
 #include "support/logging.hpp"
 #include "support/version.hpp"
@@ -171,7 +172,11 @@ std::optional<po::variables_map> parse_command_line(CommandSyntax& syntax,
   return values;
 }
 
-int run(std::span<const std::string> args, const CommandSet& commands, Streams& io) {
+int run(std::span<const std::string> args, const CommandSet& commands, Streams& terminal) {
+  // Every byte printed below, results and errors alike, is escaped.
+  TerminalSafeStream out(terminal.out);
+  TerminalSafeStream err(terminal.err);
+  Streams io{out, err};
   std::string failing_command;
   const auto prefix = [&] {
     return failing_command.empty() ? std::string(kProgram)

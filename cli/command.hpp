@@ -71,7 +71,9 @@ std::optional<boost::program_options::variables_map> parse_command_line(
     CommandSyntax& syntax, const std::vector<std::string>& args, Streams& io);
 
 // Runs the tessera command line (args excludes the program name) and returns
-// the exit status. Every error becomes one line on io.err.
+// the exit status. Every error becomes one line on io.err. Everything it
+// prints goes through escape_for_terminal (cli/terminal_stream.hpp), so no
+// string from a file can put a control character on the terminal.
 int run(std::span<const std::string> args, const CommandSet& commands, Streams& io);
 
 // The subcommands of the installed tessera binary.

@@ -7,6 +7,7 @@
 
 #include "cli/command.hpp"
 #include "cli/commands.hpp"
+#include "cli/number_options.hpp"
 #include "compiler/compile.hpp"
 #include "compiler/ir/graph_json.hpp"
 #include "schema/sha256.hpp"
@@ -35,21 +36,26 @@ Command compile_command() {
             "hardware-loadable yet: the kernels are host models only. Compiling the same graph\n"
             "twice gives identical bytes. Operations: docs/GRAPH_FORMAT.md; what the compiler\n"
             "does: compiler/README.md.";
-        syntax.options.add_options()(
-            "output,o", po::value<std::string>()->required()->value_name("PACKAGE"),
-            "the package to write (.ipuexe)")(
-            "tiles", po::value<unsigned>()->default_value(target::kTileCount)->value_name("N"),
+        syntax.options.add_options()("output,o",
+                                     po::value<std::string>()->required()->value_name("PACKAGE"),
+                                     "the package to write (.ipuexe)")(
+            "tiles",
+            po::value<std::string>()
+                ->default_value(std::to_string(target::kTileCount))
+                ->value_name("N"),
             "spread tensors over logical tiles 0..N-1 (1..1472)")(
-            "min-shard-bytes", po::value<std::uint64_t>()->default_value(0)->value_name("B"),
+            "min-shard-bytes", po::value<std::string>()->default_value("0")->value_name("B"),
             "cut no tensor into shards smaller than B bytes (0: spread each over as many "
             "tiles as it has row blocks); larger shards mean fewer, longer exchange messages")(
             "report", po::bool_switch(), "print what was compiled: phases, horizons, memory")(
-            "no-validate", po::bool_switch(), "skip replaying the exchange rows (faster, less safe)");
+            "no-validate", po::bool_switch(),
+            "skip replaying the exchange rows (faster, less safe)");
         syntax.required_argument("graph");
         const auto values = parse_command_line(syntax, args, io);
         if (!values) return kExitSuccess;
 
-        const unsigned tiles = (*values)["tiles"].as<unsigned>();
+        const unsigned tiles = *unsigned_option<unsigned>(*values, "tiles");
+        const auto min_shard_bytes = *unsigned_option<std::uint64_t>(*values, "min-shard-bytes");
         if (tiles < 1 || tiles > target::kTileCount) {
           throw UsageError(fmt::format("--tiles {} is outside 1..{}", tiles, target::kTileCount));
         }
@@ -61,7 +67,7 @@ Command compile_command() {
         spdlog::info("compiling {} operations for {} tiles", graph.operation_count(), tiles);
         compiler::CompileOptions options;
         options.tiles = tiles;
-        options.min_shard_bytes = (*values)["min-shard-bytes"].as<std::uint64_t>();
+        options.min_shard_bytes = min_shard_bytes;
         options.validate_exchange = !(*values)["no-validate"].as<bool>();
         compiler::CompileResult result = compiler::compile(graph, options);
         result.application.compiler_version =

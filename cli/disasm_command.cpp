@@ -6,6 +6,7 @@
 
 #include "cli/command.hpp"
 #include "cli/commands.hpp"
+#include "cli/number_options.hpp"
 #include "cli/raw_words.hpp"
 #include "cli/tile_listing.hpp"
 #include "schema/reader.hpp"
@@ -105,7 +106,7 @@ Command disasm_command() {
           }
         }
         if (values->count("base")) {
-          base = parse_address((*values)["base"].as<std::string>());
+          base = *unsigned_option<std::uint32_t>(*values, "base");
           if (base % 4 != 0) throw UsageError("--base must be 4-aligned");
         }
         for (const auto& line : target::isa::disassemble_words(words, base)) {

@@ -8,6 +8,7 @@
 #include "cli/assembly_source.hpp"
 #include "cli/command.hpp"
 #include "cli/commands.hpp"
+#include "cli/number_options.hpp"
 #include "schema/sha256.hpp"
 #include "schema/writer.hpp"
 #include "support/little_endian.hpp"
@@ -34,20 +35,24 @@ Command pack_command() {
             "0x4c010. Programs end with `setzi $m0, 0` and `br $m0` (branch to 0 halts).\n"
             "The package carries no kernels, bindings or host exchange and is marked as built\n"
             "for the simulator.";
-        syntax.options.add_options()("output,o", po::value<std::string>()->required()->value_name("PACKAGE"),
-                                     "the package to write")(
-            "tiles", po::value<unsigned>()->default_value(target::kTileCount)->value_name("N"),
-            "how many tiles run the program (1..1472)");
+        syntax.options.add_options()(
+            "output,o", po::value<std::string>()->required()->value_name("PACKAGE"),
+            "the package to write")("tiles",
+                                    po::value<std::string>()
+                                        ->default_value(std::to_string(target::kTileCount))
+                                        ->value_name("N"),
+                                    "how many tiles run the program (1..1472)");
         syntax.required_argument("source");
         const auto values = parse_command_line(syntax, args, io);
         if (!values) return kExitSuccess;
 
-        const unsigned tiles = (*values)["tiles"].as<unsigned>();
+        const unsigned tiles = *unsigned_option<unsigned>(*values, "tiles");
         if (tiles < 1 || tiles > target::kTileCount) {
           throw UsageError(fmt::format("--tiles {} is outside 1..{}", tiles, target::kTileCount));
         }
         const std::string source = (*values)["source"].as<std::string>();
-        const auto words = words_of(assemble_lines(read_source_lines(source), source));
+        const auto words =
+            words_of(assemble_lines(read_source_lines(source), source, target::kLoadBase));
         if (words.empty()) throw InputError(fmt::format("{}: no instructions", source));
         const std::vector<std::uint8_t> code = words_to_bytes(words);
         const auto code_range = target::AddressRange::from_size(

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "support/atomic_file.hpp"
 #include "support/error.hpp"
 #include "support/little_endian.hpp"
 
@@ -36,11 +37,7 @@ std::vector<std::uint32_t> read_raw_words(const std::filesystem::path& path) {
 }
 
 void write_raw_words(const std::filesystem::path& path, std::span<const std::uint32_t> words) {
-  const std::vector<std::uint8_t> bytes = words_to_bytes(words);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) throw IoError(fmt::format("{}: cannot write: {}", path.string(), std::strerror(errno)));
+  write_file_atomically(path, words_to_bytes(words));
 }
 
 namespace {
@@ -63,11 +60,6 @@ std::string_view without_hex_prefix(std::string_view text) {
 
 std::uint32_t parse_hex_word(std::string_view text) {
   return parse_number(without_hex_prefix(text), 16, "32-bit hex word");
-}
-
-std::uint32_t parse_address(std::string_view text) {
-  const std::string_view digits = without_hex_prefix(text);
-  return parse_number(digits, digits.size() == text.size() ? 10 : 16, "32-bit address");
 }
 
 }  // namespace tessera::cli

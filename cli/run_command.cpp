@@ -12,6 +12,7 @@
 #include "backends/sim/sim_transport.hpp"
 #include "cli/command.hpp"
 #include "cli/commands.hpp"
+#include "cli/number_options.hpp"
 #include "cli/transport_options.hpp"
 #include "runtime/session.hpp"
 #include "runtime/tensor.hpp"
@@ -68,6 +69,9 @@ Command run_command() {
   return Command{
       "run", "run a package's host calls on the simulator or a C600",
       [](const std::vector<std::string>& args, Streams& io) -> int {
+        const std::string timeout_help =
+            fmt::format("limit for one rendezvous and for the final halt ({})",
+                        seconds_range(runtime::kMinWaitTimeout, runtime::kMaxWaitTimeout));
         CommandSyntax syntax;
         syntax.name = "run";
         syntax.summary =
@@ -96,16 +100,29 @@ Command run_command() {
             "write the cycle profile (schema/profile.capnp)")(
             "trace", po::value<std::string>()->value_name("FILE"),
             "write a Chrome/Perfetto trace (simulator only)")(
-            "timeout", po::value<double>()->default_value(60.0)->value_name("SECONDS"),
-            "limit for one rendezvous and for the final halt")(
-            "jitter-us", po::value<std::uint32_t>()->default_value(0)->value_name("N"),
-            "wait a seeded-random 0..N µs before every HSP write (tests the protocol)")(
-            "jitter-seed", po::value<std::uint64_t>()->default_value(1)->value_name("S"),
-            "seed of --jitter-us");
+            "timeout", po::value<std::string>()->default_value("60")->value_name("SECONDS"),
+            timeout_help.c_str())(
+            "jitter-us", po::value<std::string>()->default_value("0")->value_name("N"),
+            "wait a seeded-random 0..N µs before every HSP write (tests the protocol; "
+            "N < 2^32)")("jitter-seed",
+                         po::value<std::string>()->default_value("1")->value_name("S"),
+                         "seed of --jitter-us (< 2^64)");
         add_transport_options(syntax);
         syntax.required_argument("package");
         const auto values = parse_command_line(syntax, args, io);
         if (!values) return kExitSuccess;
+
+        // Numbers first: a bad one is refused before any file is read.
+        runtime::SessionOptions options;
+        options.rendezvous_timeout =
+            parse_seconds((*values)["timeout"].as<std::string>(), "--timeout",
+                          runtime::kMinWaitTimeout, runtime::kMaxWaitTimeout);
+        options.halt_timeout = options.rendezvous_timeout;
+        options.write_jitter_max_us = *unsigned_option<std::uint32_t>(*values, "jitter-us");
+        options.write_jitter_seed = *unsigned_option<std::uint64_t>(*values, "jitter-seed");
+        TransportRequest request;
+        request.backend = (*values)["backend"].as<std::string>();
+        read_transport_options(*values, request);
 
         const std::string path = (*values)["package"].as<std::string>();
         const auto input_files = named_files(*values, "input");
@@ -155,22 +172,11 @@ Command run_command() {
           }
         }
 
-        TransportRequest request;
-        request.backend = (*values)["backend"].as<std::string>();
         request.trace = want_trace || want_profile;
-        read_transport_options(*values, request);
         if (want_trace && request.backend != "sim") {
           throw UsageError("--trace needs the simulator backend (--backend sim)");
         }
         const auto transport = open_transport(request);
-
-        runtime::SessionOptions options;
-        const auto timeout = std::chrono::duration<double>((*values)["timeout"].as<double>());
-        if (!(timeout.count() > 0)) throw UsageError("--timeout must be positive");
-        options.rendezvous_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(timeout);
-        options.halt_timeout = options.rendezvous_timeout;
-        options.write_jitter_max_us = (*values)["jitter-us"].as<std::uint32_t>();
-        options.write_jitter_seed = (*values)["jitter-seed"].as<std::uint64_t>();
 
         const auto started = std::chrono::steady_clock::now();
         spdlog::info("loading {} on {}", path, transport->description());

@@ -2,7 +2,6 @@
 // halts, faults, deadlocks or reaches a cycle limit.
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -10,8 +9,11 @@
 
 #include "cli/command.hpp"
 #include "cli/commands.hpp"
+#include "cli/transport_options.hpp"
+#include "cli/number_options.hpp"
 #include "schema/reader.hpp"
 #include "sim/chip.hpp"
+#include "support/atomic_file.hpp"
 
 namespace po = boost::program_options;
 
@@ -19,24 +21,8 @@ namespace tessera::cli {
 namespace {
 
 void write_json(const std::string& path, const nlohmann::json& document) {
-  std::ofstream out(path);
-  out << document.dump(1) << '\n';
-  out.close();
-  if (!out) throw IoError(fmt::format("{}: cannot write", path));
-}
-
-std::uint64_t parse_cycles(const std::string& text) {
-  std::size_t used = 0;
-  unsigned long long value = 0;
-  try {
-    value = std::stoull(text, &used, 0);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || text.empty() || text[0] == '-') {
-    throw UsageError(fmt::format("--cycles: '{}' is not a cycle count", text));
-  }
-  return value;
+  const std::string text = document.dump(1) + '\n';
+  write_file_atomically(path, {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
 }
 
 }  // namespace
@@ -51,14 +37,15 @@ Command simulate_command() {
             "Loads a package onto the SystemC model of the C600 (1472 tiles), starts every tile\n"
             "at its entry point and runs until all halt, a fault, a deadlock, a host sync or the\n"
             "cycle limit. Prints the run report; exits 1 when the run did not complete.";
-        syntax.usage = "PACKAGE [--cycles N] [--keep-going] [--check-uninitialized] [--trace FILE]";
+        syntax.usage =
+            "PACKAGE [--cycles N] [--threads N] [--keep-going] [--check-uninitialized]\n"
+            "        [--trace FILE]";
         syntax.details =
             "No host takes part: a package that waits at a host sync (zones 7, 15) stops there.\n"
             "`tessera run` drives the host side (host calls, inputs, outputs). The trace is\n"
             "Chrome/Perfetto JSON (open it in ui.perfetto.dev).";
-        syntax.options.add_options()(
-            "cycles", po::value<std::string>()->value_name("N"),
-            "stop after N simulated cycles (default: no limit)")(
+        syntax.options.add_options()("cycles", po::value<std::string>()->value_name("N"),
+                                     "stop after N simulated cycles (N < 2^64; default: no limit)")(
             "keep-going", "record faults and keep the other tiles running")(
             "check-uninitialized", "fault when a kernel reads bytes nothing ever wrote")(
             "trace", po::value<std::string>()->value_name("FILE"),
@@ -66,17 +53,18 @@ Command simulate_command() {
             "faults", po::value<std::string>()->value_name("FILE"), "write the faults as JSON")(
             "report", po::value<std::string>()->value_name("FILE"),
             "write the run report (cycles per tile) as JSON");
+        add_threads_option(syntax);
         syntax.required_argument("package");
         const auto values = parse_command_line(syntax, args, io);
         if (!values) return kExitSuccess;
 
         sim::SimOptions options;
+        options.threads = read_threads_option(*values);
         options.keep_going = values->count("keep-going") != 0;
         options.check_uninitialized = values->count("check-uninitialized") != 0;
         options.trace = values->count("trace") != 0;
-        const std::uint64_t limit = values->count("cycles")
-                                        ? parse_cycles((*values)["cycles"].as<std::string>())
-                                        : ~std::uint64_t{0};
+        const std::uint64_t limit =
+            unsigned_option<std::uint64_t>(*values, "cycles").value_or(~std::uint64_t{0});
 
         const std::string path = (*values)["package"].as<std::string>();
         const schema::Application app = schema::read_package_file(path);

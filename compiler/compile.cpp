@@ -32,13 +32,15 @@ std::string format_report(const CompileResult& result) {
       result.lowered_steps, report.package_tiles, report.host_batches, report.phases.size(),
       report.kernel_calls, report.max_data_bytes, report.max_code_bytes);
   for (const auto& phase : report.phases) {
-    text += fmt::format("  phase {:>4}: {:>6} transfers, {:>8} words, horizon {:>7} events, bound {:>7}"
-                        " ({:.2f}×)  {}\n",
-                        phase.id, phase.transfers, phase.words_sent, phase.horizon, phase.lower_bound,
-                        phase.lower_bound == 0 ? 0.0
-                                               : static_cast<double>(phase.horizon) /
-                                                     static_cast<double>(phase.lower_bound),
-                        phase.provenance);
+    text += fmt::format(
+        "  phase {:>4}: {:>6} transfers, {:>8} words, horizon {:>7} events, bound {:>7}"
+        " ({:.2f}×)  {}\n",
+        phase.round ? std::to_string(*phase.round) : "-", phase.transfers, phase.words_sent,
+        phase.horizon, phase.lower_bound,
+        phase.lower_bound == 0
+            ? 0.0
+            : static_cast<double>(phase.horizon) / static_cast<double>(phase.lower_bound),
+        phase.provenance);
   }
   return text;
 }

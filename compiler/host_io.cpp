@@ -67,12 +67,54 @@ void check_transfer(const HostTransfer& transfer, const std::set<PhysicalTile>& 
   checked_add(transfer.payload_offset, std::uint64_t{transfer.size}, where + " payload range");
 }
 
-// One side of a call: batches of at most one ≤ 4 KiB piece per tile.
+// One side of a call: batches of at most one 4 KiB slot of pieces per tile.
 struct SidePlan {
   std::vector<schema::HostSlice> slices;
   std::vector<std::uint32_t> batch_ends;
   std::vector<HostBatch> batches;
 };
+
+// The transfer and copies of one tile's pieces in one batch, which lie back
+// to back in its slot. When they are contiguous on the tile too they are one
+// run: an H2D run lands directly when it may, a D2H run is sent from where it
+// is. Otherwise H2D data lands in the staging buffer and each piece is copied
+// into place after the batch, and D2H pieces are first gathered into the
+// staging buffer. (A copy per piece, not per run: a piece lies in one
+// binding's allocation, a run may span several.)
+TileHostStep target_step(PhysicalTile tile, std::optional<target::XreqBitmap> request, bool input,
+                         std::span<const Piece> pieces, std::uint64_t host_offset) {
+  bool one_run = true;
+  std::uint32_t bytes = 0;
+  for (const Piece& piece : pieces) {
+    one_run = one_run && piece.tile_address == pieces.front().tile_address + bytes;
+    bytes += piece.size;
+  }
+  const std::uint32_t first = pieces.front().tile_address;
+  if (input && one_run && lands_directly(first, bytes)) {
+    return TileHostStep(request, target::H2dTransfer{tile, first, host_offset, bytes}, std::nullopt,
+                        {}, {});
+  }
+  if (!input && one_run) {
+    return TileHostStep(request, std::nullopt, target::D2hTransfer{tile, first, host_offset, bytes},
+                        {}, {});
+  }
+  std::vector<StagingCopy> copies;
+  std::uint32_t slot_offset = 0;
+  for (const Piece& piece : pieces) {
+    const std::uint32_t staged = target::kH2dStaging + slot_offset;
+    const std::uint32_t words = piece.size / target::kWordBytes;
+    copies.push_back(input ? StagingCopy{piece.tile_address, staged, words}
+                           : StagingCopy{staged, piece.tile_address, words});
+    slot_offset += piece.size;
+  }
+  if (input) {
+    return TileHostStep(request, target::H2dTransfer{tile, target::kH2dStaging, host_offset, bytes},
+                        std::nullopt, {}, std::move(copies));
+  }
+  return TileHostStep(request, std::nullopt,
+                      target::D2hTransfer{tile, target::kH2dStaging, host_offset, bytes},
+                      std::move(copies), {});
+}
 
 SidePlan plan_side(const HostCallRequest& call, bool input,
                    const std::map<PhysicalTile, std::uint32_t>& slots, std::uint64_t data_base) {
@@ -84,51 +126,46 @@ SidePlan plan_side(const HostCallRequest& call, bool input,
                 std::min(kSlotBytes, transfer.size - done)});
     }
   }
-  std::size_t batch_count = 0;
-  for (const auto& [tile, pieces] : fifo) batch_count = std::max(batch_count, pieces.size());
 
   SidePlan side;
-  for (std::size_t b = 0; b < batch_count; ++b) {
+  for (std::size_t b = 0;
+       std::any_of(fifo.begin(), fifo.end(), [](const auto& f) { return !f.second.empty(); });
+       ++b) {
     std::map<PhysicalTile, target::XreqBitmap> requests;
-    std::map<PhysicalTile, Piece> moving;
-    for (const auto& [tile, pieces] : fifo) {
-      if (b >= pieces.size()) continue;
-      const Piece& piece = pieces[b];
+    std::map<PhysicalTile, std::vector<Piece>> moving;
+    for (auto& [tile, pieces] : fifo) {
+      if (pieces.empty()) continue;
       const std::uint32_t slot = slots.at(tile);
-      side.slices.push_back(schema::HostSlice{kDataPage, std::uint64_t{slot} * kSlotBytes,
-                                              piece.payload_offset, piece.size});
-      moving.emplace(tile, piece);
+      std::vector<Piece>& batch_pieces = moving[tile];
+      std::uint32_t filled = 0;
+      while (!pieces.empty() && filled + pieces.front().size <= kSlotBytes) {
+        const Piece& piece = pieces.front();
+        side.slices.push_back(schema::HostSlice{kDataPage,
+                                                std::uint64_t{slot} * kSlotBytes + filled,
+                                                piece.payload_offset, piece.size});
+        filled += piece.size;
+        batch_pieces.push_back(piece);
+        pieces.pop_front();
+      }
       const PhysicalTile owner = target::xreq_owner(tile);
       requests.try_emplace(owner, owner).first->second.add(tile);
     }
-    side.batch_ends.push_back(static_cast<std::uint32_t>(side.slices.size()));
+    side.batch_ends.push_back(checked_cast<std::uint32_t>(side.slices.size(), "host slices"));
 
     HostBatch batch{call.name, input, b, {}};
     std::set<PhysicalTile> active;
-    for (const auto& [tile, piece] : moving) active.insert(tile);
+    for (const auto& [tile, pieces] : moving) active.insert(tile);
     for (const auto& [owner, bitmap] : requests) active.insert(owner);
     for (const PhysicalTile tile : active) {
       std::optional<target::XreqBitmap> request;
       if (const auto found = requests.find(tile); found != requests.end()) request = found->second;
-      std::optional<target::H2dTransfer> h2d;
-      std::optional<target::D2hTransfer> d2h;
-      std::optional<StagingCopy> copy;
-      if (const auto found = moving.find(tile); found != moving.end()) {
-        const Piece& piece = found->second;
-        const std::uint64_t host_offset = data_base + std::uint64_t{slots.at(tile)} * kSlotBytes;
-        if (input) {
-          const bool direct = lands_directly(piece.tile_address, piece.size);
-          const std::uint32_t lands = direct ? piece.tile_address : target::kH2dStaging;
-          h2d = target::H2dTransfer{tile, lands, host_offset, piece.size};
-          if (!direct) {
-            copy = StagingCopy{piece.tile_address, target::kH2dStaging,
-                               piece.size / target::kWordBytes};
-          }
-        } else {
-          d2h = target::D2hTransfer{tile, piece.tile_address, host_offset, piece.size};
-        }
+      const auto found = moving.find(tile);
+      if (found == moving.end()) {
+        batch.steps.emplace(tile, TileHostStep(request, std::nullopt, std::nullopt, {}, {}));
+        continue;
       }
-      batch.steps.emplace(tile, TileHostStep(request, h2d, d2h, copy));
+      const std::uint64_t host_offset = data_base + std::uint64_t{slots.at(tile)} * kSlotBytes;
+      batch.steps.emplace(tile, target_step(tile, request, input, found->second, host_offset));
     }
     side.batches.push_back(std::move(batch));
   }
@@ -139,8 +176,14 @@ SidePlan plan_side(const HostCallRequest& call, bool input,
 
 TileHostStep::TileHostStep(std::optional<target::XreqBitmap> requests,
                            std::optional<target::H2dTransfer> h2d,
-                           std::optional<target::D2hTransfer> d2h, std::optional<StagingCopy> copy)
-    : requests_(std::move(requests)), h2d_(h2d), d2h_(d2h), copy_(copy) {}
+                           std::optional<target::D2hTransfer> d2h,
+                           std::vector<StagingCopy> copies_before,
+                           std::vector<StagingCopy> copies_after)
+    : requests_(std::move(requests)),
+      h2d_(h2d),
+      d2h_(d2h),
+      copies_before_(std::move(copies_before)),
+      copies_after_(std::move(copies_after)) {}
 
 target::HostProgram TileHostStep::program(std::uint32_t packet_address) const {
   if (!active()) return target::inactive_program();
@@ -193,7 +236,7 @@ HostPlan plan_host_io(std::span<const HostCallRequest> calls,
   }
   std::map<PhysicalTile, std::uint32_t> slots;
   for (const PhysicalTile tile : taking_part) {
-    slots.emplace(tile, static_cast<std::uint32_t>(slots.size()));
+    slots.emplace(tile, checked_cast<std::uint32_t>(slots.size(), "host slots"));
   }
 
   HostPlan plan;
@@ -218,7 +261,7 @@ HostPlan plan_host_io(std::span<const HostCallRequest> calls,
     call.input_batch_ends = std::move(in.batch_ends);
     call.output_batch_ends = std::move(out.batch_ends);
     const std::size_t batches = in.batches.size() + out.batches.size();
-    call.phases = batches == 0 ? 0 : static_cast<std::uint32_t>(2 * batches - 1);
+    call.phases = batches == 0 ? 0 : checked_cast<std::uint32_t>(2 * batches - 1, "host phases");
     plan.exchange.calls.push_back(std::move(call));
     for (auto& batch : in.batches) plan.batches.push_back(std::move(batch));
     for (auto& batch : out.batches) plan.batches.push_back(std::move(batch));

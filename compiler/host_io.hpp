@@ -7,17 +7,23 @@
 //   * page 0 is the 4 KiB command page; page 1 the data page of one 4 KiB
 //     slot per tile that takes part in any transfer, in ascending physical
 //     tile order;
-//   * each binding slice is cut into ≤ 4 KiB transfers, a per-tile FIFO; a
-//     batch takes at most one pending transfer from every tile (round robin
-//     across tiles), so the transfers of one batch run concurrently in their
-//     own slots and later batches reuse the slots;
+//   * each binding slice is cut into ≤ 4 KiB pieces, a per-tile FIFO; a
+//     batch takes from every tile (round robin across tiles) as many pending
+//     pieces as fill its slot (at least one), back to back in the slot, so
+//     the transfers of one batch run concurrently in their own slots, later
+//     batches reuse the slots, and many small bindings on one tile share a
+//     batch;
 //   * a call's input batches come first, then its output batches; a call
 //     with I input and O output batches declares 2(I + O) − 1 phases;
 //   * in every batch each package tile runs exactly one host-phase program:
 //     an XREQ owner of a target in the batch requests service for it, a
 //     target moves its transfer, any other tile runs the inactive program;
-//   * an H2D destination outside the packet window (or not 32-byte aligned)
-//     lands in the staging buffer and is copied into place after the batch.
+//   * a tile's pieces of one batch are one host transfer: pieces that are
+//     contiguous on the tile too move as one run; an H2D run outside the
+//     packet window (or not 32-byte aligned), or several runs, land in the
+//     staging buffer and are copied into place after the batch; several D2H
+//     runs are first gathered into the staging buffer (which no input uses
+//     then) and sent from there.
 //
 // The plan is address-free where it can be: a tile's program is produced for
 // the packet address the placement gives it (packet_bytes() says how much it
@@ -59,12 +65,14 @@ struct HostCallRequest {
   std::vector<HostTransfer> outputs;         // tile → host
 };
 
-// After an H2D batch: move `words` from the staging buffer to `destination`
-// (the tile program calls the copy helper).
+// Moves `words` between the staging buffer and tile memory, through the copy
+// helper the tile program calls: into place after an H2D batch, or gathered
+// into the staging buffer before a D2H batch.
 struct StagingCopy {
   std::uint32_t destination = 0;
   std::uint32_t source = 0;
   std::uint32_t words = 0;
+  friend bool operator==(const StagingCopy&, const StagingCopy&) = default;
 };
 
 // One tile's part in one host batch.
@@ -72,13 +80,17 @@ class TileHostStep {
  public:
   TileHostStep() = default;  // inactive
   TileHostStep(std::optional<target::XreqBitmap> requests, std::optional<target::H2dTransfer> h2d,
-               std::optional<target::D2hTransfer> d2h, std::optional<StagingCopy> copy);
+               std::optional<target::D2hTransfer> d2h, std::vector<StagingCopy> copies_before,
+               std::vector<StagingCopy> copies_after);
 
   bool active() const noexcept { return requests_ || h2d_ || d2h_; }
   const std::optional<target::XreqBitmap>& requests() const noexcept { return requests_; }
   const std::optional<target::H2dTransfer>& h2d() const noexcept { return h2d_; }
   const std::optional<target::D2hTransfer>& d2h() const noexcept { return d2h_; }
-  const std::optional<StagingCopy>& copy() const noexcept { return copy_; }
+  // Copies the tile runs before its host-phase program (D2H gathering) and
+  // after it (H2D data from the staging buffer into place).
+  const std::vector<StagingCopy>& copies_before() const noexcept { return copies_before_; }
+  const std::vector<StagingCopy>& copies_after() const noexcept { return copies_after_; }
 
   // Bytes of packet words the program sends (8-aligned start needed); 0 when inactive.
   std::uint32_t packet_bytes() const;
@@ -90,7 +102,8 @@ class TileHostStep {
   std::optional<target::XreqBitmap> requests_;
   std::optional<target::H2dTransfer> h2d_;  // packet_address filled in by program()
   std::optional<target::D2hTransfer> d2h_;
-  std::optional<StagingCopy> copy_;
+  std::vector<StagingCopy> copies_before_;
+  std::vector<StagingCopy> copies_after_;
 };
 
 // One host batch: every package tile's step (inactive unless listed).

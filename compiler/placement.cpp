@@ -1,6 +1,7 @@
 #include "compiler/placement.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <optional>
 
@@ -44,11 +45,15 @@ struct Footprint {
 };
 
 Footprint footprint(const AllocationRequest& request, MemoryPlacement region) {
-  Footprint f{std::uint64_t{request.size} + request.tail, request.alignment};
+  // A size beyond any tile's memory stays beyond it (no wrap): it fits no gap.
+  Footprint f{0, request.alignment};
+  if (__builtin_add_overflow(request.size, std::uint64_t{request.tail}, &f.bytes)) {
+    f.bytes = std::numeric_limits<std::uint64_t>::max();
+  }
   if (request.whole_elements) {
     const std::uint32_t element = element_size(region);
     f.alignment = std::max<std::uint64_t>(f.alignment, element);
-    f.bytes = align_up(f.bytes, element);
+    if (f.bytes <= target::kSram.size()) f.bytes = align_up(f.bytes, element);
   }
   return f;
 }
@@ -157,8 +162,8 @@ std::vector<schema::Allocation> place_tile(target::PhysicalTile tile,
       for (const AddressRange& range : placeable_ranges(region)) {
         for (const AddressRange& gap : gaps(range, live)) {
           const std::uint64_t start = align_up(gap.begin, need.alignment);
+          if (start > gap.end || need.bytes > gap.end - start) continue;
           const std::uint64_t end = start + need.bytes;
-          if (end > gap.end) continue;
           const std::uint64_t leftover = gap.end - end + (start - gap.begin);
           if (!best || leftover < best_leftover || (leftover == best_leftover && start < best->begin)) {
             best = Placed{static_cast<std::uint32_t>(start), static_cast<std::uint32_t>(end), index};
@@ -183,6 +188,10 @@ std::vector<schema::Allocation> place_tile(target::PhysicalTile tile,
                                        request.provenance};
   }
   return result;
+}
+
+void require_fits_alone(target::PhysicalTile tile, const AllocationRequest& request) {
+  (void)place_tile(tile, std::span(&request, 1));
 }
 
 }  // namespace tessera::compiler

@@ -51,7 +51,7 @@ struct AllocationRequest {
   std::string name;
   std::string tensor;  // graph value, empty when none
   schema::AllocationKind kind = schema::AllocationKind::kTensor;
-  std::uint32_t size = 0;       // payload bytes (> 0)
+  std::uint64_t size = 0;       // payload bytes (> 0; more than a tile holds is a PlacementError)
   std::uint32_t tail = 0;       // bytes a consumer may read past the payload
   std::uint32_t alignment = 4;  // a power of two
   MemoryPlacement placement = MemoryPlacement::kAnywhere;
@@ -71,5 +71,10 @@ std::vector<target::AddressRange> placeable_ranges(MemoryPlacement region);
 // request is malformed (size 0, alignment not a power of two, lifetime empty).
 std::vector<schema::Allocation> place_tile(target::PhysicalTile tile,
                                            std::span<const AllocationRequest> requests);
+
+// PlacementError with the memory report when `request` does not fit on
+// `tile` even with nothing else there: lowering asks for every tensor shard
+// before it spends time on moves that could never be placed.
+void require_fits_alone(target::PhysicalTile tile, const AllocationRequest& request);
 
 }  // namespace tessera::compiler

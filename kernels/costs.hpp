@@ -17,6 +17,14 @@ inline constexpr std::uint64_t kStandardLoadBytesPerCycle = 8;  // [SDK]
 inline constexpr std::uint64_t kInterleavedLoadBytesPerCycle = 16;  // [SDK]
 // runall of six workers that exit at once, then `sync 1` [INF].
 inline constexpr std::uint64_t kWorkerBarrierCycles = 36;
+// The cycle sample is taken inside such a handoff (reference §3 [HW]): the
+// supervisor's runall issues, and worker 0's first issue — one barrel slot
+// of six cycles later — reads $COUNT_L; its store and exit, then the
+// supervisor's `sync 1` and return, take the rest of the handoff [INF]. An
+// interval between two samples holds exactly one whole handoff wherever in
+// it the sample lands (sim/README.md, calibration).
+inline constexpr std::uint64_t kCycleSampleReadCycles = 6;
+static_assert(kCycleSampleReadCycles < kWorkerBarrierCycles);
 // The prior art's f16 reduction add wrote about one output byte per tile
 // cycle [HW] (§5; the number of partials is not recorded).
 inline constexpr std::uint64_t kReductionOutputBytesPerCycle = 1;

@@ -22,7 +22,9 @@
 // (preconditions see registers, not the table): the model refuses it when it
 // reads the pair, as a KernelOverrun naming the operand — whatever padding the
 // operand's allocation has past its $m6 or $m7 elements.
+#include <bit>
 #include <type_traits>
+#include <vector>
 
 #include "kernels/costs.hpp"
 #include "kernels/operand_checks.hpp"
@@ -57,29 +59,44 @@ template <unsigned S>
 using ElementBits = std::conditional_t<S == 4, std::uint32_t,
                                        std::conditional_t<S == 2, std::uint16_t, std::uint8_t>>;
 
-// Coalesces the element indices a model touches, in the order it touches
-// them, into runs of consecutive elements, and reports each run once.
-class TouchedRuns {
+// The elements of one region a call touched, as a bitmap, reported at the end
+// as runs of consecutive elements: a permutation is one run, however its
+// table orders the pairs.
+class TouchedElements {
  public:
-  template <typename Report>
-  void add(std::uint64_t index, Report report) {
-    if (length_ != 0 && index == first_ + length_) {
-      ++length_;
-      return;
-    }
-    flush(report);
-    first_ = index;
-    length_ = 1;
+  explicit TouchedElements(std::uint64_t elements) : words_((elements + 63) / 64, 0) {}
+  void mark(std::uint64_t index) noexcept {
+    words_[index / 64] |= std::uint64_t{1} << (index % 64);
   }
+
+  // report(first, count) for each maximal run of marked elements.
   template <typename Report>
-  void flush(Report report) {
-    if (length_ != 0) report(first_, length_);
-    length_ = 0;
+  void for_each_run(Report report) const {
+    std::uint64_t run_first = 0, run_length = 0;
+    for (std::size_t w = 0; w < words_.size(); ++w) {
+      std::uint64_t word = words_[w];
+      std::uint64_t bit = 0;
+      while (bit < 64) {
+        const std::uint64_t rest = word >> bit;
+        if (rest == 0) break;
+        const auto zeros = static_cast<std::uint64_t>(std::countr_zero(rest));
+        const auto ones = static_cast<std::uint64_t>(std::countr_one(rest >> zeros));
+        const std::uint64_t first = 64 * w + bit + zeros;
+        if (run_length != 0 && run_first + run_length == first) {
+          run_length += ones;
+        } else {
+          if (run_length != 0) report(run_first, run_length);
+          run_first = first;
+          run_length = ones;
+        }
+        bit += zeros + ones;
+      }
+    }
+    if (run_length != 0) report(run_first, run_length);
   }
 
  private:
-  std::uint64_t first_ = 0;
-  std::uint64_t length_ = 0;
+  std::vector<std::uint64_t> words_;
 };
 
 template <unsigned S>
@@ -93,24 +110,22 @@ void move_elements(KernelCall& call) {
     const auto out =
         memory.write<Bits>(kOut, call.reg(kOut), call.reg(kOutElements), SpanUse::kSparse);
     // The elements read and written, for the simulator's record of what was
-    // ever written (and --check-uninitialized).
-    TouchedRuns read, written;
-    const auto report_read = [&](std::uint64_t first, std::uint64_t n) {
-      memory.note_read(kIn, in.address() + first * S, n * S);
-    };
-    const auto report_written = [&](std::uint64_t first, std::uint64_t n) {
-      memory.note_written(kOut, out.address() + first * S, n * S);
-    };
+    // ever written (and --check-uninitialized). Sized from the registers only
+    // now that both spans were granted (so by SRAM, not by a wild count).
+    TouchedElements read(in.size()), written(out.size());
     for (std::size_t p = 0; p < pairs; ++p) {
       const std::uint32_t destination = table[2 * p];
       const std::uint32_t source = table[2 * p + 1];
-      const Bits value = in.at(source);
-      read.add(source, report_read);
-      out.at(destination) = value;
-      written.add(destination, report_written);
+      out.at(destination) = in.at(source);
+      read.mark(source);
+      written.mark(destination);
     }
-    read.flush(report_read);
-    written.flush(report_written);
+    read.for_each_run([&](std::uint64_t first, std::uint64_t n) {
+      memory.note_read(kIn, in.address() + first * S, n * S);
+    });
+    written.for_each_run([&](std::uint64_t first, std::uint64_t n) {
+      memory.note_written(kOut, out.address() + first * S, n * S);
+    });
   }
   call.cycles = move_elements_cycles(pairs, S);
 }

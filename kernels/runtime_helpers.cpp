@@ -32,7 +32,8 @@ KernelSpec worker_barrier() {
 }
 
 // Worker 0 stores the tile's cycle counter ($COUNT_L, low 32 bits) inside a
-// runall/sync handoff, so the sample lands after half the barrier.
+// runall/sync handoff: the sample is the counter at its first issue after the
+// runall, and the supervisor goes on after the whole handoff (costs.hpp).
 KernelSpec sample_cycles() {
   return KernelSpec{
       std::string(kSampleCycles),
@@ -40,7 +41,7 @@ KernelSpec sample_cycles() {
       {OperandSpec{kDestination, Access::kWrite, "sample", [](const Registers&) { return 4u; }}},
       [](const Registers& r) { return word_aligned(r, {kDestination}); },
       [](KernelCall& call) {
-        const std::uint64_t at = call.start_cycle + kWorkerBarrierCycles / 2;
+        const std::uint64_t at = call.start_cycle + kCycleSampleReadCycles;
         call.memory.write<std::uint32_t>(kDestination, call.reg(kDestination), 1)[0] =
             static_cast<std::uint32_t>(at);
         call.cycles = kWorkerBarrierCycles;

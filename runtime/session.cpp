@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include "schema/host_layout.hpp"
 #include "schema/validate.hpp"
 #include "support/checked.hpp"
 #include "support/logging.hpp"
@@ -60,6 +59,14 @@ struct Session::Payload {
 Session::Session(Transport& transport, schema::Application application, SessionOptions options)
     : transport_(transport), application_(schema::canonical(application)), options_(options),
       jitter_state_(options.write_jitter_seed) {
+  for (const auto& [name, timeout] : {std::pair{"rendezvous_timeout", options.rendezvous_timeout},
+                                      std::pair{"halt_timeout", options.halt_timeout}}) {
+    if (timeout < kMinWaitTimeout || timeout > kMaxWaitTimeout) {
+      throw UsageError(fmt::format("SessionOptions::{}: {} ms is outside {} to {} ms", name,
+                                   timeout.count(), kMinWaitTimeout.count(),
+                                   kMaxWaitTimeout.count()));
+    }
+  }
   schema::validate(application_);
   for (const auto& call : application_.host_exchange.calls) {
     if (call.invocations != 1) {
@@ -80,18 +87,10 @@ Session::Session(Transport& transport, schema::Application application, SessionO
   start();
 }
 
-Session::~Session() {
-  // Detach in reverse attach order; the device must not write freed memory.
-  for (auto index = attached_.rbegin(); index != attached_.rend(); ++index) {
-    try {
-      transport_.detach(*index);
-    } catch (const std::exception& error) {
-      spdlog::warn("detaching host page {}: {}", *index, error.what());
-    }
-  }
-}
-
 void Session::start() {
+  // The host memory first: a page the host cannot map fails before the
+  // device is touched.
+  pages_.emplace(application_.host_exchange);
   transport_.reset();
   transport_.load(application_);
   // After the load, which may reset configuration registers (HEAD's order,
@@ -101,24 +100,13 @@ void Session::start() {
   }
   transport_.start();
   const auto& exchange = application_.host_exchange;
-  for (const auto& page_info : exchange.pages) {
-    const std::uint64_t span = schema::host_page_span(page_info);
-    pages_.emplace(page_info.index, HostBuffer(checked_cast<std::size_t>(span, "host page size")));
-  }
-  for (const std::uint32_t index : exchange.attach_order) {
-    transport_.attach(index, page(index));
-    attached_.push_back(index);
-  }
+  pages_->attach(transport_, exchange.attach_order);
   // The startup rendezvous: no tile touches host memory before the pages
   // are attached (docs/RUNTIME.md).
   if (!exchange.calls.empty()) rendezvous("the startup rendezvous");
 }
 
-HostBuffer& Session::page(std::uint32_t index) {
-  const auto found = pages_.find(index);
-  if (found == pages_.end()) throw UsageError(fmt::format("host page {} does not exist", index));
-  return found->second;
-}
+HostBuffer& Session::page(std::uint32_t index) { return pages_->page(index); }
 
 const schema::Binding& Session::binding(std::string_view name) const {
   for (const auto* list : {&application_.inputs, &application_.outputs, &application_.weights}) {

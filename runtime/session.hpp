@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/host_pages.hpp"
 #include "runtime/tensor.hpp"
 #include "runtime/transport.hpp"
 #include "schema/model.hpp"
@@ -56,8 +57,15 @@ class TimeoutError : public Error {
   using Error::Error;
 };
 
+// The range of SessionOptions' timeouts: at least a millisecond (a limit of
+// 0 would fail every wait), at most a day, so that no deadline computed
+// from one can overflow the clock.
+inline constexpr std::chrono::milliseconds kMinWaitTimeout{1};
+inline constexpr std::chrono::milliseconds kMaxWaitTimeout = std::chrono::hours(24);
+
 struct SessionOptions {
   // How long one rendezvous may take (driver-host-protocol.md §5.8: 10 s).
+  // Both timeouts lie in [kMinWaitTimeout, kMaxWaitTimeout] (UsageError).
   std::chrono::milliseconds rendezvous_timeout{10'000};
   // How long finish() waits for the device to halt.
   std::chrono::milliseconds halt_timeout{10'000};
@@ -75,11 +83,13 @@ using TensorMap = std::map<std::string, HostTensor, std::less<>>;
 
 class Session {
  public:
-  // Validates the application (schema::validate) and its host protocol, then
-  // resets the device, loads every tile, applies the configuration writes,
-  // starts the tiles, attaches the host pages and runs the startup rendezvous.
+  // Validates the application (schema::validate) and its host protocol, maps
+  // the host pages, then resets the device, loads every tile, applies the
+  // configuration writes, starts the tiles, attaches the host pages and runs
+  // the startup rendezvous. When any step fails, the pages attached so far
+  // are detached before the error leaves the constructor.
   Session(Transport& transport, schema::Application application, SessionOptions options = {});
-  ~Session();
+  ~Session() = default;  // the host pages detach themselves
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
@@ -129,8 +139,7 @@ class Session {
   Transport& transport_;
   schema::Application application_;
   SessionOptions options_;
-  std::map<std::uint32_t, HostBuffer> pages_;
-  std::vector<std::uint32_t> attached_;
+  std::optional<HostPages> pages_;  // mapped once the package is validated
   std::uint64_t rendezvous_ = 0;
   std::uint64_t jitter_state_ = 0;
 };

@@ -498,14 +498,13 @@ HostTensor read_tensor_file(const std::filesystem::path& path, const schema::Bin
 
 void write_tensor_file(const std::filesystem::path& path, const HostTensor& tensor) {
   const TensorFileFormat format = tensor_file_format(path);
-  with_context(path.string(), [&] {
-    if (format == TensorFileFormat::kBin) {
-      write_file_atomically(path, {tensor.bytes()});
-    } else {
-      const std::vector<std::uint8_t> prefix = npy_prefix(tensor);
-      write_file_atomically(path, {prefix, tensor.bytes()});
-    }
-  });
+  if (format == TensorFileFormat::kBin) {
+    write_file_atomically(path, {tensor.bytes()});  // its errors name the file
+  } else {
+    const std::vector<std::uint8_t> prefix =
+        with_context(path.string(), [&] { return npy_prefix(tensor); });
+    write_file_atomically(path, {prefix, tensor.bytes()});
+  }
 }
 
 HostTensor read_npy_file(const std::filesystem::path& path) {

@@ -47,9 +47,9 @@ HostTensor read_tensor_file(const std::filesystem::path& path, const schema::Bin
                             std::string_view what = "binding");
 
 // Writes the tensor as .npy or .bin (by extension; an f8f143 tensor becomes a
-// uint8 .npy). Atomic: the bytes go to PATH.partial, which is synced and then
-// renamed over PATH, so a failure leaves any previous PATH untouched (and
-// removes the partial file).
+// uint8 .npy). Atomic (support/atomic_file.hpp): the bytes go to a temporary
+// file created exclusively next to PATH, synced and renamed over it, so a
+// failure leaves any previous PATH untouched and no temporary behind.
 void write_tensor_file(const std::filesystem::path& path, const HostTensor& tensor);
 
 // A .npy file as it is, without a binding to check against (a '|u1' file

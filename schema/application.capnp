@@ -143,8 +143,13 @@ struct DeviceConfigWrite {
 
 struct Debug {
   tiles @0 :List(TileDebug);         # sorted by physical tile
-  exchangePhases @1 :List(ExchangePhase);
+  exchangePhases @1 :List(ExchangePhase);  # a loop's phases once, for its first iteration
   provenance @2 :List(Text);         # graph provenance strings, referenced by index
+  phaseLoops @3 :List(PhaseLoop);    # where planned phases repeat (docs/FORMAT.md)
+  # 0: only the rounds that have a planned phase are checked. N > 0: the plan
+  # is complete below round N (a round without a planned phase moves no
+  # words) and the rounds from N on are not checked (the producer's cap).
+  plannedRounds @4 :UInt64;
 }
 
 const noProvenance :UInt32 = 0xffffffff;
@@ -221,6 +226,15 @@ struct PlannedTransfer {
 }
 
 struct ExchangePhase {
-  id @0 :UInt32;
+  id @0 :UInt32;                     # the internal-sync round that opens it (its first occurrence)
   transfers @1 :List(PlannedTransfer);
+}
+
+# A loop of the program: rounds [firstRound, firstRound + roundsPerIteration
+# × count) run the same phases `count` times, so round r inside it is planned
+# as round firstRound + (r − firstRound) mod roundsPerIteration.
+struct PhaseLoop {
+  firstRound @0 :UInt64;
+  roundsPerIteration @1 :UInt64;     # ≥ 1
+  count @2 :UInt32;                  # ≥ 2
 }

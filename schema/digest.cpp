@@ -105,6 +105,16 @@ void hash_debug(DigestWriter& d, const Debug& debug) {
     });
   });
   d.list(debug.provenance, [&](const std::string& text) { d.text(text); });
+  // Added in schema version 2 without a bump: hashed only when present, so
+  // the digest of a package without them is what it was.
+  if (!debug.phase_loops.empty() || debug.planned_rounds != 0) {
+    d.list(debug.phase_loops, [&](const PhaseLoop& loop) {
+      d.u64(loop.first_round);
+      d.u64(loop.rounds_per_iteration);
+      d.u32(loop.count);
+    });
+    d.u64(debug.planned_rounds);
+  }
 }
 
 }  // namespace

@@ -15,6 +15,14 @@ namespace tessera::schema {
 
 inline constexpr std::uint64_t kHostPageGranule = 4096;
 
+// The most host memory a package may ask the runtime to map and pin for its
+// pages: the sum of their spans. The compiler's pages take 4 KiB per tile
+// that moves host data plus the command page (under 6 MiB for 1472 tiles);
+// 256 MiB leaves room for larger slots while keeping a package from making
+// the host pin memory it cannot spare. It also keeps every page far below
+// BUFFER_ATTACH's 32-bit size.
+inline constexpr std::uint64_t kMaxHostPagesBytes = std::uint64_t{256} << 20;
+
 // A page's size rounded up to whole 4 KiB host pages (ArithmeticError on overflow).
 std::uint64_t host_page_span(const HostPage& page);
 

@@ -232,10 +232,23 @@ struct ExchangePhase {
   friend bool operator==(const ExchangePhase&, const ExchangePhase&) = default;
 };
 
+// Rounds [first_round, first_round + rounds_per_iteration × count) repeat the
+// phases of their first iteration (schema/phase_plan.hpp).
+struct PhaseLoop {
+  std::uint64_t first_round = 0;
+  std::uint64_t rounds_per_iteration = 0;
+  std::uint32_t count = 0;
+  friend bool operator==(const PhaseLoop&, const PhaseLoop&) = default;
+};
+
 struct Debug {
   std::vector<TileDebug> tiles;
   std::vector<ExchangePhase> exchange_phases;
   std::vector<std::string> provenance;
+  std::vector<PhaseLoop> phase_loops;
+  // 0: only rounds with a planned phase are checked; N > 0: every round below
+  // N is planned (none of its own: it moves no words), rounds from N on are not.
+  std::uint64_t planned_rounds = 0;
   friend bool operator==(const Debug&, const Debug&) = default;
 };
 

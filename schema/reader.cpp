@@ -170,6 +170,11 @@ Debug read_debug(wire::Debug::Reader in) {
   for (unsigned p = 0; p < provenance.size(); ++p) {
     debug.provenance.push_back(text(provenance[p], fmt::format("debug.provenance[{}]", p)));
   }
+  for (const auto loop : in.getPhaseLoops()) {
+    debug.phase_loops.push_back(
+        PhaseLoop{loop.getFirstRound(), loop.getRoundsPerIteration(), loop.getCount()});
+  }
+  debug.planned_rounds = in.getPlannedRounds();
   return debug;
 }
 
@@ -192,46 +197,76 @@ void read_header(wire::Header::Reader header) {
   }
 }
 
-void read_blobs(capnp::List<wire::Blob>::Reader blobs, const ReadLimits& limits,
-                std::uint64_t tile_count, BlobStore& store) {
+// What the reader knows of a blob before decoding it, all checked: a
+// digest of the right length seen once, a declared size within the caps,
+// a known codec.
+struct BlobHeader {
+  Sha256 digest{};
+  std::uint64_t size = 0;
+  BlobCodec codec = BlobCodec::kRaw;
+};
+
+struct BlobCaps {
+  std::uint64_t per_blob = 0;
+  std::uint64_t total = 0;
+};
+
+BlobCaps blob_caps(const ReadLimits& limits, std::uint64_t tile_count) {
   // A valid package has at most one image per tile on the chip; the tile
   // list's length is untrusted (validated only after the blobs) and cheap to
   // forge, so it counts only up to kTileCount.
   const std::uint64_t derived_cap =
       std::min(tile_count, static_cast<std::uint64_t>(target::kTileCount)) * target::kSramSize;
-  const std::uint64_t per_blob_cap = limits.max_blob_bytes != 0 ? limits.max_blob_bytes : derived_cap;
-  const std::uint64_t total_cap =
-      limits.max_total_blob_bytes != 0 ? limits.max_total_blob_bytes : derived_cap;
+  return BlobCaps{limits.max_blob_bytes != 0 ? limits.max_blob_bytes : derived_cap,
+                  limits.max_total_blob_bytes != 0 ? limits.max_total_blob_bytes : derived_cap};
+}
+
+std::vector<BlobHeader> read_blob_headers(capnp::List<wire::Blob>::Reader blobs,
+                                          const BlobCaps& caps) {
+  std::vector<BlobHeader> headers;
   std::uint64_t total = 0;
   std::map<Sha256, unsigned> seen;
   for (unsigned i = 0; i < blobs.size(); ++i) {
     const auto blob = blobs[i];
     const std::string path = fmt::format("blobs[{}]", i);
+    BlobHeader header;
     const auto stored_digest = blob.getSha256();
     if (stored_digest.size() != 32) {
       fail(path + ".sha256", fmt::format("{} bytes is not a SHA-256 digest", stored_digest.size()));
     }
-    Sha256 digest{};
-    std::memcpy(digest.data(), stored_digest.begin(), digest.size());
-    if (const auto [it, added] = seen.emplace(digest, i); !added) {
+    std::memcpy(header.digest.data(), stored_digest.begin(), header.digest.size());
+    if (const auto [it, added] = seen.emplace(header.digest, i); !added) {
       fail(path + ".sha256", fmt::format("duplicates blobs[{}]: each blob is stored once", it->second));
     }
-    const std::uint64_t size = blob.getUncompressedSize();
-    if (size > total_cap - total) {
+    header.size = blob.getUncompressedSize();
+    if (header.size > caps.total - total) {
       fail(path + ".uncompressedSize",
-           fmt::format("{} more bytes exceed the package limit of {} decompressed bytes", size,
-                       total_cap));
+           fmt::format("{} more bytes exceed the package limit of {} decompressed bytes",
+                       header.size, caps.total));
     }
-    total += size;
-    const auto codec = static_cast<BlobCodec>(enum_value(blob.getCodec(), path + ".codec"));
-    const auto data = blob.getData();
+    total += header.size;
+    header.codec = static_cast<BlobCodec>(enum_value(blob.getCodec(), path + ".codec"));
+    headers.push_back(header);
+  }
+  return headers;
+}
+
+// Decodes every blob (the tiles have bounded their sizes) and checks each
+// digest right after decoding it.
+void decode_blobs(capnp::List<wire::Blob>::Reader blobs, const std::vector<BlobHeader>& headers,
+                  const BlobCaps& caps, BlobStore& store) {
+  for (unsigned i = 0; i < blobs.size(); ++i) {
+    const std::string path = fmt::format("blobs[{}]", i);
+    const BlobHeader& header = headers[i];
+    const auto data = blobs[i].getData();
     std::vector<std::uint8_t> bytes = with_context(path, [&] {
-      return decode_blob(codec, std::span(data.begin(), data.size()), size, per_blob_cap);
+      return decode_blob(header.codec, std::span(data.begin(), data.size()), header.size,
+                         caps.per_blob);
     });
-    if (sha256(bytes) != digest) {
+    if (sha256(bytes) != header.digest) {
       fail(path + ".sha256", "does not match the blob's bytes");
     }
-    store.add_verified(std::move(bytes), digest);
+    store.add_verified(std::move(bytes), header.digest);
   }
 }
 
@@ -241,7 +276,8 @@ Application decode_message(capnp::FlatArrayMessageReader& message, const ReadLim
   Application app;
   app.compiler_version = text(root.getHeader().getCompilerVersion(), "header.compilerVersion");
   const auto tiles = root.getTiles();
-  read_blobs(root.getBlobs(), limits, tiles.size(), app.blobs);
+  const BlobCaps caps = blob_caps(limits, tiles.size());
+  const std::vector<BlobHeader> blobs = read_blob_headers(root.getBlobs(), caps);
   for (const auto tile : tiles) {
     TileImage image;
     image.tile = tile_id(tile.getPhysicalTile());
@@ -269,6 +305,14 @@ Application decode_message(capnp::FlatArrayMessageReader& message, const ReadLim
   app.hardware_loadable = root.getHardwareLoadable();
   app.not_loadable_reason = text(root.getNotLoadableReason(), "notLoadableReason");
   app.debug = read_debug(root.getDebug());
+
+  // Everything so far cost at most the traversal limit. The tiles bound
+  // what any blob may usefully hold: check them against the declared sizes
+  // before decompressing a byte.
+  std::vector<std::uint64_t> declared_sizes;
+  for (const BlobHeader& blob : blobs) declared_sizes.push_back(blob.size);
+  validate_tiles(app.tiles, declared_sizes);
+  decode_blobs(root.getBlobs(), blobs, caps, app.blobs);
 
   validate(app);
 
@@ -301,9 +345,21 @@ Application read_words(kj::ArrayPtr<const capnp::word> words, std::size_t byte_s
   }
 }
 
+// The size cap comes first, so an oversized input costs nothing.
+void require_package_size(std::uint64_t size, const ReadLimits& limits) {
+  const std::uint64_t cap =
+      limits.max_package_bytes != 0 ? limits.max_package_bytes : kDefaultMaxPackageBytes;
+  if (size > cap) {
+    fail("package", fmt::format("{} bytes is more than the {} bytes a package may have "
+                                "(ReadLimits::max_package_bytes)",
+                                size, cap));
+  }
+}
+
 }  // namespace
 
 Application read_package(std::span<const std::uint8_t> bytes, const ReadLimits& limits) {
+  require_package_size(bytes.size(), limits);
   // Cap'n Proto reads aligned words; copy into an aligned buffer.
   kj::Array<capnp::word> words = kj::heapArray<capnp::word>((bytes.size() + 7) / 8);
   std::memset(words.begin(), 0, words.size() * sizeof(capnp::word));
@@ -316,6 +372,7 @@ Application read_package_file(const std::filesystem::path& path, const ReadLimit
     std::error_code error;
     const std::uintmax_t size = std::filesystem::file_size(path, error);
     if (error) throw IoError(error.message());
+    require_package_size(size, limits);
     std::ifstream in(path, std::ios::binary);
     if (!in) throw IoError("cannot open");
     kj::Array<capnp::word> words = kj::heapArray<capnp::word>((size + 7) / 8);

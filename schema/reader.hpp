@@ -14,7 +14,16 @@
 
 namespace tessera::schema {
 
+// The largest package read by default: every blob byte loads into some tile,
+// so blobs hold at most 1472 × 624 KiB (897 MiB, stored raw at worst); the
+// rest leaves 383 MiB for tables and debug records. A file over the cap is
+// refused by its size alone, before anything is read or allocated.
+inline constexpr std::uint64_t kDefaultMaxPackageBytes = std::uint64_t{1280} << 20;
+
 struct ReadLimits {
+  // The largest package accepted (the file's size, or the bytes given);
+  // 0 means kDefaultMaxPackageBytes. Larger trusted packages raise it.
+  std::uint64_t max_package_bytes = 0;
   // Cap'n Proto traversal limit in 8-byte words. 0 derives it from the input:
   // four times its size, so that no pointer amplification can make reading
   // cost more than a few passes over the file.

@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "schema/host_layout.hpp"
 #include "schema/package_error.hpp"
+#include "schema/phase_plan.hpp"
 #include "support/checked.hpp"
 #include "target/config_space.hpp"
 #include "target/exchange_timing.hpp"
@@ -63,16 +65,17 @@ bool inside_executable_segment(const TileImage& image, const AddressRange& range
   });
 }
 
-void validate_blob_reference(const Application& application, const std::string& path,
+void validate_blob_reference(std::size_t blob_count, const std::string& path,
                              const Segment& segment) {
-  if (segment.blob >= application.blobs.size()) {
-    fail(path + ".blob", fmt::format("{} is not a blob index ({} blobs)", segment.blob,
-                                     application.blobs.size()));
+  if (segment.blob >= blob_count) {
+    fail(path + ".blob",
+         fmt::format("{} is not a blob index ({} blobs)", segment.blob, blob_count));
   }
 }
 
-void validate_segment(const Application& application, const std::string& path,
-                      const Segment& segment) {
+// Returns where the segment's window into its blob ends.
+std::uint64_t validate_segment(std::span<const std::uint64_t> blob_sizes, const std::string& path,
+                               const Segment& segment) {
   if ((segment.flags & ~kSegmentFlagMask) != 0) {
     fail(path + ".flags", fmt::format("unknown flag bits {:#x}", segment.flags & ~kSegmentFlagMask));
   }
@@ -90,35 +93,43 @@ void validate_segment(const Application& application, const std::string& path,
     fail(path + ".fileSize", fmt::format("{} exceeds memorySize {}", segment.file_size,
                                          segment.memory_size));
   }
-  validate_blob_reference(application, path, segment);
-  const std::uint64_t blob_size = application.blobs.bytes(segment.blob).size();
+  validate_blob_reference(blob_sizes.size(), path, segment);
+  const std::uint64_t blob_size = blob_sizes[segment.blob];
   if (segment.blob_offset > blob_size || segment.file_size > blob_size - segment.blob_offset) {
     fail(path + ".blobOffset",
          fmt::format("{:#x} + fileSize {:#x} exceeds the blob's {:#x} bytes", segment.blob_offset,
                      segment.file_size, blob_size));
   }
+  return segment.blob_offset + segment.file_size;
 }
 
-void validate_tiles(const Application& application) {
-  if (application.tiles.empty()) fail("tiles", "a package needs at least one tile");
+}  // namespace
+
+void validate_tiles(const std::vector<TileImage>& tiles,
+                    std::span<const std::uint64_t> blob_sizes) {
+  if (tiles.empty()) fail("tiles", "a package needs at least one tile");
   // Canonical blob numbering: blobs appear in order of first use by the
   // (sorted) segments, and every blob is used.
   std::uint32_t next_new_blob = 0;
-  for (std::size_t t = 0; t < application.tiles.size(); ++t) {
-    const TileImage& image = application.tiles[t];
+  // Per blob, the furthest byte a segment loads.
+  std::vector<std::uint64_t> loaded(blob_sizes.size(), 0);
+  for (std::size_t t = 0; t < tiles.size(); ++t) {
+    const TileImage& image = tiles[t];
     const std::string path = fmt::format("tiles[{}]", t);
     if (!target::on_chip(image.tile)) {
       fail(path + ".physicalTile", fmt::format("{} is not a C600 tile (0..{})", image.tile,
                                                target::kTileCount - 1));
     }
-    if (t > 0 && !(application.tiles[t - 1].tile < image.tile)) {
+    if (t > 0 && !(tiles[t - 1].tile < image.tile)) {
       fail(path + ".physicalTile",
            fmt::format("{} follows {}: tiles are sorted by physical tile, each once", image.tile,
-                       application.tiles[t - 1].tile));
+                       tiles[t - 1].tile));
     }
     for (std::size_t s = 0; s < image.segments.size(); ++s) {
       const std::string segment_path = fmt::format("{}.segments[{}]", path, s);
-      validate_segment(application, segment_path, image.segments[s]);
+      const std::uint64_t window_end =
+          validate_segment(blob_sizes, segment_path, image.segments[s]);
+      loaded[image.segments[s].blob] = std::max(loaded[image.segments[s].blob], window_end);
       if (image.segments[s].blob > next_new_blob) {
         fail(segment_path + ".blob",
              fmt::format("blob {} is used before blob {}: blobs are numbered in order of first use",
@@ -143,10 +154,21 @@ void validate_tiles(const Application& application) {
                        image.entry_point));
     }
   }
-  if (next_new_blob != application.blobs.size()) {
+  if (next_new_blob != blob_sizes.size()) {
     fail(fmt::format("blobs[{}]", next_new_blob), "no segment uses this blob");
   }
+  // A blob holds no byte that no segment loads, so the segments bound what
+  // the reader decompresses.
+  for (std::size_t b = 0; b < blob_sizes.size(); ++b) {
+    if (blob_sizes[b] != loaded[b]) {
+      fail(fmt::format("blobs[{}].uncompressedSize", b),
+           fmt::format("{} bytes, but the segments using it load only its first {}", blob_sizes[b],
+                       loaded[b]));
+    }
+  }
 }
+
+namespace {
 
 void validate_bindings(const Application& application, std::string_view list,
                        const std::vector<Binding>& bindings, bool must_cover,
@@ -262,16 +284,59 @@ void validate_call_payload(const BindingLookup& bindings, const std::string& pat
   }
 }
 
-void validate_host_exchange(const Application& application) {
-  const HostExchange& host = application.host_exchange;
-  std::map<std::uint32_t, std::uint64_t> page_size;
+// Pages are mapped (and pinned by the driver) whole, in 4 KiB spans, before
+// a session starts; their total is bounded so a valid package cannot make
+// the host map more than it may reasonably pin.
+void validate_host_pages(const HostExchange& host,
+                         std::map<std::uint32_t, std::uint64_t>& page_size) {
+  std::uint64_t total = 0;
   for (std::size_t p = 0; p < host.pages.size(); ++p) {
     const std::string path = fmt::format("hostExchange.pages[{}]", p);
     if (host.pages[p].size == 0) fail(path + ".size", "a page must not be empty");
     if (!page_size.emplace(host.pages[p].index, host.pages[p].size).second) {
       fail(path + ".index", fmt::format("page {} is defined twice", host.pages[p].index));
     }
+    try {
+      total = checked_add(total, host_page_span(host.pages[p]), "host pages");
+    } catch (const ArithmeticError& error) {
+      fail(path + ".size", error.message());
+    }
+    if (total > kMaxHostPagesBytes) {
+      fail(path + ".size", fmt::format("{:#x} bytes take the host pages to {:#x} bytes, more than "
+                                       "the {:#x} a package may pin",
+                                       host.pages[p].size, total, kMaxHostPagesBytes));
+    }
   }
+}
+
+// Every page the protocol touches is attached before the device may use it:
+// the command page (with calls) and each page a host slice names.
+void validate_pages_attached(const HostExchange& host, const std::set<std::uint32_t>& attached) {
+  const auto require = [&](std::uint32_t page, const std::string& user) {
+    if (!attached.contains(page)) {
+      fail("hostExchange.attachOrder", fmt::format("page {} ({}) is never attached", page, user));
+    }
+  };
+  if (!host.calls.empty()) require(host.command_page, "the command page");
+  for (std::size_t c = 0; c < host.calls.size(); ++c) {
+    for (const auto& [side, slices] : {std::pair{"inputs", &host.calls[c].inputs},
+                                       std::pair{"outputs", &host.calls[c].outputs}}) {
+      for (std::size_t s = 0; s < slices->size(); ++s) {
+        require((*slices)[s].page,
+                fmt::format("used by hostExchange.calls[{}].{}[{}]", c, side, s));
+      }
+    }
+  }
+}
+
+void validate_host_exchange(const Application& application) {
+  const HostExchange& host = application.host_exchange;
+  if (host.startup_mark > target::kHspMarkMask) {
+    fail("hostExchange.startupMark",
+         fmt::format("{} does not fit a 16-bit HSP mark", host.startup_mark));
+  }
+  std::map<std::uint32_t, std::uint64_t> page_size;
+  validate_host_pages(host, page_size);
   std::set<std::uint32_t> attached;
   for (std::size_t a = 0; a < host.attach_order.size(); ++a) {
     const std::string path = fmt::format("hostExchange.attachOrder[{}]", a);
@@ -332,6 +397,7 @@ void validate_host_exchange(const Application& application) {
     validate_call_payload(bindings, path, call, CallSide::kInput);
     validate_call_payload(bindings, path, call, CallSide::kOutput);
   }
+  validate_pages_attached(host, attached);
 }
 
 void validate_entry_points_and_config(const Application& application) {
@@ -489,6 +555,7 @@ void validate_debug(const Application& application) {
       require_provenance(transfer_path + ".provenance", transfer.provenance, debug);
     }
   }
+  validate_phase_plan(debug);
 }
 
 }  // namespace
@@ -496,7 +563,7 @@ void validate_debug(const Application& application) {
 void validate_blob_references(const Application& application) {
   for (std::size_t t = 0; t < application.tiles.size(); ++t) {
     for (std::size_t s = 0; s < application.tiles[t].segments.size(); ++s) {
-      validate_blob_reference(application, fmt::format("tiles[{}].segments[{}]", t, s),
+      validate_blob_reference(application.blobs.size(), fmt::format("tiles[{}].segments[{}]", t, s),
                               application.tiles[t].segments[s]);
     }
   }
@@ -506,7 +573,11 @@ void validate(const Application& application) {
   if (application.compiler_version.empty()) {
     fail("header.compilerVersion", "the producing compiler is not named");
   }
-  validate_tiles(application);
+  std::vector<std::uint64_t> blob_sizes;
+  for (std::uint32_t b = 0; b < application.blobs.size(); ++b) {
+    blob_sizes.push_back(application.blobs.bytes(b).size());
+  }
+  validate_tiles(application.tiles, blob_sizes);
   std::map<std::string, std::string> names;
   validate_bindings(application, "inputs", application.inputs, false, names);
   validate_bindings(application, "outputs", application.outputs, true, names);

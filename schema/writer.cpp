@@ -2,21 +2,31 @@
 
 #include <capnp/message.h>
 #include <capnp/serialize.h>
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
+#include <kj/io.h>
 
 #include <fmt/format.h>
 
 #include "schema/digest.hpp"
 #include "schema/validate.hpp"
 #include "schema/wire.hpp"
+#include "support/atomic_file.hpp"
 #include "target/memory_map.hpp"
 
 namespace tessera::schema {
 namespace {
+
+// Cap'n Proto writes the message's segments straight into the atomic file,
+// without a flat copy of a package that may be hundreds of megabytes.
+class AtomicFileStream final : public kj::OutputStream {
+ public:
+  explicit AtomicFileStream(AtomicFile& file) : file_(file) {}
+  void write(const void* buffer, size_t size) override {
+    file_.write({static_cast<const std::uint8_t*>(buffer), size});
+  }
+
+ private:
+  AtomicFile& file_;
+};
 
 // The model's enums are cast to the wire's: their ordinals must agree.
 static_assert(static_cast<int>(wire::DType::F32) == static_cast<int>(DType::kF32) &&
@@ -176,6 +186,13 @@ void write_debug(wire::Debug::Builder out, const Debug& debug) {
        });
   auto provenance = out.initProvenance(static_cast<unsigned>(debug.provenance.size()));
   for (unsigned i = 0; i < debug.provenance.size(); ++i) provenance.set(i, debug.provenance[i]);
+  fill(out.initPhaseLoops(static_cast<unsigned>(debug.phase_loops.size())), debug.phase_loops,
+       [](auto loop, const PhaseLoop& in) {
+         loop.setFirstRound(in.first_round);
+         loop.setRoundsPerIteration(in.rounds_per_iteration);
+         loop.setCount(in.count);
+       });
+  out.setPlannedRounds(debug.planned_rounds);
 }
 
 void build_message(capnp::MessageBuilder& message, const Application& app,
@@ -267,38 +284,10 @@ Sha256 write_package(const Application& application, const std::filesystem::path
   const Sha256 digest = build_digest(app);
   capnp::MallocMessageBuilder message;
   build_message(message, app, options, digest);
-
-  const std::filesystem::path temporary = path.string() + ".partial";
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    throw IoError(fmt::format("{}: cannot create: {}", temporary.string(), std::strerror(errno)));
-  }
-  try {
-    capnp::writeMessageToFd(fd, message);
-    if (::fsync(fd) != 0) {
-      throw IoError(fmt::format("{}: {}", temporary.string(), std::strerror(errno)));
-    }
-  } catch (const kj::Exception& error) {
-    ::close(fd);
-    std::filesystem::remove(temporary);
-    throw IoError(fmt::format("{}: cannot write: {}", temporary.string(),
-                              error.getDescription().cStr()));
-  } catch (...) {
-    ::close(fd);
-    std::filesystem::remove(temporary);
-    throw;
-  }
-  if (::close(fd) != 0) {
-    const int error = errno;
-    std::filesystem::remove(temporary);
-    throw IoError(fmt::format("{}: cannot close: {}", temporary.string(), std::strerror(error)));
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) {
-    std::filesystem::remove(temporary);
-    throw IoError(fmt::format("{}: cannot rename into place: {}", path.string(), error.message()));
-  }
+  AtomicFile file(path);
+  AtomicFileStream stream(file);
+  capnp::writeMessage(stream, message);
+  file.commit();
   return digest;
 }
 

@@ -22,8 +22,10 @@ struct WriteOptions {
 std::vector<std::uint8_t> serialize_package(const Application& application,
                                             const WriteOptions& options = {});
 
-// Writes the package to `path` (through a temporary file renamed into place,
-// so a failed write never leaves a truncated package). Returns its digest.
+// Writes the package to `path` through support/atomic_file.hpp (a temporary
+// file created exclusively next to it, renamed into place), so a failed write
+// never leaves a truncated package and nothing planted there redirects it.
+// Returns its digest.
 Sha256 write_package(const Application& application, const std::filesystem::path& path,
                      const WriteOptions& options = {});
 

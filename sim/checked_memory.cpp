@@ -29,19 +29,19 @@ bool writes(Access access) { return access != Access::kRead; }
 
 }  // namespace
 
-CheckedKernelMemory::CheckedKernelMemory(Tile& tile, const kernels::KernelSpec& kernel,
-                                         std::uint32_t pc, const schema::CallSite* site,
+CheckedKernelMemory::CheckedKernelMemory(Tile& tile, const ResolvedCallSite& site,
                                          std::uint64_t cycle)
-    : tile_(tile), kernel_(kernel), pc_(pc), site_(site), cycle_(cycle) {}
+    : tile_(tile), site_(site), cycle_(cycle) {}
 
 Fault CheckedKernelMemory::make_fault(std::string message, FaultKind kind) const {
   Fault fault;
   fault.kind = kind;
   fault.tile = tile_.id();
-  fault.pc = pc_;
+  fault.pc = site_.pc;
   fault.cycle = cycle_;
-  fault.message = fmt::format("kernel '{}' called at {:#x}: {}", kernel_.name, pc_, message);
-  if (site_ != nullptr) fault.provenance = tile_.debug_.provenance(site_->provenance);
+  fault.message =
+      fmt::format("kernel '{}' called at {:#x}: {}", site_.kernel->name, site_.pc, message);
+  if (site_.site != nullptr) fault.provenance = tile_.debug_.provenance(site_.site->provenance);
   return fault;
 }
 
@@ -75,9 +75,11 @@ const schema::Allocation* CheckedKernelMemory::check(unsigned reg, std::uint64_t
   if (tile_.in_code(static_cast<std::uint32_t>(address), static_cast<std::uint32_t>(size))) {
     overrun(fmt::format("{} inside the tile's code", touched()));
   }
-  const auto spec = std::find_if(kernel_.operands.begin(), kernel_.operands.end(),
-                                 [&](const auto& o) { return o.reg == reg; });
-  if (spec == kernel_.operands.end()) {
+  static const ResolvedCallSite::Operand kNotAnOperand;
+  const ResolvedCallSite::Operand& operand =
+      reg < site_.operands.size() ? site_.operands[reg] : kNotAnOperand;
+  const kernels::OperandSpec* spec = operand.spec;
+  if (spec == nullptr) {
     overrun(fmt::format("{}, but $m{} is not a memory operand of this kernel", touched(), reg));
   }
   if (writes(access) && spec->access == Access::kRead) {
@@ -88,18 +90,16 @@ const schema::Allocation* CheckedKernelMemory::check(unsigned reg, std::uint64_t
     overrun(fmt::format("{}, but the kernel's ABI declares $m{} ({}) write-only", touched(), reg,
                         spec->role));
   }
-  if (site_ == nullptr) {
+  if (site_.site == nullptr) {
     overrun(
         fmt::format("{}, but the package records no call site at {:#x}, so the operand's "
                     "allocation is unknown",
-                    touched(), pc_));
+                    touched(), site_.pc));
   }
-  const auto operand = std::find_if(site_->operands.begin(), site_->operands.end(),
-                                    [&](const auto& o) { return o.reg == reg; });
-  if (operand == site_->operands.end()) {
+  if (!operand.recorded) {
     overrun(fmt::format("{}, but the call site records no allocation for $m{}", touched(), reg));
   }
-  const schema::Allocation* owned = tile_.debug_.allocation(operand->allocation);
+  const schema::Allocation* owned = operand.owned;
   const bool inside = owned != nullptr && address >= owned->address &&
                       end <= std::uint64_t{owned->address} + owned->size;
   if (!inside) {

@@ -18,11 +18,13 @@
 
 #include <cstdint>
 #include <span>
-#include <vector>
+
+#include <boost/container/small_vector.hpp>
 
 #include "kernels/kernel_abi.hpp"
 #include "kernels/registry.hpp"
 #include "schema/model.hpp"
+#include "sim/call_site.hpp"
 #include "sim/fault.hpp"
 
 namespace tessera::sim {
@@ -42,10 +44,9 @@ class KernelFault : public std::exception {
 
 class CheckedKernelMemory final : public kernels::KernelMemory {
  public:
-  // `site` may be null when the package has no record for this call; every
-  // memory access then faults, since no operand has a known allocation.
-  CheckedKernelMemory(Tile& tile, const kernels::KernelSpec& kernel, std::uint32_t pc,
-                      const schema::CallSite* site, std::uint64_t cycle);
+  // `site.site` may be null when the package has no record for this call;
+  // every memory access then faults, since no operand has a known allocation.
+  CheckedKernelMemory(Tile& tile, const ResolvedCallSite& site, std::uint64_t cycle);
 
   std::span<std::uint8_t> acquire(unsigned reg, std::uint64_t address, std::uint64_t size,
                                   kernels::Access access, kernels::SpanUse use,
@@ -75,12 +76,12 @@ class CheckedKernelMemory final : public kernels::KernelMemory {
   std::string describe_allocation(const schema::Allocation* allocation) const;
 
   Tile& tile_;
-  const kernels::KernelSpec& kernel_;
-  std::uint32_t pc_;
-  const schema::CallSite* site_;
+  const ResolvedCallSite& site_;
   std::uint64_t cycle_;
-  std::vector<Granted> granted_;       // every span, for the kSparse notes
-  std::vector<Granted> whole_writes_;  // kWhole write spans, marked at commit
+  // Every span, for the kSparse notes, and the kWhole write spans, marked at
+  // commit: a call has a handful, kept inline (no allocation per call).
+  boost::container::small_vector<Granted, 8> granted_;
+  boost::container::small_vector<Granted, 4> whole_writes_;
 };
 
 }  // namespace tessera::sim

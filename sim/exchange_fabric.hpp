@@ -16,8 +16,11 @@
 // Checks, each a fault naming phase, tiles and addresses: a send that reads,
 // or a receive that writes, the memory element of the executing row
 // (TEXCPT_CONFLICT, including the 64-byte fetch lookahead); a receive outside
-// SRAM or into code (ERERR ADDR); and, when the package plans the phase, any
-// difference between the words delivered and the planned transfers.
+// SRAM or into code (ERERR ADDR); more words under one source select than
+// one message carries (target::check_message_words); a row that returns
+// before the words it receives have landed (the code after it would read
+// them early); and, when the package plans the phase, any difference between
+// the words delivered and the planned transfers.
 // The 64-bit paired mode is refused as not modelled.
 
 #include <cstdint>
@@ -33,6 +36,10 @@ namespace tessera::sim {
 struct ExchangeStats {
   std::uint64_t words_sent = 0;
   std::uint64_t words_delivered = 0;
+  // Internal phases compared with the package's plan, and those the package
+  // leaves unchecked (no plan, or past its plannedRounds).
+  std::uint64_t checked_phases = 0;
+  std::uint64_t unchecked_phases = 0;
 };
 
 // Solves one phase. `tiles` are all of the chip's tiles (a tile whose source

@@ -42,6 +42,10 @@ struct SimOptions {
   kernels::Rounding rounding = kernels::Rounding::kNearestEven;
   // Report kernel reads of never-written bytes as faults.
   bool check_uninitialized = false;
+  // Host threads that run tiles between interactions (ARCHITECTURE.md
+  // decision 11); 0 means the machine's cores. Results, cycles, faults,
+  // traces and profiles are the same for every value.
+  unsigned threads = 0;
   // Record faults and keep the other tiles running, instead of stopping at
   // the first fault.
   bool keep_going = false;

@@ -69,27 +69,36 @@ std::span<std::uint8_t> TileSram::bytes(std::uint32_t address, std::uint32_t siz
   return {data_ + begin, size};
 }
 
+// The written bitmap, one bit per byte: a range sets or tests its partial
+// first and last words bit by bit and the words between whole (a kernel's
+// span is kilobytes: this runs once per span).
 void TileSram::mark_written(std::uint32_t address, std::uint32_t size) noexcept {
-  if (mapping_ == nullptr) return;  // nothing was granted, so nothing was written
-  for (std::uint32_t byte = offset(address), end = byte + size; byte < end;) {
-    const std::uint32_t bit = byte % 64;
-    const std::uint32_t run = std::min(end - byte, 64 - bit);
-    written_[byte / 64] |= bit_range(bit, run);
-    byte += run;
+  if (mapping_ == nullptr || size == 0) return;  // nothing was granted, so nothing was written
+  const std::uint32_t begin = offset(address), end = begin + size;
+  const std::uint32_t first = begin / 64, last = (end - 1) / 64;
+  if (first == last) {
+    written_[first] |= bit_range(begin % 64, size);
+    return;
   }
+  written_[first] |= ~std::uint64_t{0} << (begin % 64);
+  std::fill(written_ + first + 1, written_ + last, ~std::uint64_t{0});
+  written_[last] |= bit_range(0, end - 64 * last);
 }
 
 bool TileSram::initialized(std::uint32_t address, std::uint32_t size) const {
   if (size == 0) return true;
   if (mapping_ == nullptr) return false;
-  for (std::uint32_t byte = offset(address), end = byte + size; byte < end;) {
-    const std::uint32_t bit = byte % 64;
-    const std::uint32_t run = std::min(end - byte, 64 - bit);
-    const std::uint64_t mask = bit_range(bit, run);
-    if ((written_[byte / 64] & mask) != mask) return false;
-    byte += run;
+  const std::uint32_t begin = offset(address), end = begin + size;
+  const std::uint32_t first = begin / 64, last = (end - 1) / 64;
+  const auto all = [&](std::uint32_t word, std::uint64_t mask) {
+    return (written_[word] & mask) == mask;
+  };
+  if (first == last) return all(first, bit_range(begin % 64, size));
+  if (!all(first, ~std::uint64_t{0} << (begin % 64))) return false;
+  for (std::uint32_t word = first + 1; word < last; ++word) {
+    if (written_[word] != ~std::uint64_t{0}) return false;
   }
-  return true;
+  return all(last, bit_range(0, end - 64 * last));
 }
 
 std::uint32_t TileSram::read_u32(std::uint32_t address, bool* initialized) const {

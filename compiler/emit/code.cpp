@@ -1,5 +1,6 @@
 #include "compiler/emit/code.hpp"
 
+#include "support/checked.hpp"
 #include "support/little_endian.hpp"
 
 namespace tessera::compiler::emit {
@@ -11,6 +12,8 @@ std::vector<std::uint8_t> assemble(const Code& code) {
 }
 
 Code load_constant(isa::Reg reg, std::uint32_t value) {
+  // `setzi $m14, 0` has no encoding (it is nop's word): add to $mzero instead.
+  if (reg == isa::Reg::m14 && value == 0) return {isa::Add{reg, isa::kZeroReg, 0}};
   if (value < (1u << 20)) return {isa::Setzi{reg, value}};
   return {isa::Setzi{reg, value >> 12}, isa::Shl{reg, reg, 12},
           isa::Add{reg, reg, static_cast<std::int32_t>(value & 0xFFF)}};
@@ -22,7 +25,7 @@ void append(Code& code, const Code& more) { code.insert(code.end(), more.begin()
 
 void add_segment(schema::Application& app, schema::TileImage& image, std::uint32_t address,
                  std::vector<std::uint8_t> bytes, bool executable) {
-  const auto size = static_cast<std::uint32_t>(bytes.size());
+  const auto size = checked_cast<std::uint32_t>(bytes.size(), "segment bytes");
   if (size == 0) return;
   const std::uint32_t blob = app.blobs.add(std::move(bytes));
   image.segments.push_back(schema::Segment{

@@ -9,10 +9,12 @@
 #include <set>
 
 #include "compiler/emit/code.hpp"
+#include "compiler/emit/phase_rounds.hpp"
 #include "compiler/exchange/scheduler.hpp"
 #include "compiler/host_io.hpp"
 #include "compiler/placement.hpp"
 #include "kernels/registry.hpp"
+#include "support/checked.hpp"
 #include "support/little_endian.hpp"
 #include "target/host_exchange.hpp"
 #include "target/memory_map.hpp"
@@ -39,10 +41,14 @@ constexpr isa::Reg kLoopCounter = isa::Reg::m13;
 PhysicalTile physical(LogicalTile tile) { return target::c600_physical(tile); }
 
 // Bytes of encoded code (sendpicp and a few others take two words).
-std::uint32_t code_bytes(const Code& code) { return static_cast<std::uint32_t>(assemble(code).size()); }
+std::uint32_t code_bytes(const Code& code) {
+  return checked_cast<std::uint32_t>(assemble(code).size(), "code bytes");
+}
 // The main program holds one-word instructions only (setzi, call, sync,
 // ld32, st32, add, brz, bri, br), so its pcs are counted without encoding.
-std::uint32_t main_bytes(const Code& code) { return static_cast<std::uint32_t>(code.size() * 4); }
+std::uint32_t main_bytes(const Code& code) {
+  return checked_cast<std::uint32_t>(code.size() * 4, "main bytes");
+}
 
 std::string format_range(std::uint32_t address, std::uint64_t bytes) {
   return fmt::format("[{:#x}, +{})", address, bytes);
@@ -66,6 +72,7 @@ class Linker {
   schema::Application run() {
     app_.compiler_version = options_.compiler_version;
     find_lifetimes();
+    rounds_ = phase_rounds(program_.steps);
     find_tiles();
     place_data();
     make_bindings();
@@ -127,7 +134,7 @@ class Linker {
     live_from_.assign(program_.buffers.size(), std::numeric_limits<std::uint32_t>::max());
     live_until_.assign(program_.buffers.size(), 0);
     for (std::size_t i = 0; i < program_.steps.size(); ++i) {
-      const auto step = static_cast<std::uint32_t>(i);
+      const auto step = checked_cast<std::uint32_t>(i, "step");
       for_each_use(program_.steps[i], [&](BufferId buffer) {
         live_from_[buffer] = std::min(live_from_[buffer], step);
         live_until_[buffer] = std::max(live_until_[buffer], step + 1);
@@ -137,8 +144,8 @@ class Linker {
     // iteration runs the same steps again. Inner loops first (they begin later).
     for (std::size_t i = program_.steps.size(); i-- > 0;) {
       if (program_.steps[i].kind != StepKind::kLoopBegin) continue;
-      const auto begin = static_cast<std::uint32_t>(i);
-      const auto end = static_cast<std::uint32_t>(program_.steps[i].partner) + 1;
+      const auto begin = checked_cast<std::uint32_t>(i, "step");
+      const auto end = checked_cast<std::uint32_t>(program_.steps[i].partner + 1, "step");
       for (std::size_t b = 0; b < program_.buffers.size(); ++b) {
         if (live_until_[b] > begin && live_from_[b] < end) {
           live_from_[b] = std::min(live_from_[b], begin);
@@ -242,7 +249,8 @@ class Linker {
     std::vector<HostCallRequest> requests;
     for (std::size_t c = 0; c < program_.calls.size(); ++c) {
       const auto& call = program_.calls[c];
-      HostCallRequest request{call.name, static_cast<std::uint32_t>(c), call.inputs, call.outputs, {}, {}};
+      const auto command = checked_cast<std::uint32_t>(c, "host call");
+      HostCallRequest request{call.name, command, call.inputs, call.outputs, {}, {}};
       schema::HostCall layout;
       layout.name = call.name;
       layout.input_bindings = call.inputs;
@@ -252,7 +260,8 @@ class Linker {
           for (const auto& slice : part.binding->slices) {
             // A tensor whose size is not whole words ends in payload padding
             // (schema::call_payload) and in its allocation's padding.
-            const std::uint32_t size = static_cast<std::uint32_t>((slice.size + 3) / 4 * 4);
+            const auto size =
+                checked_cast<std::uint32_t>((slice.size + 3) / 4 * 4, "host slice bytes");
             HostTransfer transfer{slice.tile, slice.tile_address, part.offset + slice.file_offset, size};
             (side == schema::CallSide::kInput ? request.inputs : request.outputs).push_back(transfer);
           }
@@ -271,37 +280,18 @@ class Linker {
   }
 
   // ---- 3. exchange ------------------------------------------------------------------
-  // Every exchange phase the program runs, in order, as (step, round): loops
-  // walked iteration by iteration, up to kMaxPlannedPhases phases (the debug
-  // section's planned transfers stop there; the simulator then checks only
-  // the phases listed).
-  static constexpr std::size_t kMaxPlannedPhases = 20000;
-
-  void walk_phases(std::size_t begin, std::size_t end, std::uint32_t& round,
-                   std::vector<std::pair<std::size_t, std::uint32_t>>& out) const {
-    for (std::size_t i = begin; i < end && out.size() < kMaxPlannedPhases; ++i) {
-      const Step& step = program_.steps[i];
-      if (step.kind == StepKind::kExchange) {
-        out.emplace_back(i, round);
-        round += 2;  // `sync 3` opens the phase, the next `sync 3` closes it
-      } else if (step.kind == StepKind::kLoopBegin) {
-        for (std::uint32_t t = 0; t < step.count && out.size() < kMaxPlannedPhases; ++t) {
-          walk_phases(i + 1, step.partner, round, out);
-        }
-        i = step.partner;
-      }
-    }
+  // "exchange row (phase 12)": named by the round that first opens its phase.
+  std::string row_name(std::size_t step) const {
+    const auto round = rounds_.first_round.find(step);
+    return round == rounds_.first_round.end()
+               ? fmt::format("exchange row (step {})", step)
+               : fmt::format("exchange row (phase {})", round->second);
   }
 
   void schedule_exchanges(bool final) {
-    std::uint32_t walked = 0;
-    std::vector<std::pair<std::size_t, std::uint32_t>> occurrences;
-    walk_phases(0, program_.steps.size(), walked, occurrences);
-    for (auto it = occurrences.rbegin(); it != occurrences.rend(); ++it) phase_round_[it->first] = it->second;
     for (std::size_t i = 0; i < program_.steps.size(); ++i) {
       const Step& step = program_.steps[i];
       if (step.kind != StepKind::kExchange) continue;
-      const std::uint32_t round = phase_round_.count(i) != 0 ? phase_round_.at(i) : 0;
       exchange::PhaseTransfers phase;
       for (const auto& transfer : step.transfers) {
         exchange::LogicalTransfer logical;
@@ -331,21 +321,27 @@ class Linker {
                                         "when placed", row.tile, i));
           }
         }
-        report_.phases.push_back(LinkReport::Phase{round,
-                                                   step.provenance < program_.provenance.size()
-                                                       ? program_.provenance[step.provenance]
-                                                       : "",
-                                                   step.transfers.size(), static_cast<std::uint64_t>(schedule.horizon),
-                                                   schedule.cost.lower_bound, schedule.cost.words_sent});
+        const auto round = rounds_.first_round.find(i);
+        report_.phases.push_back(LinkReport::Phase{
+            round == rounds_.first_round.end() ? std::nullopt : std::optional(round->second),
+            step.provenance < program_.provenance.size() ? program_.provenance[step.provenance]
+                                                         : "",
+            step.transfers.size(), static_cast<std::uint64_t>(schedule.horizon),
+            schedule.cost.lower_bound, schedule.cost.words_sent});
       } else {
         for (const auto& row : schedule.rows) probe_rows_[{row.tile, i}] = code_bytes(row.instructions);
       }
       schedules_[i] = std::move(schedule);
     }
     if (final) {
-      for (const auto& [step, round] : occurrences) {
-        app_.debug.exchange_phases.push_back(schema::ExchangePhase{round, schedules_.at(step).planned});
+      // Each phase once, at its first round; loops say where they repeat.
+      for (const std::size_t step : rounds_.planned_steps) {
+        app_.debug.exchange_phases.push_back(schema::ExchangePhase{
+            checked_cast<std::uint32_t>(rounds_.first_round.at(step), "phase id"),
+            schedules_.at(step).planned});
       }
+      app_.debug.phase_loops = rounds_.loops;
+      app_.debug.planned_rounds = rounds_.planned_rounds;
     }
   }
 
@@ -363,7 +359,10 @@ class Linker {
       }
     }
     for (const auto& batch : host_.batches) {
-      if (batch.step(tile).copy()) names.insert(std::string(kernels::kCopyWords));
+      const TileHostStep& step = batch.step(tile);
+      if (!step.copies_before().empty() || !step.copies_after().empty()) {
+        names.insert(std::string(kernels::kCopyWords));
+      }
     }
     return names;
   }
@@ -373,8 +372,9 @@ class Linker {
     std::vector<schema::CallSite> sites;
   };
 
-  // The staging buffer the host I/O lowering copies from (one per tile, in
-  // the reserved exchange window).
+  // The staging buffer the host I/O lowering copies through (one per tile, in
+  // the reserved exchange window): H2D data lands there, D2H data of several
+  // allocations is gathered there.
   schema::Allocation h2d_staging(std::uint32_t id) const {
     return schema::Allocation{id, "h2d staging", "", target::kH2dStaging, target::kH2dStagingMaxBytes,
                               0, schema::kLiveToEnd, schema::AllocationKind::kStaging, schema::kNoProvenance};
@@ -408,9 +408,10 @@ class Linker {
             operand.reg, operand.role, format_range(pointer, footprint), held.name,
             format_range(held.address, held.size)));
       }
-      site.operands.push_back(schema::CallOperand{static_cast<std::uint8_t>(operand.reg), held.id, pointer,
-                                                  static_cast<std::uint32_t>(footprint),
-                                                  operand.access != kernels::Access::kRead});
+      site.operands.push_back(
+          schema::CallOperand{checked_cast<std::uint8_t>(operand.reg, "operand register"), held.id,
+                              pointer, checked_cast<std::uint32_t>(footprint, "footprint"),
+                              operand.access != kernels::Access::kRead});
     }
     for (unsigned reg = kernels::kOutputRegister; reg <= kernels::kLastArgumentRegister; ++reg) {
       if (registers[reg] != 0 || std::any_of(spec->operands.begin(), spec->operands.end(),
@@ -418,9 +419,41 @@ class Linker {
         append(main.code, load_constant(static_cast<Reg>(reg), registers[reg]));
       }
     }
-    site.pc = static_cast<std::uint32_t>(code_.at(tile).main + main_bytes(main.code));
+    site.pc = checked_add(code_.at(tile).main, main_bytes(main.code), "call site pc");
     main.code.push_back(isa::Call{Reg::m10, stub});
     main.sites.push_back(std::move(site));
+  }
+
+  // A copy between the staging buffer and the data allocation live at step
+  // `step` that holds the other end: the copy helper's call, footprints
+  // asserted like any kernel's.
+  void emit_staging_copy(MainCode& main, PhysicalTile tile, std::size_t step,
+                         const StagingCopy& copy, const schema::Allocation& staging) const {
+    const bool gathers = in_staging(copy.destination);
+    const std::uint32_t data = gathers ? copy.source : copy.destination;
+    const schema::Allocation* held = nullptr;
+    for (const auto& allocation : allocations_.at(tile)) {
+      if (allocation.address <= data && data < allocation.address + allocation.size &&
+          allocation.live_from <= step && step < allocation.live_until) {
+        held = &allocation;
+      }
+    }
+    if (held == nullptr) {
+      throw LinkError(
+          fmt::format("internal: host data at {:#x} on {} is in no allocation", data, tile));
+    }
+    kernels::Registers registers{};
+    registers[2] = copy.destination;
+    registers[3] = copy.source;
+    registers[4] = copy.words;
+    emit_call(main, tile, std::string(kernels::kCopyWords),
+              {{2, gathers ? &staging : held}, {3, gathers ? held : &staging}}, registers,
+              code_.at(tile).stubs.at(std::string(kernels::kCopyWords)), held->provenance);
+  }
+
+  static bool in_staging(std::uint32_t address) {
+    return address >= target::kH2dStaging &&
+           address < target::kH2dStaging + target::kH2dStagingMaxBytes;
   }
 
   // The tile's whole main program, for the code addresses in code_[tile].
@@ -439,26 +472,14 @@ class Linker {
           const auto found = batches_of_.find({step.call, step.kind == StepKind::kHostInputs});
           if (found == batches_of_.end()) break;
           for (const std::size_t k : found->second) {
+            const TileHostStep& batch = host_.batches[k].step(tile);
+            for (const StagingCopy& copy : batch.copies_before()) {
+              emit_staging_copy(main, tile, i, copy, staging);
+            }
             main.code.push_back(isa::Call{Reg::m10, code.host_code.at(k)});
-            const auto& copy = host_.batches[k].step(tile).copy();
-            if (!copy) continue;
-            const schema::Allocation* destination = nullptr;
-            for (const auto& held : allocations_.at(tile)) {
-              if (held.address <= copy->destination && copy->destination < held.address + held.size &&
-                  held.live_from <= i && i < held.live_until) {
-                destination = &held;
-              }
+            for (const StagingCopy& copy : batch.copies_after()) {
+              emit_staging_copy(main, tile, i, copy, staging);
             }
-            if (destination == nullptr) {
-              throw LinkError(fmt::format("internal: host data for {:#x} on {} lands in no allocation",
-                                          copy->destination, tile));
-            }
-            kernels::Registers registers{};
-            registers[2] = copy->destination;
-            registers[3] = copy->source;
-            registers[4] = copy->words;
-            emit_call(main, tile, std::string(kernels::kCopyWords), {{2, destination}, {3, &staging}},
-                      registers, code.stubs.at(std::string(kernels::kCopyWords)), destination->provenance);
           }
           break;
         }
@@ -513,7 +534,8 @@ class Linker {
 
   std::uint32_t staging_id(PhysicalTile tile) const {
     const auto found = allocations_.find(tile);
-    return static_cast<std::uint32_t>((found == allocations_.end() ? 0 : found->second.size()) + 1);
+    return checked_cast<std::uint32_t>((found == allocations_.end() ? 0 : found->second.size()) + 1,
+                                       "allocation id");
   }
 
   // (step, bytes) of every row `tile` has, in step order.
@@ -575,8 +597,8 @@ class Linker {
         }
       }
       for (const auto& [step, size] : rows_of(tile)) {
-        request(fmt::format("exchange row (phase {})", phase_round_.at(step)), schema::AllocationKind::kExchangeRow,
-                static_cast<std::uint32_t>(size), [&code, step](std::uint32_t a) { code.rows[step] = a; });
+        request(row_name(step), schema::AllocationKind::kExchangeRow, size,
+                [&code, step](std::uint32_t a) { code.rows[step] = a; });
       }
       for (auto& [step, counter] : code.loop_counters) {
         request(fmt::format("loop counter (step {})", step), schema::AllocationKind::kRuntime, 4,
@@ -584,7 +606,8 @@ class Linker {
       }
       if (!code.stubs.empty()) {
         request("kernel stubs", schema::AllocationKind::kCode,
-                static_cast<std::uint32_t>(code.stubs.size()) * kStubBytes, [&code](std::uint32_t a) {
+                checked_cast<std::uint32_t>(code.stubs.size() * kStubBytes, "kernel stubs"),
+                [&code](std::uint32_t a) {
                   std::uint32_t at = a;
                   for (auto& [name, stub] : code.stubs) {
                     stub = at;
@@ -598,7 +621,7 @@ class Linker {
       for (std::size_t r = 0; r < placed.size(); ++r) {
         assign[r](placed[r].address);
         schema::Allocation held = placed[r];
-        held.id = first_id + static_cast<std::uint32_t>(r);
+        held.id = checked_cast<std::uint32_t>(first_id + r, "allocation id");
         code_allocations_[tile].push_back(held);
         high = std::max(high, held.address + held.size - target::kLoadBase);
       }
@@ -641,8 +664,8 @@ class Linker {
         const auto& rows = schedules_.at(step).rows;
         const auto row = std::find_if(rows.begin(), rows.end(), [&](const auto& r) { return r.tile == tile; });
         add_segment(app_, image, at, assemble(row->instructions), true);
-        debug.symbols.push_back({fmt::format("exchange row (phase {})", phase_round_.at(step)), at,
-                                 code_bytes(row->instructions), schema::SymbolKind::kExchangeRow});
+        debug.symbols.push_back(
+            {row_name(step), at, code_bytes(row->instructions), schema::SymbolKind::kExchangeRow});
       }
       for (const auto& [name, at] : code.stubs) {
         add_segment(app_, image, at, assemble({isa::Br{Reg::m10}, isa::Nop{}}), true);
@@ -662,9 +685,9 @@ class Linker {
 
       debug.allocations = allocations_[tile];
       const bool stages = std::any_of(main.sites.begin(), main.sites.end(), [](const auto& site) {
-        return site.kernel == kernels::kCopyWords && site.operands.size() > 1 &&
-               site.operands[1].address >= target::kH2dStaging &&
-               site.operands[1].address < target::kH2dStaging + target::kH2dStagingMaxBytes;
+        return site.kernel == kernels::kCopyWords &&
+               std::any_of(site.operands.begin(), site.operands.end(),
+                           [](const auto& operand) { return in_staging(operand.address); });
       });
       if (stages) debug.allocations.push_back(h2d_staging(staging_id(tile)));
       const auto& code_held = code_allocations_[tile];
@@ -694,7 +717,7 @@ class Linker {
   std::map<std::pair<std::size_t, bool>, std::vector<std::size_t>> batches_of_;  // (call, input) → batches
   std::map<std::pair<PhysicalTile, std::size_t>, std::uint32_t> probe_rows_;     // (tile, step) → bytes
   std::map<std::size_t, exchange::PhaseSchedule> schedules_;                     // by step
-  std::map<std::size_t, std::uint32_t> phase_round_;                              // by step
+  PhaseRounds rounds_;
   std::map<PhysicalTile, TileCode> code_;
   std::map<PhysicalTile, std::vector<std::size_t>> idle_batches_;
 };

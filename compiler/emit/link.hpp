@@ -17,10 +17,12 @@
 //      (review-findings #1) — else a LinkError naming kernel, operand,
 //      footprint and allocation;
 //   6. the debug section: symbols, allocations, call sites, planned transfers
-//      per exchange phase, provenance.
+//      of each exchange phase once with the loops they repeat in
+//      (phase_rounds.hpp), provenance.
 // Everything iterates ordered containers, so linking is deterministic.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,7 +40,9 @@ class LinkError : public Error {
 // What linking found, for `tessera compile --report` and the benchmarks.
 struct LinkReport {
   struct Phase {
-    std::uint32_t id = 0;  // the internal-sync round that opens it
+    // The internal-sync round that first opens it (none after a loop whose
+    // rounds overflow 64 bits).
+    std::optional<std::uint64_t> round;
     std::string provenance;
     std::size_t transfers = 0;
     std::uint64_t horizon = 0;      // events

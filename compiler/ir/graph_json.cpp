@@ -11,6 +11,7 @@
 
 #include "compiler/ir/shape_inference.hpp"
 #include "compiler/ir/verifier.hpp"
+#include "support/utf8.hpp"
 
 namespace tessera::compiler {
 namespace {
@@ -170,7 +171,8 @@ class Reader {
   // whole file (values are SSA and ids are global) and used after that.
   void define(const Json& label, const std::string& path, ValueId value) {
     const std::string name = string(label, path);
-    if (name.empty() || name.size() > kMaxLabelLength) {
+    // nlohmann's parser has checked that the text is UTF-8.
+    if (name.empty() || utf8_code_points(name) > kMaxLabelLength) {
       fail(path, fmt::format("a label has 1 to {} characters", kMaxLabelLength));
     }
     if (!labels_.emplace(name, value).second) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "schema/model.hpp"
+#include "support/checked.hpp"
 
 namespace tessera::compiler::lower {
 
@@ -17,10 +18,34 @@ Layout default_layout(const TensorType& type, std::uint32_t tiles, std::uint64_t
   const std::uint64_t blocks = (type.shape[0] + block - 1) / block;
   std::uint64_t most = std::min<std::uint64_t>(blocks, tiles);
   if (min_shard_bytes > 0) most = std::min(most, std::max<std::uint64_t>(1, byte_size(type) / min_shard_bytes));
-  const auto partitions = static_cast<std::uint32_t>(most);
+  const auto partitions = checked_cast<std::uint32_t>(most, "partitions");
   if (partitions <= 1) return layout;
   layout.tiling = {AxisTiling{0, partitions, block, 1}};
   return layout;
+}
+
+LayoutPolicy::LayoutPolicy(std::uint32_t tiles, std::uint64_t min_shard_bytes)
+    : tiles_(tiles), min_shard_bytes_(min_shard_bytes) {}
+
+TensorPlacement LayoutPolicy::computed(const TensorType& type) const {
+  TensorPlacement placement{default_layout(type, tiles_, min_shard_bytes_), {}};
+  const std::uint32_t count = tile_count(placement.layout);
+  for (std::uint32_t k = 0; k < count; ++k) {
+    placement.tiles.emplace_back(checked_cast<std::uint16_t>(k, "logical tile"));
+  }
+  return placement;
+}
+
+TensorPlacement LayoutPolicy::binding(const TensorType& type) {
+  TensorPlacement placement = computed(type);
+  const auto count = static_cast<std::uint32_t>(placement.tiles.size());
+  if (count >= tiles_) return placement;  // on every tile, from tile 0 like any value
+  for (std::uint32_t k = 0; k < count; ++k) {
+    placement.tiles[k] = target::LogicalTile(
+        checked_cast<std::uint16_t>((next_binding_tile_ + k) % tiles_, "logical tile"));
+  }
+  next_binding_tile_ = (next_binding_tile_ + count) % tiles_;
+  return placement;
 }
 
 }  // namespace tessera::compiler::lower

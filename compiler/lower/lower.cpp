@@ -2,14 +2,19 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <limits>
 #include <memory>
+#include <optional>
 
 #include "compiler/layout/locate.hpp"
 #include "compiler/layout/resolve.hpp"
 #include "compiler/lower/layout_policy.hpp"
 #include "compiler/lower/moves.hpp"
+#include "compiler/placement.hpp"
 #include "kernels/registry.hpp"
 #include "schema/model.hpp"
+#include "support/checked.hpp"
 
 namespace tessera::compiler::lower {
 namespace {
@@ -24,7 +29,8 @@ struct Storage {
 
   Location location(std::span<const std::uint64_t> index) const {
     const ElementPlace place = locator->locate(index);
-    return {resolved.shards[place.shard].tile, buffer, static_cast<std::uint32_t>(place.offset)};
+    return {resolved.shards[place.shard].tile, buffer,
+            checked_cast<std::uint32_t>(place.offset, "element offset")};
   }
 };
 
@@ -41,7 +47,8 @@ std::uint32_t element_bytes(const TensorType& type) { return schema::dtype_size(
 
 class Lowerer {
  public:
-  Lowerer(const Graph& graph, const LowerOptions& options) : graph_(graph), options_(options) {
+  Lowerer(const Graph& graph, const LowerOptions& options)
+      : graph_(graph), layouts_(options.tiles, options.min_shard_bytes) {
     if (options.tiles == 0 || options.tiles > static_cast<std::uint32_t>(target::kTileCount)) {
       throw LoweringError(fmt::format("the tile count must be 1 … {}, not {}", target::kTileCount,
                                       options.tiles));
@@ -86,16 +93,21 @@ class Lowerer {
     finish_steps(moves, {}, provenance);
   }
 
-  Storage& allocate(ValueId value, const TensorType& type, std::string name, std::uint32_t provenance) {
+  // A buffer for `value` where the layout policy puts it (a host input or
+  // parameter is a binding, everything else a computed value).
+  Storage& allocate(ValueId value, const TensorType& type, std::string name,
+                    std::uint32_t provenance, bool binding = false) {
     auto held = std::make_unique<Storage>();
-    held->resolved = resolve(default_layout(type, options_.tiles, options_.min_shard_bytes), type.shape);
+    const TensorPlacement placement = binding ? layouts_.binding(type) : layouts_.computed(type);
+    held->resolved = resolve(placement.layout, type.shape, placement.tiles);
     Buffer buffer;
     buffer.name = std::move(name);
     buffer.tensor = format_value(value);
     buffer.alignment = held->resolved.layout.alignment;
     buffer.provenance = provenance;
+    require_placeable(buffer, held->resolved);
     for (const Shard& shard : held->resolved.shards) {
-      buffer.bytes[shard.tile] = static_cast<std::uint32_t>(shard.allocation_bytes);
+      buffer.bytes[shard.tile] = checked_cast<std::uint32_t>(shard.allocation_bytes, "shard bytes");
     }
     held->buffer = program_.add_buffer(std::move(buffer));
     held->locator = std::make_unique<ElementLocator>(held->resolved);
@@ -105,13 +117,43 @@ class Lowerer {
     return result;
   }
 
+  // The largest shard of a tensor must fit its tile with nothing else there;
+  // if it does not, the placement report says so now, before any move into
+  // it is lowered (placement.hpp, the one owner of what a tile holds).
+  static void require_placeable(const Buffer& buffer, const ResolvedLayout& resolved) {
+    const Shard* largest = nullptr;
+    for (const Shard& shard : resolved.shards) {
+      if (largest == nullptr || shard.allocation_bytes > largest->allocation_bytes) {
+        largest = &shard;
+      }
+    }
+    if (largest == nullptr || largest->allocation_bytes == 0) return;
+    require_placeable(buffer, largest->tile, largest->allocation_bytes,
+                      resolved.layout.memory_class);
+  }
+
+  static void require_placeable(const Buffer& buffer, LogicalTile tile, std::uint64_t bytes,
+                                MemoryClass memory_class) {
+    AllocationRequest request;
+    request.name = buffer.name;
+    request.tensor = buffer.tensor;
+    request.kind = buffer.kind;
+    request.size = bytes;
+    request.alignment = buffer.alignment;
+    request.placement = memory_class == MemoryClass::kInterleaved ? MemoryPlacement::kInterleaved
+                                                                  : MemoryPlacement::kStandard;
+    request.provenance = buffer.provenance;
+    require_fits_alone(target::c600_physical(tile), request);
+  }
+
   std::vector<HostSlice> slices(const Storage& held) const {
     std::vector<HostSlice> result;
     for (const Shard& shard : held.resolved.shards) {
       if (shard.replica != 0) continue;
       for (const ByteRun& run : host_runs(shard)) {
-        result.push_back(HostSlice{shard.tile, held.buffer, static_cast<std::uint32_t>(run.shard_offset),
-                                   run.host_offset, static_cast<std::uint32_t>(run.bytes)});
+        result.push_back(HostSlice{
+            shard.tile, held.buffer, checked_cast<std::uint32_t>(run.shard_offset, "slice offset"),
+            run.host_offset, checked_cast<std::uint32_t>(run.bytes, "slice bytes")});
       }
     }
     return result;
@@ -141,7 +183,8 @@ class Lowerer {
         const std::string name = binding_name(id);
         const std::uint32_t provenance = program_.add_provenance(
             fmt::format("{} {}", op.kind == OpKind::kHostInput ? "host input" : "parameter", name));
-        const Storage& held = allocate(op.results[0], graph_.type(op.results[0]), name, provenance);
+        const Storage& held =
+            allocate(op.results[0], graph_.type(op.results[0]), name, provenance, true);
         HostBinding binding{name, graph_.type(op.results[0]), slices(held)};
         (op.kind == OpKind::kHostInput ? program_.inputs : program_.weights).push_back(std::move(binding));
         return;
@@ -166,6 +209,17 @@ class Lowerer {
     const Storage& out = allocate(result, type, format_value(result), provenance);
     MoveLowering moves(program_, fmt::format("op {}", id.index), provenance, element_bytes(type));
     const auto& shape = type.shape;
+    // concat: where each input starts along the axis, so an element's input
+    // is one binary search (not a scan of the inputs before it).
+    std::vector<std::uint64_t> starts;
+    if (op.kind == OpKind::kConcat) {
+      const std::uint32_t axis = std::get<ConcatAttributes>(op.attributes).axis;
+      std::uint64_t at = 0;
+      for (const ValueId input : op.inputs) {
+        starts.push_back(at);
+        at += graph_.type(input).shape[axis];
+      }
+    }
     Index index(shape.size(), 0);
     Index from;
     const std::uint64_t count = element_count(shape);
@@ -200,10 +254,9 @@ class Lowerer {
         case OpKind::kConcat: {
           const std::uint32_t axis = std::get<ConcatAttributes>(op.attributes).axis;
           from = index;
-          while (from[axis] >= graph_.type(op.inputs[input]).shape[axis]) {
-            from[axis] -= graph_.type(op.inputs[input]).shape[axis];
-            ++input;
-          }
+          const auto after = std::upper_bound(starts.begin(), starts.end(), index[axis]);
+          input = static_cast<std::size_t>(after - starts.begin()) - 1;
+          from[axis] -= starts[input];
           break;
         }
         default:
@@ -231,18 +284,17 @@ class Lowerer {
     std::vector<BufferId> operands;
     for (std::size_t k = 0; k < 2; ++k) {
       const ValueId input = op.inputs[k];
-      if (graph_.type(input) == type) {
+      // An operand of the result's type and placement is used where it is;
+      // any other is brought into the result's layout (a broadcast is
+      // materialised, a tensor on other tiles is moved).
+      if (graph_.type(input) == type && storage(input).resolved == out.resolved) {
         operands.push_back(storage(input).buffer);
         continue;
       }
       const Storage& source = storage(input);
-      Storage holder;
-      holder.resolved = out.resolved;
-      Buffer buffer = program_.buffers[out.buffer];
-      buffer.name = fmt::format("{} broadcast to {}", format_value(input), format_shape(type.shape));
-      buffer.tensor = format_value(input);
-      holder.buffer = program_.add_buffer(std::move(buffer));
-      holder.locator = std::make_unique<ElementLocator>(holder.resolved);
+      const Storage& holder = scratch_like(
+          out, fmt::format("{} broadcast to {}", format_value(input), format_shape(type.shape)),
+          format_value(input), provenance);
       Index index(type.shape.size(), 0);
       const std::uint64_t count = element_count(type.shape);
       for (std::uint64_t n = 0; n < count; ++n, next_index(index, type.shape)) {
@@ -257,14 +309,15 @@ class Lowerer {
     }
     std::map<LogicalTile, std::vector<KernelRun>> compute;
     for (const Shard& shard : out.resolved.shards) {
-      const auto elements = static_cast<std::uint32_t>(shard.bytes / element_bytes(type));
+      const auto elements =
+          checked_cast<std::uint32_t>(shard.bytes / element_bytes(type), "add elements");
       if (elements == 0) continue;
-      compute[shard.tile].push_back(KernelRun{kernel,
-                                              {{2, out.buffer, static_cast<std::uint32_t>(shard.offset)},
-                                               {3, operands[0], static_cast<std::uint32_t>(shard.offset)},
-                                               {4, operands[1], static_cast<std::uint32_t>(shard.offset)}},
-                                              {{5, elements}},
-                                              provenance});
+      const auto offset = checked_cast<std::uint32_t>(shard.offset, "shard offset");
+      compute[shard.tile].push_back(
+          KernelRun{kernel,
+                    {{2, out.buffer, offset}, {3, operands[0], offset}, {4, operands[1], offset}},
+                    {{5, elements}},
+                    provenance});
     }
     finish_steps(moves, std::move(compute), provenance);
   }
@@ -302,13 +355,15 @@ class Lowerer {
       if (shard.bytes == 0) continue;
       shard_offset[shard.tile] = shard.offset;
       const std::uint64_t row = (shard.bytes + 3) / 4 * 4;
-      stride[shard.tile] = static_cast<std::uint32_t>(row);
-      const std::uint64_t bytes = row * contributions;
-      if (bytes > 0xFFFFFFFFu) {
-        throw LoweringError(fmt::format("{}: {} partials of {} bytes do not fit a tile", described,
-                                        contributions, row));
+      std::uint64_t bytes = 0;
+      if (__builtin_mul_overflow(row, contributions, &bytes)) {
+        bytes = std::numeric_limits<std::uint64_t>::max();
       }
-      partials.bytes[shard.tile] = static_cast<std::uint32_t>(bytes);
+      // Partials that could never fit are the placement report now, not
+      // after lowering every contribution's move.
+      require_placeable(partials, shard.tile, bytes, out.resolved.layout.memory_class);
+      stride[shard.tile] = checked_cast<std::uint32_t>(row, "partials row");
+      partials.bytes[shard.tile] = checked_cast<std::uint32_t>(bytes, "partials bytes");
     }
     const BufferId partials_id = program_.add_buffer(std::move(partials));
 
@@ -330,8 +385,9 @@ class Lowerer {
           }
         }
         const Location target = out.location(index);
-        const auto slot = static_cast<std::uint32_t>(k * stride.at(target.tile) +
-                                                     (target.offset - shard_offset.at(target.tile)));
+        const auto slot = checked_cast<std::uint32_t>(
+            k * stride.at(target.tile) + (target.offset - shard_offset.at(target.tile)),
+            "partials slot");
         moves.move(Location{target.tile, partials_id, slot}, source.location(from));
       }
     }
@@ -339,13 +395,14 @@ class Lowerer {
     std::map<LogicalTile, std::vector<KernelRun>> compute;
     for (const Shard& shard : out.resolved.shards) {
       if (shard.bytes == 0) continue;
-      compute[shard.tile].push_back(KernelRun{kernel,
-                                              {{2, out.buffer, static_cast<std::uint32_t>(shard.offset)},
-                                               {3, partials_id, 0}},
-                                              {{4, static_cast<std::uint32_t>(shard.bytes / s)},
-                                               {5, static_cast<std::uint32_t>(contributions)},
-                                               {6, stride.at(shard.tile)}},
-                                              provenance});
+      compute[shard.tile].push_back(
+          KernelRun{kernel,
+                    {{2, out.buffer, checked_cast<std::uint32_t>(shard.offset, "shard offset")},
+                     {3, partials_id, 0}},
+                    {{4, checked_cast<std::uint32_t>(shard.bytes / s, "sum elements")},
+                     {5, checked_cast<std::uint32_t>(contributions, "sum rows")},
+                     {6, stride.at(shard.tile)}},
+                    provenance});
     }
     finish_steps(moves, std::move(compute), provenance);
   }
@@ -378,20 +435,7 @@ class Lowerer {
     open.provenance = provenance;
     program_.steps.push_back(std::move(open));
     for (const OpId inner : body.operations) lower(inner);
-    for (std::size_t j = 0; j < carried; ++j) {
-      const ValueId yielded = body.yields[j];
-      if (yielded == body.arguments[j]) continue;  // unchanged
-      for (std::size_t a = 0; a < carried; ++a) {
-        if (yielded == body.arguments[a]) {
-          throw LoweringError(fmt::format(
-              "{}: carried value {} is yielded in place of carried value {}; a repeat that permutes "
-              "its carried values is not lowered yet (copy it inside the body)",
-              described, a, j));
-        }
-      }
-      copy_value(storage(yielded), *state[j], graph_.type(yielded), provenance,
-                 fmt::format("op {} yield {}", id.index, j));
-    }
+    copy_yields(body, state, provenance, id);
     Step close;
     close.kind = StepKind::kLoopEnd;
     close.partner = begin;
@@ -400,8 +444,79 @@ class Lowerer {
     program_.steps.push_back(std::move(close));
   }
 
+  // The end of an iteration: every carried state takes its yield, all at
+  // once. A yield that is another carried value (`[a, a]`, a swap) reads that
+  // state, so its copy comes before the state is overwritten; a cycle of such
+  // reads (a permutation) first saves one state in a temporary.
+  void copy_yields(const Block& body, const std::vector<const Storage*>& state,
+                   std::uint32_t provenance, OpId id) {
+    const std::size_t carried = state.size();
+    std::vector<const Storage*> source(carried, nullptr);    // where each state's next value is
+    std::vector<std::optional<std::size_t>> reads(carried);  // the state that value is, if any
+    for (std::size_t j = 0; j < carried; ++j) {
+      const ValueId yielded = body.yields[j];
+      if (yielded == body.arguments[j]) continue;  // unchanged
+      source[j] = &storage(yielded);
+      for (std::size_t a = 0; a < carried; ++a) {
+        if (yielded == body.arguments[a]) reads[j] = a;
+      }
+    }
+    const auto read_by_another = [&](std::size_t j) {
+      for (std::size_t k = 0; k < carried; ++k) {
+        if (k != j && source[k] != nullptr && reads[k] == j) return true;
+      }
+      return false;
+    };
+    const auto pending = [&] {
+      return std::any_of(source.begin(), source.end(),
+                         [](const Storage* from) { return from != nullptr; });
+    };
+    while (pending()) {
+      std::optional<std::size_t> next;
+      for (std::size_t j = 0; j < carried && !next; ++j) {
+        if (source[j] != nullptr && !read_by_another(j)) next = j;
+      }
+      if (next) {
+        copy_value(*source[*next], *state[*next], graph_.type(body.yields[*next]), provenance,
+                   fmt::format("op {} yield {}", id.index, *next));
+        source[*next] = nullptr;
+        continue;
+      }
+      // Every pending state is read by another one: a cycle. Save the first.
+      std::size_t j = 0;
+      while (source[j] == nullptr) ++j;
+      const Storage& saved =
+          scratch_like(*state[j], fmt::format("carried {} saved (op {})", j, id.index),
+                       format_value(body.arguments[j]), provenance);
+      copy_value(*state[j], saved, graph_.type(body.arguments[j]), provenance,
+                 fmt::format("op {} save {}", id.index, j));
+      for (std::size_t k = 0; k < carried; ++k) {
+        if (source[k] != nullptr && reads[k] == j) {
+          source[k] = &saved;
+          reads[k].reset();
+        }
+      }
+    }
+  }
+
+  // A buffer with the same layout as `like`, for values that are not graph
+  // values of their own (a broadcast operand, a saved loop state).
+  const Storage& scratch_like(const Storage& like, std::string name, std::string tensor,
+                              std::uint32_t provenance) {
+    auto held = std::make_unique<Storage>();
+    held->resolved = like.resolved;
+    Buffer buffer = program_.buffers[like.buffer];
+    buffer.name = std::move(name);
+    buffer.tensor = std::move(tensor);
+    buffer.provenance = provenance;
+    held->buffer = program_.add_buffer(std::move(buffer));
+    held->locator = std::make_unique<ElementLocator>(held->resolved);
+    owned_.push_back(std::move(held));
+    return *owned_.back();
+  }
+
   const Graph& graph_;
-  LowerOptions options_;
+  LayoutPolicy layouts_;
   Program program_;
   std::vector<std::unique_ptr<Storage>> owned_;
   std::map<ValueId, const Storage*> storage_;  // block arguments alias their sources

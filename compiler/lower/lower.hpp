@@ -19,8 +19,8 @@
 //   repeat
 //       never unrolled: loop-state buffers for the carried values, the body's
 //       steps once between a loop begin and end, the yields copied into the
-//       state at the end of each iteration. (A body that yields carried
-//       values in permuted positions is refused: LoweringError.)
+//       state at the end of each iteration (in an order that reads each state
+//       before it is overwritten; a permutation saves one state first).
 
 #include <cstdint>
 

@@ -4,9 +4,10 @@
 #include <fmt/format.h>
 
 #include "kernels/registry.hpp"
-#include "target/exchange_timing.hpp"
+#include "support/checked.hpp"
 #include "support/error.hpp"
 #include "support/little_endian.hpp"
+#include "target/exchange_timing.hpp"
 
 namespace tessera::compiler::lower {
 namespace {
@@ -86,19 +87,37 @@ std::vector<Transfer> MoveLowering::finish(std::map<LogicalTile, std::vector<Ker
     }
   };
 
+  // A run within one tile whose ends sit at the same place in their words:
+  // its whole words are one copy_words call when there are enough of them,
+  // and only the ≤ 3 bytes before and after them are element moves.
+  auto add_local = [&](LogicalTile tile, BufferId to, BufferId from, const Run& run) {
+    if (run.destination % 4 == run.source % 4) {
+      const std::uint32_t head = std::min(run.bytes, (4 - run.destination % 4) % 4);
+      const std::uint32_t words = (run.bytes - head) / 4;
+      if (words >= kCopyWordsMinimum) {
+        const std::uint32_t tail = run.bytes - head - 4 * words;
+        if (head > 0) add_pairs(tile, to, from, Run{run.destination, run.source, head});
+        copies[tile].push_back(
+            KernelRun{std::string(kernels::kCopyWords),
+                      {{2, to, run.destination + head}, {3, from, run.source + head}},
+                      {{4, words}},
+                      provenance_});
+        if (tail > 0) {
+          const std::uint32_t done = head + 4 * words;
+          add_pairs(tile, to, from, Run{run.destination + done, run.source + done, tail});
+        }
+        return;
+      }
+    }
+    add_pairs(tile, to, from, run);
+  };
+
   for (const auto& [key, runs] : runs_) {
     const auto& [to_tile, to_buffer, from_tile, from_buffer] = key;
     for (const Run& run : runs) {
       const bool words = whole_words(run.destination, run.bytes) && whole_words(run.source, run.bytes);
       if (to_tile == from_tile) {
-        if (words && run.bytes / 4 >= kCopyWordsMinimum) {
-          copies[to_tile].push_back(KernelRun{std::string(kernels::kCopyWords),
-                                              {{2, to_buffer, run.destination}, {3, from_buffer, run.source}},
-                                              {{4, run.bytes / 4}},
-                                              provenance_});
-        } else {
-          add_pairs(to_tile, to_buffer, from_buffer, run);
-        }
+        add_local(to_tile, to_buffer, from_buffer, run);
       } else if (words) {
         direct[{Location{from_tile, from_buffer, run.source}, run.bytes / 4}].push_back(
             Location{to_tile, to_buffer, run.destination});
@@ -120,7 +139,7 @@ std::vector<Transfer> MoveLowering::finish(std::map<LogicalTile, std::vector<Ker
     staging.name = fmt::format("staging ({})", label_);
     staging.kind = schema::AllocationKind::kStaging;
     staging.provenance = provenance_;
-    const BufferId staging_id = static_cast<BufferId>(program_.buffers.size());
+    const BufferId staging_id = checked_cast<BufferId>(program_.buffers.size(), "buffer id");
     for (auto& [tile, by_source] : staged) {
       std::uint32_t cursor = 0;
       for (auto& [source, runs] : by_source) {
@@ -144,14 +163,14 @@ std::vector<Transfer> MoveLowering::finish(std::map<LogicalTile, std::vector<Ker
           landing.push_back(cursor);
           append_transfer(transfers, Location{source.first, source.second, begin}, (end - begin) / 4,
                           {Location{tile, staging_id, cursor}}, provenance_);
-          cursor += end - begin;
+          cursor = checked_add(cursor, end - begin, "staging bytes");
         }
         for (const auto& [to_buffer, run] : runs) {
           const auto it = std::upper_bound(merged.begin(), merged.end(),
                                            std::pair{run.source, ~0u}) - 1;
           const std::uint32_t at = landing[static_cast<std::size_t>(it - merged.begin())] +
                                    (run.source - it->first);
-          add_pairs(tile, to_buffer, staging_id, Run{run.destination, at, run.bytes});
+          add_local(tile, to_buffer, staging_id, Run{run.destination, at, run.bytes});
         }
       }
       staging.bytes[tile] = cursor;
@@ -165,26 +184,27 @@ std::vector<Transfer> MoveLowering::finish(std::map<LogicalTile, std::vector<Ker
     table.name = fmt::format("move table ({})", label_);
     table.kind = schema::AllocationKind::kScratch;
     table.provenance = provenance_;
-    const BufferId table_id = static_cast<BufferId>(program_.buffers.size());
+    const BufferId table_id = checked_cast<BufferId>(program_.buffers.size(), "buffer id");
     std::map<LogicalTile, std::vector<KernelRun>> moves;
     for (const auto& [tile, groups] : tables) {
       std::vector<std::uint8_t> bytes;
       for (const auto& [buffers, group] : groups) {
-        const auto offset = static_cast<std::uint32_t>(bytes.size());
+        const auto offset = checked_cast<std::uint32_t>(bytes.size(), "move table offset");
         for (const auto& [to, from] : group.pairs) {
           append_u32_le(bytes, to);
           append_u32_le(bytes, from);
         }
         const std::uint32_t out_elements = program_.buffers[buffers.first].bytes.at(tile) / s;
         const std::uint32_t in_elements = program_.buffers[buffers.second].bytes.at(tile) / s;
-        moves[tile].push_back(KernelRun{move_kernel(),
-                                        {{2, buffers.first, 0}, {3, buffers.second, 0}, {4, table_id, offset}},
-                                        {{5, static_cast<std::uint32_t>(group.pairs.size())},
-                                         {6, out_elements},
-                                         {7, in_elements}},
-                                        provenance_});
+        moves[tile].push_back(
+            KernelRun{move_kernel(),
+                      {{2, buffers.first, 0}, {3, buffers.second, 0}, {4, table_id, offset}},
+                      {{5, checked_cast<std::uint32_t>(group.pairs.size(), "move table entries")},
+                       {6, out_elements},
+                       {7, in_elements}},
+                      provenance_});
       }
-      table.bytes[tile] = static_cast<std::uint32_t>(bytes.size());
+      table.bytes[tile] = checked_cast<std::uint32_t>(bytes.size(), "move table bytes");
       table.contents[tile] = std::move(bytes);
     }
     program_.add_buffer(std::move(table));

@@ -11,10 +11,14 @@
 //     multicast transfer;
 //   * a run between tiles that is not whole words (f16, f8) brings the words
 //     covering it (merged per source) into a staging buffer on the
-//     destination tile; a local element move then puts each element in place;
-//   * a run on one tile of at least kCopyWordsMinimum whole words is a
-//     tessera_copy_words call; every other local move is an entry of a
-//     tessera_move_elements_b{8,16,32} table (a constant buffer).
+//     destination tile; a local move (below) then puts the run in place;
+//   * a run on one tile (or out of the staging buffer) whose two ends sit at
+//     the same byte of their words and that spans at least kCopyWordsMinimum
+//     whole words is a tessera_copy_words call for those words, plus element
+//     moves for the ≤ 3 bytes before and after them (an f16 or f8 run of any
+//     length costs a table of at most 6 entries); every other local move is
+//     an entry of a tessera_move_elements_b{8,16,32} table (a constant
+//     buffer, 8 bytes per element).
 
 #include <cstdint>
 #include <map>

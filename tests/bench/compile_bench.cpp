@@ -9,6 +9,12 @@
 // --simulate each package also runs on the simulator through the runtime and
 // the simulated cycles are printed.
 //
+// Then the graphs of issue 15's compiler items ("[hardening]", 12–16), each
+// with its package size: repeats with and without exchange (work and size
+// must not grow with the count), a concat of 8000 inputs against the
+// equivalent broadcast_to, 1000 scalar bindings, an odd u8 copy. A graph the
+// compiler refuses prints its error and the next one runs.
+//
 // Not a test: nothing asserts on timing. Run it from a Release build:
 //
 //   build-release/tests/bench/tessera_bench_compile [--repeat K] [--simulate]
@@ -22,6 +28,7 @@
 #include <fmt/format.h>
 
 #include "compiler/compile.hpp"
+#include "schema/writer.hpp"
 #include "tests/compiler/demo_graphs.hpp"
 #include "tests/compiler/graph_runner.hpp"
 
@@ -32,12 +39,18 @@ using namespace tessera::compiler;
 using Clock = std::chrono::steady_clock;
 
 void bench(std::string_view name, const Graph& graph, int repeat, bool simulate,
-           std::uint64_t min_shard_bytes = 0) {
+           std::uint64_t min_shard_bytes = 0, std::uint32_t tiles = 1472) {
   double best = 1e9;
   CompileResult result;
   for (int r = 0; r < repeat; ++r) {
     const auto started = Clock::now();
-    result = compile(graph, {.min_shard_bytes = min_shard_bytes});
+    try {
+      result = compile(graph, {.tiles = tiles, .min_shard_bytes = min_shard_bytes});
+    } catch (const std::exception& error) {
+      fmt::print("{}: error after {:.3f} s: {}\n", name,
+                 std::chrono::duration<double>(Clock::now() - started).count(), error.what());
+      return;
+    }
     best = std::min(best, std::chrono::duration<double>(Clock::now() - started).count());
   }
   std::uint64_t transfers = 0, horizon = 0, bound = 0;
@@ -46,11 +59,14 @@ void bench(std::string_view name, const Graph& graph, int repeat, bool simulate,
     horizon += phase.horizon;
     bound += phase.lower_bound;
   }
-  fmt::print("{}: compile {:.3f} s (best of {}), {} tiles, {} exchange phases, {} transfers, "
-             "horizons {} events vs bound {} ({:.3f}×), {} kernel calls\n",
-             name, best, repeat, result.report.package_tiles, result.report.phases.size(), transfers,
-             horizon, bound, bound == 0 ? 0.0 : static_cast<double>(horizon) / static_cast<double>(bound),
-             result.report.kernel_calls);
+  fmt::print(
+      "{}: compile {:.3f} s (best of {}), {} tiles, {} exchange phases, {} transfers, "
+      "horizons {} events vs bound {} ({:.3f}×), {} kernel calls, {} host batches, package {} "
+      "bytes\n",
+      name, best, repeat, result.report.package_tiles, result.report.phases.size(), transfers,
+      horizon, bound, bound == 0 ? 0.0 : static_cast<double>(horizon) / static_cast<double>(bound),
+      result.report.kernel_calls, result.report.host_batches,
+      schema::serialize_package(result.application).size());
   if (!simulate) return;
   compiler::testing::TensorBytes inputs;
   for (const auto& binding : result.application.inputs) {
@@ -62,6 +78,55 @@ void bench(std::string_view name, const Graph& graph, int repeat, bool simulate,
   const auto run = compiler::testing::run_on_simulator(result.application, inputs);
   fmt::print("  simulated: {} cycles, {:.2f} s host time\n", run.cycles,
              std::chrono::duration<double>(Clock::now() - started).count());
+}
+
+// x f32[n, n]; repeat `count` { transpose }; then one more transpose.
+Graph transposes_in_a_repeat(std::uint32_t count, std::uint32_t n) {
+  Graph g;
+  const ValueId x = g.host_input("x", DType::kF32, {n, n});
+  const auto h = g.repeat(count, {x}, {},
+                          [](Graph& body, std::span<const ValueId> c, std::span<const ValueId>) {
+                            return std::vector<ValueId>{body.transpose(c[0], {1, 0})};
+                          });
+  g.host_output("y", g.transpose(h[0], {1, 0}));
+  return g;
+}
+
+Graph nested_adds(std::uint32_t outer, std::uint32_t inner) {
+  Graph g;
+  const ValueId x = g.host_input("x", DType::kF32, {4});
+  const auto h = g.repeat(
+      outer, {x}, {}, [inner](Graph& body, std::span<const ValueId> c, std::span<const ValueId>) {
+        return body.repeat(inner, {c[0]}, {},
+                           [](Graph& in, std::span<const ValueId> d, std::span<const ValueId>) {
+                             return std::vector<ValueId>{in.add(d[0], d[0])};
+                           });
+      });
+  g.host_output("y", h[0]);
+  return g;
+}
+
+// 8000 copies of one f32[1, 64] row, as a concat or as a broadcast_to.
+Graph rows_of_one(bool as_concat) {
+  Graph g;
+  const ValueId x = g.host_input("x", DType::kF32, {1, 64});
+  g.host_output(
+      "y", as_concat ? g.concat(std::vector<ValueId>(8000, x), 0) : g.broadcast_to(x, {8000, 64}));
+  return g;
+}
+
+Graph scalar_bindings(int count) {
+  Graph g;
+  for (int i = 0; i < count; ++i) {
+    g.host_output(fmt::format("y{}", i), g.host_input(fmt::format("x{}", i), DType::kF32, {}));
+  }
+  return g;
+}
+
+Graph odd_u8_copy() {
+  Graph g;
+  g.host_output("y", g.copy(g.host_input("x", DType::kU8, {1, 50001})));
+  return g;
 }
 
 }  // namespace
@@ -86,6 +151,21 @@ int main(int argc, char** argv) {
           simulate);
     bench("demo, --min-shard-bytes 1024 (as make demo)", compiler::testing::permutation_and_reduction_graph(),
           repeat, simulate, 1024);
+    bench("repeat 2 { transpose f32[64, 64] }, 64 tiles", transposes_in_a_repeat(2, 64), repeat,
+          false, 0, 64);
+    bench("repeat 1000 { transpose f32[64, 64] }, 64 tiles", transposes_in_a_repeat(1000, 64),
+          repeat, false, 0, 64);
+    bench("repeat 20000 { transpose f32[4, 4] }, 4 tiles", transposes_in_a_repeat(20000, 4), repeat,
+          false, 0, 4);
+    bench("repeat 2^32 - 1 { transpose f32[4, 4] }, 4 tiles", transposes_in_a_repeat(0xFFFFFFFF, 4),
+          repeat, false, 0, 4);
+    bench("repeat 100000 { repeat 100000 { add } }, 1 tile", nested_adds(100000, 100000), repeat,
+          false, 0, 1);
+    bench("concat of 8000 f32[1, 64]", rows_of_one(true), repeat, false);
+    bench("broadcast_to of f32[1, 64] to [8000, 64]", rows_of_one(false), repeat, false);
+    bench("1000 scalar bindings", scalar_bindings(1000), repeat, false);
+    bench("1000 scalar bindings, 4 tiles", scalar_bindings(1000), repeat, false, 0, 4);
+    bench("copy u8[1, 50001], 1 tile", odd_u8_copy(), repeat, false, 0, 1);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "error: %s\n", error.what());
     return 1;

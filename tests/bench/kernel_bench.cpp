@@ -1,9 +1,10 @@
 // Kernel-model benchmark (ARCHITECTURE.md decision 11): for each kernel
 // family, the host throughput of its model called through the simulator
 // (spans checked once per call against the call site's allocations) and of
-// the same model on unchecked memory. Prints numbers; asserts nothing. Run it
-// from a Release build:
-//   build-release/tests/bench/tessera_bench_kernels [--calls N]
+// the same model on unchecked memory, and a whole-chip compute step on one
+// host thread and on several. Prints numbers; asserts nothing. Run it from a
+// Release build:
+//   build-release/tests/bench/tessera_bench_kernels [--calls N] [--threads N]...
 #include <algorithm>
 #include <bit>
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <ctime>
 #include <functional>
 #include <random>
@@ -27,7 +29,10 @@
 #include "kernels/layout_kernels.hpp"
 #include "kernels/pointwise_kernels.hpp"
 #include "kernels/registry.hpp"
+#include "sim/checked_memory.hpp"
 #include "sim/chip.hpp"
+#include "sim/tile.hpp"
+#include "support/thread_pool.hpp"
 #include "tests/sim/program.hpp"
 
 namespace {
@@ -44,12 +49,12 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// CPU time of the whole process: on a shared host, the time a core really
-// spent (a one-tile chip runs its kernel models on one thread).
-double cpu_seconds() {
+// CPU seconds of the calling thread: single-thread figures on a shared
+// machine, where other processes steal wall time.
+double thread_cpu_seconds() {
   timespec now{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
-  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
 }
 
 // One operand buffer of a call: its register, size and initial contents.
@@ -456,19 +461,10 @@ std::vector<Workload> attention_workloads() {
 // Loads `workload` onto `tiles` tiles of a chip, each calling the kernel
 // `calls` times in a supervisor loop, with allocations and a call site so
 // that every span is checked.
-void load(sim::Chip& chip, const Workload& workload, std::uint32_t calls) {
+// The debug records of one call site at `call_pc`: the kernel's symbol, one
+// allocation per operand (exactly its buffer), the call site naming them.
+schema::TileDebug debug_for(const Workload& workload, std::uint32_t call_pc) {
   const Registers r = workload.registers();
-  std::vector<isa::Instruction> program = load_constant(Reg::m1, calls);
-  for (unsigned reg = 2; reg <= 9; ++reg)
-    program = program + load_constant(static_cast<Reg>(reg), r[reg]);
-  const auto loop = target::kLoadBase + 4 * static_cast<std::uint32_t>(program.size());
-  const std::uint32_t call_pc = loop;
-  const std::uint32_t done = loop + 16;
-  program = program +
-            std::vector<isa::Instruction>{isa::Call{Reg::m10, kKernelEntry},
-                                          isa::Add{Reg::m1, Reg::m1, -1}, isa::Brz{Reg::m1, done},
-                                          isa::Bri{loop}} +
-            halt();
   schema::TileDebug debug;
   debug.symbols = {
       schema::Symbol{std::string(workload.kernel), kKernelEntry, 4, schema::SymbolKind::kKernel}};
@@ -483,6 +479,25 @@ void load(sim::Chip& chip, const Workload& workload, std::uint32_t calls) {
                                                 r[operand.reg], operand.bytes, i == 0});
   }
   debug.call_sites = {site};
+  return debug;
+}
+
+// Loads `workload` onto every tile of a chip, each calling the kernel `calls`
+// times in a supervisor loop, with allocations and a call site so that every
+// span is checked.
+void load(sim::Chip& chip, const Workload& workload, std::uint32_t calls) {
+  const Registers r = workload.registers();
+  std::vector<isa::Instruction> program = load_constant(Reg::m1, calls);
+  for (unsigned reg = 2; reg <= 9; ++reg)
+    program = program + load_constant(static_cast<Reg>(reg), r[reg]);
+  const auto loop = target::kLoadBase + 4 * static_cast<std::uint32_t>(program.size());
+  const std::uint32_t done = loop + 16;
+  program = program +
+            std::vector<isa::Instruction>{isa::Call{Reg::m10, kKernelEntry},
+                                          isa::Add{Reg::m1, Reg::m1, -1}, isa::Brz{Reg::m1, done},
+                                          isa::Bri{loop}} +
+            halt();
+  schema::TileDebug debug = debug_for(workload, loop);
   for (const auto tile : chip.topology().physical_tiles()) {
     load_program(chip, tile, program);
     load_program(chip, tile, {isa::Br{Reg::m10}}, kKernelEntry);
@@ -512,16 +527,15 @@ class UncheckedMemory final : public kernels::KernelMemory {
   std::vector<std::uint8_t> sram_ = std::vector<std::uint8_t>(target::kSramSize, 0xFF);
 };
 
-// Wall-clock seconds of the run; its CPU seconds in *cpu when asked.
-double checked_seconds(const Workload& workload, std::uint32_t calls, double* cpu = nullptr) {
+// The whole simulated call: the supervisor loop, the call, the checks and
+// the model (wall time of the run).
+double simulated_seconds(const Workload& workload, std::uint32_t calls) {
   sim::Chip chip(target::Topology::from_physical({target::PhysicalTile(0)}));
   load(chip, workload, calls);
   chip.start();
   const auto start = Clock::now();
-  const double cpu_start = cpu_seconds();
   const sim::RunResult result = chip.run();
   const double elapsed = seconds_since(start);
-  if (cpu != nullptr) *cpu = cpu_seconds() - cpu_start;
   if (result.reason != sim::StopReason::kAllHalted) {
     std::fprintf(
         stderr, "%s: %s\n", workload.label.c_str(),
@@ -531,9 +545,42 @@ double checked_seconds(const Workload& workload, std::uint32_t calls, double* cp
   return elapsed;
 }
 
-// Its CPU seconds in *cpu and the modelled device cycles of one call in
-// *cycles, when asked.
-double unchecked_seconds(const Workload& workload, std::uint32_t calls, double* cpu = nullptr,
+// The model behind the simulator's checked memory, called directly: the
+// precondition, every span checked against the call site's allocations,
+// the commit — what checking costs, without the supervisor around it.
+double checked_seconds(const Workload& workload, std::uint32_t calls) {
+  const kernels::KernelSpec& spec = *kernels::KernelRegistry::standard().find(workload.kernel);
+  const sim::SimOptions options;
+  sim::Tile tile(target::PhysicalTile(0), options, kernels::KernelRegistry::standard());
+  const Registers r = workload.registers();
+  for (const Operand& operand : workload.operands) {
+    if (!operand.contents.empty()) tile.load_segment(r[operand.reg], operand.contents, false);
+  }
+  const std::uint32_t call_pc = target::kLoadBase;
+  const schema::TileDebug debug = debug_for(workload, call_pc);
+  const sim::TileDebugIndex index(debug, std::vector<std::string>{});
+  const sim::ResolvedCallSite site =
+      sim::ResolvedCallSite::resolve(spec, &debug.call_sites[0], call_pc, index);
+  tile.set_debug(index);
+  const auto call_once = [&] {
+    if (spec.precondition && spec.precondition(r)) {
+      std::fprintf(stderr, "%s: precondition failed\n", workload.label.c_str());
+      std::exit(1);
+    }
+    sim::CheckedKernelMemory memory(tile, site, 0);
+    kernels::KernelCall call{r, memory, 0, 0};
+    spec.model(call);
+    memory.commit();
+  };
+  call_once();  // first touch of the tile's pages, outside the timing
+  const double start = thread_cpu_seconds();
+  for (std::uint32_t i = 0; i < calls; ++i) call_once();
+  return thread_cpu_seconds() - start;
+}
+
+// The same model on plain memory (thread CPU time); the modelled device
+// cycles of one call in *cycles, when asked.
+double unchecked_seconds(const Workload& workload, std::uint32_t calls,
                          std::uint64_t* cycles = nullptr) {
   const kernels::KernelSpec& spec = *kernels::KernelRegistry::standard().find(workload.kernel);
   UncheckedMemory memory;
@@ -541,55 +588,57 @@ double unchecked_seconds(const Workload& workload, std::uint32_t calls, double* 
   for (const Operand& operand : workload.operands) {
     if (!operand.contents.empty()) memory.load(r[operand.reg], operand.contents);
   }
-  const auto start = Clock::now();
-  const double cpu_start = cpu_seconds();
+  const double start = thread_cpu_seconds();
   for (std::uint32_t i = 0; i < calls; ++i) {
     kernels::KernelCall call{r, memory, 0, 0};
     spec.model(call);
     if (cycles != nullptr) *cycles = call.cycles;
   }
-  if (cpu != nullptr) *cpu = cpu_seconds() - cpu_start;
-  return seconds_since(start);
+  return thread_cpu_seconds() - start;
 }
 
-void families(std::uint32_t calls) {
-  std::printf("Kernel models on one tile, %u calls each (1 host thread)\n", calls);
-  std::printf("%-42s %10s %14s %14s %9s %12s\n", "kernel", "moved/call", "checked GB/s",
-              "unchecked GB/s", "overhead", "cycles/call");
+void families(std::uint32_t calls, const std::string& only) {
+  std::printf(
+      "Kernel models on one tile, %u calls each (1 host thread, best of 3). checked: the model\n"
+      "behind the simulator's checked memory; unchecked: the same model on plain memory (both\n"
+      "thread CPU time); simulated: the whole call as a tile runs it (supervisor loop, call,\n"
+      "checks, model; wall time)\n",
+      calls);
+  std::printf("%-42s %10s %12s %14s %9s %14s %12s\n", "kernel", "moved/call", "checked GB/s",
+              "unchecked GB/s", "checking", "simulated GB/s", "cycles/call");
   for (const std::uint32_t bytes : {4096u, 65536u}) {
     for (const Workload& workload : workloads(bytes)) {
-      // Best of three, each way.
-      double checked = 1e30, unchecked = 1e30;
+      if (workload.label.find(only) == std::string::npos) continue;
+      double checked = 1e30, unchecked = 1e30, simulated = 1e30;
       std::uint64_t cycles = 0;
       for (int i = 0; i < 3; ++i) {
         checked = std::min(checked, checked_seconds(workload, calls));
-        unchecked = std::min(unchecked, unchecked_seconds(workload, calls, nullptr, &cycles));
+        unchecked = std::min(unchecked, unchecked_seconds(workload, calls, &cycles));
+        simulated = std::min(simulated, simulated_seconds(workload, calls));
       }
       const double moved = static_cast<double>(workload.moved_bytes) * calls;
-      std::printf("%-42s %10llu %14.2f %14.2f %8.1f%% %12llu\n", workload.label.c_str(),
+      std::printf("%-42s %10llu %12.2f %14.2f %8.1f%% %14.2f %12llu\n", workload.label.c_str(),
                   static_cast<unsigned long long>(workload.moved_bytes), moved / checked / 1e9,
                   moved / unchecked / 1e9, 100.0 * (checked - unchecked) / checked,
-                  static_cast<unsigned long long>(cycles));
+                  moved / simulated / 1e9, static_cast<unsigned long long>(cycles));
     }
   }
 }
 
 void gemm_families(std::uint32_t calls) {
   std::printf(
-      "\nGEMM models on one tile, %u calls each (1 host thread; GFLOP per CPU second,\n"
-      "i.e. per host core, and per wall-clock second)\n",
+      "\nGEMM models on one tile, %u calls each (1 host thread; checked and unchecked in GFLOP\n"
+      "per thread CPU second, i.e. per host core; the simulated call per wall-clock second)\n",
       calls);
   std::printf("%-44s %14s %16s %9s %13s\n", "kernel", "checked GFLOP/s", "unchecked GFLOP/s",
-              "overhead", "wall checked");
+              "overhead", "simulated");
   for (const Workload& workload : gemm_workloads()) {
     // Best of three, each way.
     double checked = 1e30, unchecked = 1e30, wall = 1e30;
     for (int i = 0; i < 3; ++i) {
-      double cpu = 0;
-      wall = std::min(wall, checked_seconds(workload, calls, &cpu));
-      checked = std::min(checked, cpu);
-      unchecked_seconds(workload, calls, &cpu);
-      unchecked = std::min(unchecked, cpu);
+      wall = std::min(wall, simulated_seconds(workload, calls));
+      checked = std::min(checked, checked_seconds(workload, calls));
+      unchecked = std::min(unchecked, unchecked_seconds(workload, calls));
     }
     const double flops = static_cast<double>(workload.flops) * calls;
     std::printf("%-44s %14.2f %16.2f %8.1f%% %13.2f\n", workload.label.c_str(),
@@ -614,11 +663,8 @@ void attention_families(std::uint32_t calls) {
   for (const Workload& workload : attention_workloads()) {
     double checked = 1e30, unchecked = 1e30;
     for (int i = 0; i < 3; ++i) {
-      double cpu = 0;
-      checked_seconds(workload, calls, &cpu);
-      checked = std::min(checked, cpu);
-      unchecked_seconds(workload, calls, &cpu);
-      unchecked = std::min(unchecked, cpu);
+      checked = std::min(checked, checked_seconds(workload, calls));
+      unchecked = std::min(unchecked, unchecked_seconds(workload, calls));
     }
     // The modelled cycles: one unchecked call's.
     const kernels::KernelSpec& spec = *kernels::KernelRegistry::standard().find(workload.kernel);
@@ -691,18 +737,65 @@ void gemm_cycles_table() {
   }
 }
 
+// Every tile of the C600 runs the same kernel loop: the compute step the
+// host pool runs in parallel (wall time: it uses several threads).
+void whole_chip(std::uint32_t calls, const std::vector<unsigned>& thread_counts) {
+  const Workload workload = workloads(16384)[2];  // add_f32 on 16 KiB operands
+  std::printf("\nWhole-chip compute step: 1472 tiles x %u calls of %s (wall time, best of 3)\n",
+              calls, workload.label.c_str());
+  double one_thread = 0;
+  for (const unsigned threads : thread_counts) {
+    sim::SimOptions options;
+    options.threads = threads;
+    sim::Chip chip(target::Topology::c600(), options);
+    double best = 1e30;
+    std::uint64_t cycles = 0;
+    for (int repetition = 0; repetition < 3; ++repetition) {
+      load(chip, workload, calls);
+      chip.start();
+      const auto start = Clock::now();
+      const sim::RunResult result = chip.run();
+      best = std::min(best, seconds_since(start));
+      if (result.reason != sim::StopReason::kAllHalted) {
+        std::fprintf(stderr, "whole chip did not halt\n");
+        std::exit(1);
+      }
+      cycles = chip.report().total_cycles;
+    }
+    if (one_thread == 0) one_thread = best;
+    const double moved = static_cast<double>(workload.moved_bytes) * calls * 1472;
+    std::printf("  %u thread%s: %.3f s, %.2f GB/s, %llu simulated cycles, speed-up %.2fx\n",
+                threads, threads == 1 ? " " : "s", best, moved / best / 1e9,
+                static_cast<unsigned long long>(cycles), one_thread / best);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::uint32_t calls = 2000;
+  std::string only;
+  std::uint32_t chip_calls = 20;
+  std::vector<unsigned> thread_counts;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--calls") == 0 && i + 1 < argc) {
       calls = static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 0));
+    } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+      only = argv[++i];
+    } else if (std::strcmp(argv[i], "--chip-calls") == 0 && i + 1 < argc) {
+      chip_calls = static_cast<std::uint32_t>(std::strtoul(argv[++i], nullptr, 0));
+    } else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+      thread_counts.push_back(static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 0)));
     } else {
-      std::fprintf(stderr,
-                   "usage: %s [--calls N]\n"
-                   "  --calls N  calls per kernel family on one tile (default 2000)\n",
-                   argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s [--calls N] [--only TEXT] [--chip-calls N] [--threads N]...\n"
+          "  --calls N       calls per kernel family on one tile (default 2000)\n"
+          "  --only TEXT     only the families whose label contains TEXT\n"
+          "  --chip-calls N  calls per tile in the whole-chip step (default 20; 0 skips it)\n"
+          "  --threads N     host threads for the whole-chip step (repeatable;\n"
+          "                  default: 1 and the machine's cores)\n",
+          argv[0]);
       return 2;
     }
   }
@@ -710,9 +803,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--calls must be at least 1\n");
     return 2;
   }
-  families(calls);
+  if (thread_counts.empty()) thread_counts = {1, ThreadPool::machine_threads()};
+  families(calls, only);
   gemm_families(calls);
   gemm_cycles_table();
   attention_families(calls);
+  if (chip_calls != 0) whole_chip(chip_calls, thread_counts);
   return 0;
 }

@@ -83,6 +83,17 @@ TEST_F(RunCommand, TakesRawBinFilesAndHostJitter) {
   EXPECT_EQ(read_words(y, "y"), runtime::testing::ring_reference(ring(), x_values()));
 }
 
+TEST_F(RunCommand, TakesAThreadCountForTheSimulator) {
+  const std::string y = scratch_.path("y.npy");
+  const auto result = run_tessera({"run", package_, "-i", "x=" + x_npy_, "-o", "y=" + y,
+                                   "--threads", "2"});
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  EXPECT_EQ(read_words(y, "y"), runtime::testing::ring_reference(ring(), x_values()));
+  const auto refused = run_tessera({"run", package_, "-i", "x=" + x_npy_, "--threads", "0"});
+  EXPECT_EQ(refused.exit_status, 2);
+  EXPECT_NE(refused.err.find("--threads: 0 is outside 1 to 1024"), std::string::npos) << refused.err;
+}
+
 TEST_F(RunCommand, AShapeMismatchIsAClearErrorBeforeAnythingRuns) {
   const std::string wrong = scratch_.path("wrong.npy");
   runtime::write_tensor_file(wrong, HostTensor(schema::DType::kU32, {30, 30},
@@ -120,6 +131,27 @@ TEST_F(RunCommand, TheC600BackendRefusesAnEmulatedPackageOrAMissingDevice) {
                    scratch_.path("ipu7"), "--bootloader", boot, "--ipucfg", boot});
   EXPECT_EQ(result.exit_status, 1);
   EXPECT_NE(result.err.find("ipu7"), std::string::npos) << result.err;
+}
+
+// Issue 15 item 1: a page of 1 TiB passed `validate`, and `run` mapped it
+// with MAP_POPULATE after starting the tiles, then died of SIGABRT.
+TEST_F(RunCommand, APackageAskingForTooMuchHostMemoryIsRefusedNotRun) {
+  schema::Application app = schema::canonical(runtime::testing::ring_package(ring()));
+  app.host_exchange.pages.back().size = std::uint64_t{1} << 40;
+  const std::string greedy = scratch_.path("greedy.ipuexe");
+  const auto bytes = schema::serialize_unchecked_for_testing(app);
+  std::ofstream(greedy, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+  const auto validated = run_tessera({"validate", greedy});
+  EXPECT_EQ(validated.exit_status, 1) << validated.out;
+  EXPECT_NE(validated.err.find("greedy.ipuexe: hostExchange.pages[1].size: 0x10000000000 bytes"),
+            std::string::npos)
+      << validated.err;
+  const auto ran = run_tessera({"run", greedy, "--input", "x=" + x_npy_});
+  EXPECT_EQ(ran.exit_status, 1) << ran.err;
+  EXPECT_NE(ran.err.find("more than the 0x10000000 a package may pin"), std::string::npos)
+      << ran.err;
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // plain C++ (the property test compares against the graph reference).
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <numeric>
 
@@ -131,16 +133,82 @@ TEST(Compile, ParametersComeInThroughTheirOwnCall) {
 // batch and none in the second, so it runs the inactive program (`sans 1;
 // sync 1`) there and goes straight on to the output batch. Its next host
 // sync belongs to the output batch's rounds, not to the rest of the batch it
-// skipped (sim/sync_controller.hpp, HostSyncRounds).
+// skipped (sim/sync_controller.hpp, HostSyncRounds). (in0's 4400 bytes on L0
+// take two batches; in1 lies on L1 and L2.)
 TEST(Compile, ATileIdleInOneHostBatchJoinsTheNext) {
   Graph g;
-  g.host_input("in0", DType::kF32, {1});
+  g.host_input("in0", DType::kF32, {1, 1100});
   const ValueId b = g.host_input("in1", DType::kF32, {2});
   g.host_output("out0", g.copy(b));
   const CompileResult compiled = compile(g, {.tiles = 4});
-  const auto run = run_on_simulator(compiled.application,
-                                    {{"in0", f32_bytes({9.0f})}, {"in1", f32_bytes({1.5f, -2.0f})}});
+  ASSERT_EQ(compiled.application.host_exchange.calls.at(0).input_batch_ends.size(), 2u);
+  const auto run = run_on_simulator(
+      compiled.application, {{"in0", f32_bytes(iota(1100))}, {"in1", f32_bytes({1.5f, -2.0f})}});
   EXPECT_EQ(as_f32(run.outputs.at("out0")), (std::vector<float>{1.5f, -2.0f}));
+}
+
+// Issue 15 item 16: 1000 scalar host inputs passed to outputs (8 KB) were
+// refused ("p0: cannot place 'host batch 1861' (60 bytes)"): every short
+// tensor lay on tile 0 and each had a batch of its own. Now bindings spread
+// over the tiles and a tile's small pieces share a batch.
+TEST(Compile, AThousandScalarBindingsCompileIntoFewBatches) {
+  Graph g;
+  for (int i = 0; i < 1000; ++i) {
+    g.host_output(fmt::format("y{}", i), g.host_input(fmt::format("x{}", i), DType::kF32, {}));
+  }
+  TensorBytes inputs;
+  for (int i = 0; i < 1000; ++i) {
+    inputs[fmt::format("x{}", i)] = f32_bytes({static_cast<float>(i) * 0.5f});
+  }
+  for (const std::uint32_t tiles : {1u, 4u, 1472u}) {
+    const CompileResult compiled = compile(g, {.tiles = tiles});
+    EXPECT_EQ(compiled.report.host_batches, 2u) << tiles << " tiles: one batch in, one out";
+    const auto run = run_on_simulator(compiled.application, inputs);
+    for (int i = 0; i < 1000; ++i) {
+      ASSERT_EQ(run.outputs.at(fmt::format("y{}", i)), inputs.at(fmt::format("x{}", i)))
+          << i << " on " << tiles;
+    }
+  }
+}
+
+// Small host inputs and parameters take the tiles after the previous one's
+// (lower/layout_policy.hpp), so they neither pile onto tile 0 nor wait for
+// each other's host batches; an add of two of them moves one to the other.
+TEST(Compile, SmallBindingsSpreadOverTheTiles) {
+  Graph g;
+  const ValueId a = g.host_input("a", DType::kF32, {2, 3});  // 2 rows: tiles 0, 1
+  const ValueId b = g.host_input("b", DType::kF32, {2, 3});  // tiles 2, 3
+  const ValueId c = g.parameter("c", DType::kF32, {});       // tile 4
+  const ValueId d = g.host_input("d", DType::kF32, {6, 3});  // every tile: from tile 0
+  const ValueId e = g.host_input("e", DType::kF32, {3});     // tiles 5, 0, 1: round robin
+  g.host_output("s", g.add(g.add(a, b), c));
+  g.host_output("t", g.add(d, e));
+  const CompileResult compiled = compile(g, {.tiles = 6});
+  const auto tiles_of = [&](const std::vector<schema::Binding>& list, const std::string& name) {
+    std::vector<std::uint16_t> tiles;
+    for (const auto& binding : list) {
+      if (binding.name != name) continue;
+      for (const auto& slice : binding.slices) tiles.push_back(slice.tile.value);
+    }
+    return tiles;
+  };
+  // Physical tile of logical tile `l`.
+  const auto p = [](std::uint16_t l) {
+    return target::c600_physical(target::LogicalTile(l)).value;
+  };
+  const auto& inputs = compiled.application.inputs;
+  EXPECT_EQ(tiles_of(inputs, "a"), (std::vector<std::uint16_t>{p(0), p(1)}));
+  EXPECT_EQ(tiles_of(inputs, "b"), (std::vector<std::uint16_t>{p(2), p(3)}));
+  EXPECT_EQ(tiles_of(compiled.application.weights, "c"), (std::vector<std::uint16_t>{p(4)}));
+  EXPECT_EQ(tiles_of(inputs, "d").front(), p(0));
+  EXPECT_EQ(tiles_of(inputs, "e"), (std::vector<std::uint16_t>{p(5), p(0), p(1)}));
+  const TensorBytes bindings{{"a", f32_bytes(iota(6))},
+                             {"b", f32_bytes(iota(6, 10.0f))},
+                             {"c", f32_bytes({0.25f})},
+                             {"d", f32_bytes(iota(18, -4.0f))},
+                             {"e", f32_bytes({1.0f, 2.0f, 3.0f})}};
+  const auto run = run_on_simulator(compiled.application, bindings);
+  EXPECT_EQ(run.outputs, tessera::testing::evaluate_graph(g, bindings));
 }
 
 // A sum whose partials do not fit its tile: the placement error says which
@@ -157,6 +225,45 @@ TEST(Compile, WhatDoesNotFitIsAPlacementErrorWithTheTilesMemory) {
     EXPECT_NE(message.find("p0: cannot place 'partials (op 1)' (480000 bytes"), std::string::npos) << message;
     EXPECT_NE(message.find("live at step"), std::string::npos) << message;
     EXPECT_NE(message.find("free gaps"), std::string::npos) << message;
+  }
+}
+
+// Item 17: a shard of 4 GiB or more was cut to 32 bits in lowering and gave
+// internal errors ("buffer 'x' has no allocation on p0", "no slice covers
+// byte 0x4"). Every shard too large for its tile is the placement report,
+// before any move into it is lowered.
+TEST(Compile, AShardLargerThanATileIsThePlacementReport) {
+  struct Case {
+    Graph graph;
+    std::uint32_t tiles;
+    std::string expected;
+  };
+  std::vector<Case> cases;
+  {
+    Graph g;
+    g.host_output("y", g.host_input("x", DType::kU8, {0xFFFFFFFF, 2}));  // 8 GiB
+    cases.push_back({std::move(g), 1,
+                     "p0: cannot place 'x' (8589934592 bytes, align 8) in interleaved memory"});
+  }
+  {
+    Graph g;
+    g.host_output("y", g.host_input("x", DType::kF32, {1u << 30}));  // 4 GiB over 2 tiles
+    cases.push_back({std::move(g), 2, "p0: cannot place 'x' (2147483648 bytes"});
+  }
+  {
+    Graph g;  // a transpose of 4 GiB: refused before lowering 2^32 element moves
+    g.host_output("y", g.transpose(g.parameter("w", DType::kU8, {65536, 65536}), {1, 0}));
+    cases.push_back({std::move(g), 1472, ": cannot place 'w' ("});
+  }
+  for (const Case& c : cases) {
+    try {
+      compile(c.graph, {.tiles = c.tiles});
+      ADD_FAILURE() << "placed " << c.expected;
+    } catch (const PlacementError& error) {
+      const std::string message = error.what();
+      EXPECT_NE(message.find(c.expected), std::string::npos) << message;
+      EXPECT_NE(message.find("free gaps"), std::string::npos) << message;
+    }
   }
 }
 
@@ -210,26 +317,53 @@ TEST(Compile, RepeatRunsItsBodyCountTimesWithoutUnrolling) {
     c = next;
   }
   EXPECT_EQ(as_f32(run.outputs.at("y")), c);
-  // Three iterations' phases are planned (checked by the simulator), but the
-  // rows exist once. (Every phase is in the body: the loop-entry and yield
-  // copies stay on their tiles.)
+  // The rows and the planned phases exist once; the loop record makes the
+  // simulator check all three iterations against them. (Every phase is in
+  // the body: the loop-entry and yield copies stay on their tiles.)
   EXPECT_GE(phases_once, 1u);
-  EXPECT_EQ(compiled.application.debug.exchange_phases.size(), 3 * phases_once);
+  EXPECT_EQ(compiled.application.debug.exchange_phases.size(), phases_once);
+  EXPECT_EQ(compiled.application.debug.phase_loops,
+            (std::vector<schema::PhaseLoop>{{0, 2 * phases_once, 3}}));
+  EXPECT_EQ(run.checked_phases, 3 * 2 * phases_once);
 }
 
-TEST(Compile, ARepeatThatPermutesItsCarriedValuesIsRefused) {
+// Yields that name carried values — the same one twice, or a swap — are
+// valid graphs: each state takes the previous iteration's value of the one
+// it names (a swap goes through a saved copy).
+TEST(Compile, ARepeatMayYieldItsCarriedValuesInAnyPlaces) {
   Graph g;
   const ValueId x = g.host_input("x", DType::kF32, {4});
   const ValueId z = g.host_input("z", DType::kF32, {4});
-  const auto h = g.repeat(2, {x, z}, {}, [](Graph&, std::span<const ValueId> carried, std::span<const ValueId>) {
-    return std::vector<ValueId>{carried[1], carried[0]};
-  });
-  g.host_output("y", h[0]);
-  try {
-    compile(g, {.tiles = 2});
-    FAIL() << "compiled a permuting repeat";
-  } catch (const lower::LoweringError& error) {
-    EXPECT_NE(std::string(error.what()).find("permutes its carried values"), std::string::npos) << error.what();
+  const ValueId w = g.host_input("w", DType::kF32, {4});
+  // (a, b, c) ← (b, a + c, a): a swap of a and b through the sum, a copy of a into c.
+  const auto h = g.repeat(3, {x, z, w}, {},
+                          [](Graph& body, std::span<const ValueId> c, std::span<const ValueId>) {
+                            return std::vector<ValueId>{c[1], body.add(c[0], c[2]), c[0]};
+                          });
+  g.host_output("a", h[0]);
+  g.host_output("b", h[1]);
+  g.host_output("c", h[2]);
+  // (a, a): the issue's example, refused before as a permutation.
+  const auto same =
+      g.repeat(2, {x, z}, {}, [](Graph&, std::span<const ValueId> c, std::span<const ValueId>) {
+        return std::vector<ValueId>{c[0], c[0]};
+      });
+  g.host_output("d", same[1]);
+  // A pure rotation of three carried values.
+  const auto turn =
+      g.repeat(4, {x, z, w}, {}, [](Graph&, std::span<const ValueId> c, std::span<const ValueId>) {
+        return std::vector<ValueId>{c[1], c[2], c[0]};
+      });
+  g.host_output("e", turn[0]);
+  for (const std::uint32_t tiles : {1u, 2u}) {
+    const CompileResult compiled = compile(g, {.tiles = tiles});
+    const TensorBytes inputs{{"x", f32_bytes(iota(4))},
+                             {"z", f32_bytes(iota(4, 10.0f))},
+                             {"w", f32_bytes(iota(4, 100.0f))}};
+    const auto run = run_on_simulator(compiled.application, inputs);
+    EXPECT_EQ(run.outputs, tessera::testing::evaluate_graph(g, inputs)) << tiles << " tiles";
+    EXPECT_EQ(as_f32(run.outputs.at("d")), iota(4)) << tiles << " tiles";
+    EXPECT_EQ(as_f32(run.outputs.at("e")), iota(4, 10.0f)) << tiles << " tiles";
   }
 }
 

@@ -53,9 +53,9 @@ TEST(HostIo, SlotsBatchesAndPhases) {
   const auto& h2d = *first.step(p(260)).h2d();
   EXPECT_EQ(h2d.tile_address, target::kH2dStaging);
   EXPECT_EQ(h2d.host_offset, schema::host_page_base(plan.exchange, 1) + 4096);
-  ASSERT_TRUE(first.step(p(260)).copy().has_value());
-  EXPECT_EQ(first.step(p(260)).copy()->destination, 0x60000u);
-  EXPECT_EQ(first.step(p(260)).copy()->words, 1024u);
+  EXPECT_EQ(first.step(p(260)).copies_after(),
+            (std::vector<StagingCopy>{{0x60000, target::kH2dStaging, 1024}}));
+  EXPECT_TRUE(first.step(p(260)).copies_before().empty());
   // Batch 2 moves only p260's last piece: p5 is inactive, its owner (itself) too.
   EXPECT_FALSE(plan.batches[2].step(p(5)).active());
   EXPECT_TRUE(plan.batches[2].step(p(4)).active());
@@ -68,7 +68,58 @@ TEST(HostIo, AnAlignedWindowDestinationLandsDirectly) {
       plan_host_io(std::vector{call_of({{p(0), 0x52000, 0, 256}}, {})}, tiles);
   const auto& step = plan.batches.at(0).step(p(0));
   EXPECT_EQ(step.h2d()->tile_address, 0x52000u);
-  EXPECT_FALSE(step.copy().has_value());
+  EXPECT_TRUE(step.copies_after().empty());
+}
+
+// Issue 15 item 16: every small binding on a tile got a batch of its own
+// (1000 scalars: "cannot place 'host batch 1861'"). Now a tile's pieces fill
+// its slot: small pieces share one batch, contiguous ones move as one run,
+// scattered ones go through the staging buffer with a copy each.
+TEST(HostIo, SmallPiecesOfOneTileShareABatch) {
+  const std::vector<PhysicalTile> tiles{p(0)};
+  std::vector<HostTransfer> inputs, outputs;
+  for (std::uint32_t i = 0; i < 1000; ++i) {
+    inputs.push_back({p(0), 0x80000 + 8 * i, 4 * i, 4});  // 8-aligned allocations: not contiguous
+    outputs.push_back({p(0), 0x90000 + 8 * i, 4 * i, 4});
+  }
+  const auto plan = plan_host_io(std::vector{call_of(inputs, outputs)}, tiles);
+  const schema::HostCall& call = plan.exchange.calls.at(0);
+  EXPECT_EQ(call.input_batch_ends, (std::vector<std::uint32_t>{1000}));
+  EXPECT_EQ(call.output_batch_ends, (std::vector<std::uint32_t>{1000}));
+  EXPECT_EQ(call.phases, 3u);
+  EXPECT_EQ(call.inputs[999], (schema::HostSlice{1, 3996, 3996, 4}));
+  ASSERT_EQ(plan.batches.size(), 2u);
+  const TileHostStep& in = plan.batches[0].step(p(0));
+  EXPECT_EQ(in.h2d()->tile_address, target::kH2dStaging);
+  EXPECT_EQ(in.h2d()->size, 4000u);
+  ASSERT_EQ(in.copies_after().size(), 1000u);
+  EXPECT_EQ(in.copies_after()[7], (StagingCopy{0x80038, target::kH2dStaging + 28, 1}));
+  const TileHostStep& out = plan.batches[1].step(p(0));
+  EXPECT_EQ(out.d2h()->tile_address, target::kH2dStaging);
+  EXPECT_EQ(out.d2h()->size, 4000u);
+  ASSERT_EQ(out.copies_before().size(), 1000u);
+  EXPECT_EQ(out.copies_before()[7], (StagingCopy{target::kH2dStaging + 28, 0x90038, 1}));
+  EXPECT_TRUE(out.copies_after().empty());
+}
+
+TEST(HostIo, PiecesContiguousOnTheTileMoveAsOneRun) {
+  const std::vector<PhysicalTile> tiles{p(0)};
+  // Two bindings back to back in the window, then one elsewhere that fills the slot.
+  const auto plan = plan_host_io(
+      std::vector{
+          call_of({{p(0), 0x52000, 0, 64}, {p(0), 0x52040, 64, 64}, {p(0), 0x60000, 128, 4000}},
+                  {{p(0), 0x61000, 0, 64}, {p(0), 0x61040, 64, 64}})},
+      tiles);
+  ASSERT_EQ(plan.batches.size(), 3u);
+  const TileHostStep& first = plan.batches[0].step(p(0));
+  EXPECT_EQ(first.h2d()->tile_address, 0x52000u) << "one run inside the window lands directly";
+  EXPECT_EQ(first.h2d()->size, 128u);
+  EXPECT_TRUE(first.copies_after().empty());
+  EXPECT_EQ(plan.batches[1].step(p(0)).copies_after().size(), 1u);
+  const TileHostStep& out = plan.batches[2].step(p(0));
+  EXPECT_EQ(out.d2h()->tile_address, 0x61000u) << "one run is sent from where it is";
+  EXPECT_EQ(out.d2h()->size, 128u);
+  EXPECT_TRUE(out.copies_before().empty());
 }
 
 TEST(HostIo, ProgramsDoNotChangeSizeWithTheirPacketAddress) {
@@ -116,8 +167,9 @@ TEST(HostIo, BadRequestsNameTheCallAndTransfer) {
 }
 
 // Random transfers over random tiles (with their owners): slices cover each
-// transfer's payload bytes exactly once; a batch moves at most one ≤ 4 KiB
-// piece per tile, in that tile's slot; every target's owner requests it.
+// transfer's payload bytes exactly once; a batch moves at most one 4 KiB
+// slot of pieces per tile, in that tile's slot; every target's owner
+// requests it.
 RC_GTEST_PROP(HostIo, SlicesPartitionThePayloadAndBatchesRespectTheRules, ()) {
   const auto count = *rc::gen::inRange<std::size_t>(1, 12);
   std::set<PhysicalTile> package;
@@ -137,7 +189,7 @@ RC_GTEST_PROP(HostIo, SlicesPartitionThePayloadAndBatchesRespectTheRules, ()) {
   std::vector<int> covered(payload, 0);
   for (const auto& slice : call.inputs) {
     RC_ASSERT(slice.size <= 4096u);
-    RC_ASSERT(slice.page_offset % 4096 == 0);
+    RC_ASSERT(slice.page_offset % 4096 + slice.size <= 4096u);  // inside one tile's slot
     for (std::uint64_t b = 0; b < slice.size; ++b) ++covered[slice.file_offset + b];
   }
   RC_ASSERT(std::all_of(covered.begin(), covered.end(), [](int n) { return n == 1; }));

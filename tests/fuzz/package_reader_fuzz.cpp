@@ -18,9 +18,10 @@
 namespace {
 
 // Limits far below the defaults, so that small inputs also reach the
-// limit checks (traversal, nesting, per-blob and total blob caps).
+// limit checks (package size, traversal, nesting, per-blob and total blob caps).
 tessera::schema::ReadLimits tight_limits() {
   tessera::schema::ReadLimits limits;
+  limits.max_package_bytes = 2048;
   limits.traversal_limit_words = 512;
   limits.nesting_limit = 6;
   limits.max_blob_bytes = 300;

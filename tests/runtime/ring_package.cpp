@@ -143,17 +143,17 @@ schema::Application ring_package(const RingSpec& spec) {
         main = main + std::vector<isa::Instruction>{isa::Sync{3}};
       }
       main = main + call(code_address);
-      if (const auto& copy = step.copy()) {
+      for (const auto& copy : step.copies_after()) {
         // The batch landed in the staging buffer; move it into place.
-        main = main + load_constant(Reg::m2, copy->destination) +
-               load_constant(Reg::m3, copy->source) + load_constant(Reg::m4, copy->words);
+        main = main + load_constant(Reg::m2, copy.destination) +
+               load_constant(Reg::m3, copy.source) + load_constant(Reg::m4, copy.words);
         const std::uint32_t pc = target::kLoadBase + 4 * static_cast<std::uint32_t>(main.size());
         main = main + call(kCopyHelper);
-        const std::uint32_t bytes = copy->words * 4;
+        const std::uint32_t bytes = copy.words * 4;
         copy_sites.push_back({pc,
                               "tessera_copy_words",
-                              {{2, kXAllocation, copy->destination, bytes, true},
-                               {3, kStagingAllocation, copy->source, bytes, false}},
+                              {{2, kXAllocation, copy.destination, bytes, true},
+                               {3, kStagingAllocation, copy.source, bytes, false}},
                               1});
       }
     }

@@ -6,7 +6,12 @@
 #include <capnp/serialize.h>
 #include <zstd.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 
 #include <gtest/gtest.h>
@@ -17,6 +22,7 @@
 #include "schema/wire.hpp"
 #include "schema/writer.hpp"
 #include "tests/testing/sample_package.hpp"
+#include "tests/testing/scratch.hpp"
 
 namespace tessera::schema {
 namespace {
@@ -149,26 +155,93 @@ TEST(Reader, ForgedTileCountCannotRaiseTheDecompressionCap) {
                "940572672 decompressed bytes");  // 1472 × 0x9C000
 }
 
+// A well-formed zstd frame of `size` copies of `byte`, made of RLE blocks
+// (4 bytes per 128 KiB): the densest frame there is, so a few kilobytes
+// claim hundreds of megabytes.
+std::vector<std::uint8_t> rle_zstd_frame(std::uint64_t size, std::uint8_t byte) {
+  std::vector<std::uint8_t> frame = {0x28, 0xB5, 0x2F, 0xFD, 0xE0};
+  for (int i = 0; i < 8; ++i) frame.push_back(static_cast<std::uint8_t>(size >> (8 * i)));
+  constexpr std::uint64_t kBlock = 128 << 10;
+  for (std::uint64_t left = size; left > 0;) {
+    const std::uint64_t n = std::min(left, kBlock);
+    left -= n;
+    const std::uint32_t header = static_cast<std::uint32_t>(n << 3 | 1u << 1 | (left == 0 ? 1 : 0));
+    frame.insert(frame.end(),
+                 {static_cast<std::uint8_t>(header), static_cast<std::uint8_t>(header >> 8),
+                  static_cast<std::uint8_t>(header >> 16), byte});
+  }
+  return frame;
+}
+
+// Issue 15 item 5: a 52 KB package of 1472 empty tile records and one
+// 28 KB frame made the reader decompress and hash 940 MB before it rejected
+// tiles[0].entryPoint. The tiles (which bound the bytes any blob may
+// usefully hold) are now checked first: the blob's wrong digest, found only
+// by decompressing, is never reached.
+TEST(Reader, TileStructureIsCheckedBeforeAnyBlobIsDecompressed) {
+  constexpr std::uint64_t kClaimed = 8u << 20;  // large enough to notice, small enough for a test
+  capnp::MallocMessageBuilder message;
+  auto root = message.initRoot<wire::Application>();
+  auto header = root.initHeader();
+  header.setSchemaVersion(kPackageSchemaVersion);
+  header.setCompilerVersion("x");
+  header.setTarget(std::string(kTargetName));
+  header.setTileMemoryBase(0x4C000);
+  header.setTileMemorySize(0x9C000);
+  auto tiles = root.initTiles(1472);
+  for (unsigned t = 0; t < tiles.size(); ++t)
+    tiles[t].setPhysicalTile(static_cast<std::uint16_t>(t));
+  auto blob = root.initBlobs(1)[0];
+  const std::vector<std::uint8_t> digest(32, 0);
+  blob.setSha256(as_bytes(digest));
+  blob.setCodec(wire::BlobCodec::ZSTD);
+  blob.setUncompressedSize(kClaimed);
+  blob.setData(as_bytes(rle_zstd_frame(kClaimed, 0)));
+  const auto bytes = to_bytes(message);
+  ASSERT_LT(bytes.size(), 60000u);
+  expect_error(bytes, "tiles[0].entryPoint: 0x0 is not a 4-aligned address inside an executable");
+}
+
+// A blob may hold only bytes some segment loads, so its declared size is
+// bounded by the tiles before it is decoded.
+TEST(Reader, ABlobLargerThanItsSegmentsLoadIsRejectedBeforeDecoding) {
+  const auto bytes = edited([](auto a) {
+    auto blob = a.getBlobs()[1];
+    blob.setCodec(wire::BlobCodec::ZSTD);
+    blob.setUncompressedSize(1u << 20);  // within the package's cap of 2 tiles × SRAM
+    blob.setData(as_bytes(rle_zstd_frame(1u << 20, 7)));
+  });
+  expect_error(bytes,
+               "blobs[1].uncompressedSize: 1048576 bytes, but the segments using it load "
+               "only its first 256");
+}
+
 TEST(Reader, ZstdFramesMustBeExact) {
-  const std::vector<std::uint8_t> zeros(1000, 0);
-  std::vector<std::uint8_t> frame(ZSTD_compressBound(zeros.size()));
-  frame.resize(ZSTD_compress(frame.data(), frame.size(), zeros.data(), zeros.size(), 3));
-  const auto with_blob = [&](std::vector<std::uint8_t> data, std::uint64_t size) {
+  // Blob 1 is tile 0's 256-byte data segment; the declared size stays 256
+  // (the segment bounds it), the stored data varies.
+  const auto frame_of = [](std::size_t size) {
+    const std::vector<std::uint8_t> zeros(size, 0);
+    std::vector<std::uint8_t> frame(ZSTD_compressBound(zeros.size()));
+    frame.resize(ZSTD_compress(frame.data(), frame.size(), zeros.data(), zeros.size(), 3));
+    return frame;
+  };
+  const auto with_blob = [&](std::vector<std::uint8_t> data, wire::BlobCodec codec) {
     return edited([&](auto a) {
       auto blob = a.getBlobs()[1];
-      blob.setCodec(wire::BlobCodec::ZSTD);
+      blob.setCodec(codec);
       blob.setData(as_bytes(data));
-      blob.setUncompressedSize(size);
     });
   };
-  expect_error(with_blob(frame, 999), "blobs[1]: the zstd frame holds 1000 bytes but uncompressedSize is 999");
-  auto trailing = frame;
+  expect_error(with_blob(frame_of(255), wire::BlobCodec::ZSTD),
+               "blobs[1]: the zstd frame holds 255 bytes but uncompressedSize is 256");
+  auto trailing = frame_of(256);
   trailing.push_back(0);
-  expect_error(with_blob(trailing, 1000), "blobs[1]: 1 bytes follow the zstd frame");
-  expect_error(with_blob({1, 2, 3, 4}, 1000), "blobs[1]: not a zstd frame");
+  expect_error(with_blob(trailing, wire::BlobCodec::ZSTD),
+               "blobs[1]: 1 bytes follow the zstd frame");
+  expect_error(with_blob({1, 2, 3, 4}, wire::BlobCodec::ZSTD), "blobs[1]: not a zstd frame");
   // Raw data must be exactly the declared size.
-  expect_error(edited([](auto a) { a.getBlobs()[1].setUncompressedSize(255); }),
-               "blobs[1]: raw data holds 256 bytes but uncompressedSize is 255");
+  expect_error(with_blob(std::vector<std::uint8_t>(255, 0), wire::BlobCodec::RAW),
+               "blobs[1]: raw data holds 255 bytes but uncompressedSize is 256");
 }
 
 TEST(Reader, UnknownEnumValuesAreErrors) {
@@ -252,6 +325,47 @@ TEST(Reader, TruncatedAndPaddedInputIsRejected) {
   padded.resize(padded.size() + 8, 0);
   expect_error(padded, "package: bytes follow the message");
   expect_error({}, "package:");
+}
+
+// Issue 15 item 4: a 1 TiB sparse file ended in "internal error:
+// std::bad_alloc" naming no file, and a 2 GiB one cost 2.1 GB of memory
+// before it was rejected. The size is capped before anything is read.
+TEST(ReaderFile, AHugeFileIsRefusedByItsSizeBeforeReadingNamingTheFile) {
+  testing::ScratchDirectory scratch;
+  const std::string path = scratch.path("huge.ipuexe");
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  const bool sparse = ::ftruncate(fd, off_t{1} << 40) == 0;
+  ::close(fd);
+  if (!sparse) GTEST_SKIP() << "this file system has no 1 TiB sparse files";
+  try {
+    (void)read_package_file(path);
+    FAIL() << "a 1 TiB package was read";
+  } catch (const PackageError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              path +
+                  ": package: 1099511627776 bytes is more than the 1342177280 bytes a package "
+                  "may have (ReadLimits::max_package_bytes)");
+  }
+}
+
+TEST(ReaderFile, TheSizeCapIsConfigurable) {
+  testing::ScratchDirectory scratch;
+  const std::string path = scratch.path("sample.ipuexe");
+  const auto bytes = serialize_package(testing::sample_application());
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+  ReadLimits tight;
+  tight.max_package_bytes = bytes.size() - 8;
+  EXPECT_THROW((void)read_package_file(path, tight), PackageError);
+  expect_error(
+      bytes,
+      fmt::format("package: {} bytes is more than the {} bytes", bytes.size(), bytes.size() - 8),
+      tight);
+  ReadLimits exact;
+  exact.max_package_bytes = bytes.size();
+  EXPECT_NO_THROW((void)read_package_file(path, exact));
 }
 
 TEST(Reader, SegmentTableLargerThanTheFileIsRejected) {

@@ -47,6 +47,8 @@ const std::vector<Rule> kRules = {
   {"blob window inside blob", [](auto& a) { tile5(a).segments[1].blob_offset = 1; }, "tiles[1].segments[1].blobOffset: 0x1 + fileSize 0x100 exceeds the blob's 0x100 bytes"},
   // review-findings.md #2: blobOffset + fileSize wrapped 64 bits and passed.
   {"blob window does not wrap", [](auto& a) { tile5(a).segments[1].blob_offset = 0xFFFFFFFFFFFFFFFF; tile5(a).segments[1].file_size = 1; }, "tiles[1].segments[1].blobOffset: 0xffffffffffffffff + fileSize 0x1 exceeds"},
+  // Issue 15 item 5: the reader bounds each blob by its segments before decoding it.
+  {"blob holds only loaded bytes", [](auto& a) { tile5(a).segments[1].file_size = 200; }, "blobs[2].uncompressedSize: 256 bytes, but the segments using it load only its first 200"},
   {"blobs in first-use order", [](auto& a) { std::swap(a.tiles[0].segments[1].blob, tile5(a).segments[1].blob); }, "tiles[0].segments[1].blob: blob 2 is used before blob 1", true},
   {"every blob used", [](auto& a) { tile5(a).segments[1].blob = 1; }, "blobs[2]: no segment uses this blob", true},
   {"segments disjoint", [](auto& a) { tile5(a).segments[1].address = target::kLoadBase + 64; }, "tiles[1].segments[1].address: 0x4c050 overlaps segments[0]"},
@@ -67,6 +69,15 @@ const std::vector<Rule> kRules = {
   {"page defined once", [](auto& a) { a.host_exchange.pages[1].index = 0; }, "hostExchange.pages[1].index: page 0 is defined twice"},
   {"attached page exists", [](auto& a) { a.host_exchange.attach_order[1] = 4; }, "hostExchange.attachOrder[1]: page 4 does not exist"},
   {"page attached once", [](auto& a) { a.host_exchange.attach_order[1] = 0; }, "hostExchange.attachOrder[1]: page 0 is attached twice"},
+  // Issue 15 item 1: an unbounded page size validated, then the session's
+  // MAP_POPULATE mapping of it (and BUFFER_ATTACH's 32-bit size) failed at run time.
+  {"host page span does not wrap", [](auto& a) { a.host_exchange.pages[1].size = 0xFFFFFFFFFFFFFFFF; }, "hostExchange.pages[1].size: host page size: 0xffffffffffffffff + 0xfff overflows"},
+  {"host pages within what a host pins", [](auto& a) { a.host_exchange.pages[1].size = 1ull << 32; }, "hostExchange.pages[1].size: 0x100000000 bytes take the host pages to 0x100001000 bytes, more than the 0x10000000 a package may pin"},
+  {"host pages total within what a host pins", [](auto& a) { a.host_exchange.pages[1].size = (256u << 20) - 4095; }, "hostExchange.pages[1].size: 0xffff001 bytes take the host pages to 0x10001000 bytes"},
+  // Issue 15 item 3: such packages validated, then faulted or failed at run time.
+  {"command page attached", [](auto& a) { a.host_exchange.attach_order = {1}; }, "hostExchange.attachOrder: page 0 (the command page) is never attached"},
+  {"slice pages attached", [](auto& a) { a.host_exchange.attach_order = {0}; }, "hostExchange.attachOrder: page 1 (used by hostExchange.calls[0].inputs[0]) is never attached"},
+  {"startup mark fits an HSP mark", [](auto& a) { a.host_exchange.startup_mark = 0x10000; }, "hostExchange.startupMark: 65536 does not fit a 16-bit HSP mark"},
   {"command page exists", [](auto& a) { a.host_exchange.command_page = 3; }, "hostExchange.commandPage: page 3 does not exist"},
   {"command word inside its page", [](auto& a) { a.host_exchange.command_offset = 4094; }, "hostExchange.commandOffset: 0xffe is not a 4-aligned word inside page 0"},
   {"call named", [](auto& a) { a.host_exchange.calls[0].name = ""; }, "hostExchange.calls[0].name: a call needs a name"},

@@ -193,9 +193,11 @@ TEST(KernelCall, UninitializedMemoryReadsAsThePoison) {
 TEST(KernelCall, CycleSampleStoresTheCounter) {
   KernelCallFixture run(kSample, kY, 0, 0);
   ASSERT_EQ(run.result.reason, StopReason::kAllHalted) << describe(run.fault());
-  // Three setzi and the call issue first (4 × 6 cycles); the sample lands
-  // half-way through the handoff.
-  EXPECT_EQ(run.word(kY), 4u * 6 + kernels::kWorkerBarrierCycles / 2);
+  // Three setzi and the call issue first (4 × 6 cycles); worker 0 reads the
+  // counter at its first issue after the runall; the supervisor resumes
+  // after the whole handoff.
+  EXPECT_EQ(run.word(kY), 4u * 6 + kernels::kCycleSampleReadCycles);
+  EXPECT_EQ(run.chip.report().total_cycles, 6u * 6 + kernels::kWorkerBarrierCycles);
 }
 
 TEST(KernelCall, WorkerBarrierTakesItsHandoffAndTouchesNothing) {

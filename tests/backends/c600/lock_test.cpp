@@ -5,7 +5,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "backends/c600/c600_transport.hpp"
 #include "backends/c600/device_lock.hpp"
@@ -90,6 +92,62 @@ TEST(DeviceLock, TheSameProcessCannotOpenADeviceTwice) {
   }
   transport.reset();
   EXPECT_NO_THROW(open_c600(options, other));
+}
+
+std::string contents(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Issue 15 item 7: the lock file (default directory /tmp) was opened with
+// O_CREAT and no O_NOFOLLOW, then truncated and written with the holder's
+// name: a symlink planted there made tessera truncate its target.
+TEST(DeviceLock, APlantedSymlinkIsNeverFollowed) {
+  testing::ScratchDirectory scratch;
+  const std::filesystem::path victim = scratch.write("victim", "precious");
+  const auto lock = lock_file_path("/dev/fake-ipu0", scratch.path(""));
+  std::filesystem::create_symlink(victim, lock);
+  try {
+    DeviceLock::acquire("/dev/fake-ipu0", scratch.path(""));
+    FAIL() << "the lock went through a symlink";
+  } catch (const IoError& error) {
+    EXPECT_NE(std::string(error.what()).find(lock.string() + " is a symlink"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(contents(victim), "precious");
+}
+
+TEST(DeviceLock, AHardLinkPlantedAsTheLockFileIsRefused) {
+  testing::ScratchDirectory scratch;
+  const std::filesystem::path victim = scratch.write("victim", "precious");
+  const auto lock = lock_file_path("/dev/fake-ipu0", scratch.path(""));
+  std::filesystem::create_hard_link(victim, lock);
+  try {
+    DeviceLock::acquire("/dev/fake-ipu0", scratch.path(""));
+    FAIL() << "the lock truncated a file with another name";
+  } catch (const IoError& error) {
+    EXPECT_NE(std::string(error.what()).find("is not a lock file of its own"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(contents(victim), "precious");
+}
+
+// Issue 15 item 8: /dev/ipu0 and /dev/./ipu0 took different locks, and one
+// process held both. The lock belongs to the device's real path.
+TEST(DeviceLock, OneDeviceUnderTwoNamesIsOneLock) {
+  testing::ScratchDirectory scratch;
+  EXPECT_EQ(lock_file_path("/dev/./fake-ipu0", "/tmp"), "/tmp/tessera-dev-fake-ipu0.lock");
+  EXPECT_EQ(lock_file_path("/dev//fake-ipu0", "/tmp"), "/tmp/tessera-dev-fake-ipu0.lock");
+  EXPECT_EQ(lock_file_path("/dev/../dev/fake-ipu0", "/tmp"), "/tmp/tessera-dev-fake-ipu0.lock");
+  const std::string node = scratch.write("ipu3", "");
+  const std::string alias = scratch.path("alias");
+  std::filesystem::create_symlink(node, alias);
+  EXPECT_EQ(lock_file_path(alias, "/tmp"), lock_file_path(node, "/tmp"));
+
+  const auto held = DeviceLock::acquire("/dev/fake-ipu0", scratch.path(""));
+  EXPECT_THROW(DeviceLock::acquire("/dev/./fake-ipu0", scratch.path("")), DeviceBusyError);
+  const auto node_lock = DeviceLock::acquire(node, scratch.path(""));
+  EXPECT_THROW(DeviceLock::acquire(alias, scratch.path("")), DeviceBusyError);
 }
 
 }  // namespace

@@ -258,6 +258,32 @@ TEST(GraphJson, RejectsDefectsWithTheirPath) {
   }
 }
 
+// Item 18 of issue 15: a label has 1 to 256 characters — code points, not
+// bytes (a label of 256 "é" is 512 bytes of UTF-8).
+TEST(GraphJson, LabelLengthsAreCountedInCharacters) {
+  const auto graph_with_label = [](const std::string& label) {
+    return R"({"format": "tessera.graph", "version": 1, "operations": [
+      {"op": "host_input", "name": "x", "dtype": "f32", "shape": [2], "result": ")" +
+           label + R"("},
+      {"op": "host_output", "name": "y", "inputs": [")" +
+           label + R"("]}]})";
+  };
+  std::string two_byte, four_byte;
+  for (int i = 0; i < 256; ++i) two_byte += "\xc3\xa9";           // é: 2 bytes each
+  for (int i = 0; i < 256; ++i) four_byte += "\xf0\x9f\x98\x80";  // U+1F600: 4 bytes each
+  EXPECT_NO_THROW((void)read_graph_json(graph_with_label(two_byte)));
+  EXPECT_NO_THROW((void)read_graph_json(graph_with_label(four_byte)));
+  try {
+    (void)read_graph_json(graph_with_label(two_byte + "e"));
+    ADD_FAILURE() << "accepted a label of 257 characters";
+  } catch (const GraphFormatError& error) {
+    EXPECT_NE(
+        std::string(error.what()).find("operations[0].result: a label has 1 to 256 characters"),
+        std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(GraphJson, BoundsRepeatNesting) {
   std::string body = R"({"arguments": ["a0"], "operations": [], "yield": ["a0"]})";
   for (unsigned depth = 1; depth <= kMaxRepeatNesting + 1; ++depth) {
