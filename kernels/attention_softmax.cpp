@@ -7,9 +7,10 @@
 //   m    = max over n < k of s(r, n)          exact (f16 values); NaN if any is
 //   t(n) = f16((s(r, n) − m)·scale)           f32 subtract, f32 multiply, one
 //                                             rounding to f16
-//   P(n) = exp_f16(t(n)) for n < k, +0 past k  (attention_exp_f16; the device
-//                                             gives masked columns −65504,
-//                                             whose f16 exp is +0: the same)
+//   P(n) = exp_f16(t(n)) for n < k, +0 past k  (activation_math.hpp's, to
+//                                             nearest; the device gives masked
+//                                             columns −65504, whose f16 exp
+//                                             is +0: the same)
 //   l    = Σ over n < k of P(n)               f32, in key order from n = 0
 //   state: max[r] = m·scale (f32), sum[r] = l
 // P goes to the block weights in A16 (logical key order, σ undone): the PV
@@ -26,12 +27,14 @@
 #include <span>
 #include <vector>
 
+#include "kernels/activation_math.hpp"
 #include "kernels/amp_layout.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/attention_costs.hpp"
 #include "kernels/attention_numerics.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/gemm_core.hpp"
+#include "kernels/half.hpp"
 
 namespace tessera::kernels {
 namespace {
@@ -56,7 +59,7 @@ void softmax(KernelCall& call) {
       2 * std::uint64_t{rows});
 
   const AttentionRounding nearest(Rounding::kNearestEven, call.tile);
-  const auto& exp_f16 = attention_exp_f16_table();
+  const auto& exp_f16 = exp_f16_nearest_table();
   constexpr unsigned kPanel = amp::kPanelColumns;
   // The scores in f32 (C16 order), then one row at a time in logical key
   // order, its shifted and scaled scores, and their f16 roundings.

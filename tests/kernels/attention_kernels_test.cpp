@@ -12,6 +12,7 @@
 #include <cmath>
 #include <random>
 
+#include "kernels/activation_math.hpp"
 #include "kernels/amp_layout.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/attention_numerics.hpp"
@@ -549,7 +550,7 @@ TEST(AttentionMerge, TheOnlineUpdateByHand) {
   in.values.at(0, 1) = 0x4000;  // 2
   in.block_max = {1.0F};
   in.block_sum = {4.0F};
-  const float beta = attention_exp_f32(-2.0F);
+  const float beta = exp_f32(-2.0F);
   const Accumulator middle = run_merge(AttentionMergeStage::kMiddle, in);
   EXPECT_EQ(middle.max[0], 3.0F);
   EXPECT_EQ(middle.sum[0], 2.0F + 4.0F * beta);
