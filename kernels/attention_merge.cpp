@@ -21,9 +21,10 @@
 // happens here.
 //
 // tessera_attention_f32_to_f16 rounds `count` f32 values to f16 through
-// AttentionRounding (the call's mode: the device sets stochastic rounding
-// for this kernel, §2), pairs of elements strided over the workers: worker w
-// rounds pairs w, w + 6, … in order, low element first.
+// AttentionRounding under the call's mode (the device sets stochastic
+// rounding for this kernel, §2), pairs of elements strided over the workers:
+// worker w rounds pairs w, w + 6, … in order, low element first, one draw of
+// its stream (the tile's, KernelCall::prng) per element when stochastic.
 #include <algorithm>
 #include <bit>
 
@@ -125,12 +126,13 @@ void convert_to_f16(KernelCall& call) {
   if (count == 0) return;
   const auto in = call.memory.read<float>(kConvertIn, r[kConvertIn], count);
   const auto out = call.memory.write<std::uint16_t>(kConvertOut, r[kConvertOut], count);
-  const AttentionRounding rounding(call.rounding, call.tile);
+  const AttentionRounding rounding(call);
   if (rounding.mode() == Rounding::kNearestEven) {
     // No draws: which worker rounds an element does not change its bits.
     rounding.to_f16(in.std_span(), out.std_span(), 0);
     return;
   }
+  // Each worker's pairs in order, low element first: its stream's draw order.
   const std::uint32_t pairs = (count + 1) / 2;
   for (unsigned worker = 0; worker < kWorkerCount; ++worker) {
     for (std::uint32_t pair = worker; pair < pairs; pair += kWorkerCount) {

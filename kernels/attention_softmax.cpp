@@ -58,7 +58,7 @@ void softmax(KernelCall& call) {
       kSoftmaxOut, r[kSoftmaxOut] + attention_block_state_offset(rows, key_rows),
       2 * std::uint64_t{rows});
 
-  const AttentionRounding nearest(Rounding::kNearestEven, call.tile);
+  const AttentionRounding nearest(call.tile);
   const auto& exp_f16 = exp_f16_nearest_table();
   constexpr unsigned kPanel = amp::kPanelColumns;
   // The scores in f32 (C16 order), then one row at a time in logical key

@@ -4,7 +4,9 @@
 // 91, 92; head dimension 72 → 80 and 64; heads starting mid-panel), blocks
 // assembled from several shards by several calls, untouched bytes kept;
 // the softmax, every merge stage and the f32 → f16 conversion on random data
-// and on NaN, ±Inf, ±65504 and subnormal inputs.
+// and on NaN, ±Inf, ±65504 and subnormal inputs; the conversion's stochastic
+// rounding against the tile's worker streams, always one of the two f16s
+// around the input and unbiased in mean.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -17,7 +19,10 @@
 #include "kernels/attention.hpp"
 #include "kernels/attention_numerics.hpp"
 #include "kernels/half.hpp"
+#include "kernels/rounding.hpp"
+#include "target/topology.hpp"
 #include "tests/kernels/attention_reference.hpp"
+#include "tests/kernels/f16_oracle.hpp"
 #include "tests/kernels/kernel_runner.hpp"
 #include "tests/kernels/kernel_sequence.hpp"
 
@@ -591,12 +596,6 @@ TEST(AttentionConvert, CountsAndSpecialValuesMatchTheReference) {
     for (std::uint32_t i = 0; i < count; ++i)
       values.push_back(i % 2 == 0 ? value(rng) : small(rng));
     EXPECT_EQ(run_convert(values), reference_f32_to_f16(values)) << count;
-    // The stochastic mode's path (one worker's pairs at a time, where the
-    // generator's draws will come from) rounds to nearest even until
-    // kernels/rounding.hpp lands.
-    sim::SimOptions stochastic;
-    stochastic.rounding = Rounding::kStochastic;
-    EXPECT_EQ(run_convert(values, stochastic), reference_f32_to_f16(values)) << count;
   }
   const std::vector<float> specials = {NAN,       -NAN,
                                        INFINITY,  -INFINITY,
@@ -614,6 +613,101 @@ TEST(AttentionConvert, CountsAndSpecialValuesMatchTheReference) {
   EXPECT_EQ(got[7], kF16Infinity);
   EXPECT_EQ(got[8], 0x0000);  // a tie with zero: to even
   EXPECT_EQ(got[9], 0x0001);
+}
+
+// ---- f32 → f16, stochastically (the device sets SR for this kernel, §2)
+
+sim::SimOptions stochastic_options() {
+  sim::SimOptions options;
+  options.rounding = Rounding::kStochastic;
+  return options;
+}
+
+// The f16 patterns just toward and just away from zero from a finite x, by
+// the oracle (equal when x is an f16 value; from 2^16 both are Inf).
+std::pair<std::uint16_t, std::uint16_t> f16_neighbours(double x) {
+  const std::uint16_t sign = std::signbit(x) ? 0x8000 : 0;
+  const double a = std::fabs(x);
+  if (a >= 65536.0) return {sign | kF16Infinity, sign | kF16Infinity};
+  auto toward = static_cast<std::uint16_t>(f16_nearest(a));  // a magnitude pattern
+  if (f16_value(toward) > a) --toward;
+  if (f16_value(toward) == a) return {sign | toward, sign | toward};
+  return {sign | toward, static_cast<std::uint16_t>(sign | (toward + 1))};
+}
+
+// Worker w rounds pairs w, w + 6, … low element first, one draw each from its
+// stream of the tile's generator (the one-tile harness runs logical tile 0);
+// every result is one of the two f16s around its input, NaNs canonical, and
+// a second run on a fresh chip gives the same bits.
+TEST(AttentionConvert, StochasticRoundingDrawsFromTheTilesWorkerStreams) {
+  std::mt19937 rng(21);
+  for (const std::uint32_t count : {1u, 2u, 7u, 12u, 13u * 64u + 1u, 12u * 72u}) {
+    std::vector<float> values;
+    std::uniform_real_distribution<float> value(-70000.0F, 70000.0F), small(-1e-4F, 1e-4F);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      values.push_back(i % 2 == 0 ? value(rng) : small(rng));
+    }
+    if (count > 2) values[count / 2] = NAN;
+    const auto got = run_convert(values, stochastic_options());
+    EXPECT_EQ(run_convert(values, stochastic_options()), got) << count;  // deterministic
+
+    TilePrng prng(target::c600_physical(target::LogicalTile(0)).value);
+    std::vector<std::uint16_t> expected(count);
+    for (unsigned w = 0; w < kWorkerCount; ++w) {
+      for (std::uint32_t pair = w; 2 * pair < count; pair += kWorkerCount) {
+        for (std::uint32_t i = 2 * pair; i < std::min(2 * pair + 2, count); ++i) {
+          const std::uint16_t h =
+              round_f16_stochastic(std::bit_cast<std::uint32_t>(values[i]), prng.worker(w).next());
+          expected[i] = values[i] != values[i] ? kF16QuietNan : h;
+        }
+      }
+    }
+    EXPECT_EQ(got, expected) << count;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      if (values[i] != values[i]) {
+        ASSERT_EQ(got[i], kF16QuietNan) << i;
+        continue;
+      }
+      const auto [toward, away] = f16_neighbours(values[i]);
+      ASSERT_TRUE(got[i] == toward || got[i] == away)
+          << values[i] << " -> " << std::hex << got[i] << " (" << toward << ", " << away << ")";
+    }
+    // The draws matter: not every element is its nearest f16.
+    if (count >= 12) {
+      EXPECT_NE(got, reference_f32_to_f16(values)) << count;
+    }
+  }
+}
+
+// The mean of many stochastic roundings of v is v: per value, N copies, the
+// mean within 4 standard deviations, step·√(p(1 − p)/N), of v.
+TEST(AttentionConvert, StochasticRoundingIsUnbiasedInMean) {
+  const std::vector<float> cases = {1.0F + 0.3F / 1024,            // normal, p = 0.3
+                                    -3.1415926F,                   // negative
+                                    0.7F * std::ldexp(1.0F, -24),  // the subnormal step
+                                    65510.0F,                      // between 65504 and Inf
+                                    0.09999F};
+  constexpr std::uint32_t kCopies = 2400;
+  std::vector<float> values;
+  for (const float v : cases) values.insert(values.end(), kCopies, v);
+  const auto got = run_convert(values, stochastic_options());
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    const double v = cases[c];
+    const auto [toward, away] = f16_neighbours(v);
+    const double lo = f16_value(toward);
+    const double hi = (away & 0x7FFF) == kF16Infinity ? std::copysign(65536.0, v) : f16_value(away);
+    const double p = (v - lo) / (hi - lo);
+    double sum = 0;
+    for (std::uint32_t i = 0; i < kCopies; ++i) {
+      const std::uint16_t h = got[c * kCopies + i];
+      ASSERT_TRUE(h == toward || h == away) << v;
+      sum += (h & 0x7FFF) == kF16Infinity ? hi : f16_value(h);
+    }
+    const double mean = sum / kCopies;
+    const double sigma = std::fabs(hi - lo) * std::sqrt(p * (1 - p) / kCopies);
+    EXPECT_LE(std::fabs(mean - v), 4 * sigma) << v << ": mean " << mean << ", p " << p;
+    EXPECT_GT(p, 0.0);
+  }
 }
 
 }  // namespace
