@@ -32,8 +32,8 @@
 #include "kernels/attention.hpp"
 #include "kernels/attention_costs.hpp"
 #include "kernels/attention_numerics.hpp"
+#include "kernels/f16_vector.hpp"
 #include "kernels/gemm.hpp"
-#include "kernels/gemm_core.hpp"
 #include "kernels/half.hpp"
 
 namespace tessera::kernels {
@@ -71,8 +71,7 @@ void softmax(KernelCall& call) {
   rounded_buffer.resize(key_rows);
   const std::span<float> widened(widened_buffer), row_scores(row_buffer), shifted(shifted_buffer);
   const std::span<std::uint16_t> rounded(rounded_buffer);
-  const gemm::Path path = gemm::vector_path_available() ? gemm::Path::kVector : gemm::Path::kScalar;
-  gemm::widen_f16(scores.std_span(), widened, path);
+  widen_f16(scores.data(), widened.data(), widened.size());
   for (std::uint32_t row = 0; row < rows; ++row) {
     const unsigned worker = row % kWorkerCount;
     for (std::uint32_t group = 0; group < columns / kPanel; ++group) {
@@ -96,7 +95,7 @@ void softmax(KernelCall& call) {
     // P (the rounded shifts become their f16 exponentials in place), then
     // the sum of P in f32, in key order.
     for (std::uint32_t n = 0; n < key_rows; ++n) rounded[n] = exp_f16[rounded[n]];
-    gemm::widen_f16(rounded, shifted, path);
+    widen_f16(rounded.data(), shifted.data(), key_rows);
     float sum = 0.0F;
     for (std::uint32_t n = 0; n < key_rows; ++n) sum = sum + shifted[n];
     for (std::uint32_t group = 0; group < columns / kPanel; ++group) {
