@@ -146,15 +146,28 @@ std::uint16_t gelu_f16(std::uint16_t x, F16Rounding& rounding) noexcept {
   return rounding.mul(h, s);
 }
 
+namespace {
+
+// f of every input pattern under round to nearest.
+std::array<std::uint16_t, 65536> nearest_table(std::uint16_t (*f)(std::uint16_t,
+                                                                  F16Rounding&) noexcept) {
+  std::array<std::uint16_t, 65536> result{};
+  F16Rounding nearest(Rounding::kNearestEven, nullptr);
+  for (std::uint32_t h = 0; h < result.size(); ++h) {
+    result[h] = f(static_cast<std::uint16_t>(h), nearest);
+  }
+  return result;
+}
+
+}  // namespace
+
 const std::array<std::uint16_t, 65536>& gelu_f16_nearest_table() {
-  static const std::array<std::uint16_t, 65536> table = [] {
-    std::array<std::uint16_t, 65536> result{};
-    F16Rounding nearest(Rounding::kNearestEven, nullptr);
-    for (std::uint32_t h = 0; h < result.size(); ++h) {
-      result[h] = gelu_f16(static_cast<std::uint16_t>(h), nearest);
-    }
-    return result;
-  }();
+  static const std::array<std::uint16_t, 65536> table = nearest_table(gelu_f16);
+  return table;
+}
+
+const std::array<std::uint16_t, 65536>& exp_f16_nearest_table() {
+  static const std::array<std::uint16_t, 65536> table = nearest_table(exp_f16);
   return table;
 }
 

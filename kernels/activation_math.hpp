@@ -1,20 +1,29 @@
 #pragma once
 // The one definition of each transcendental function the kernels use — exp,
 // tanh and the tanh-approximated GeLU, in f32 and f16 — so that every kernel
-// (GeLU here, softmax later) and every host gives the same bits.
+// (the GeLUs, the attention softmax and merge) and every host gives the same
+// bits.
 //
 // Host libm functions are not used: their results differ between libraries
 // and versions. These are built from IEEE f32 +, −, ×, ÷ only (each correctly
 // rounded on every IEEE host, never contracted into a fused multiply-add:
 // kernels/f16_vector.hpp), in a fixed order, so they are deterministic.
 //
-// - exp_f32: Cody–Waite reduction x = k·ln2 + r, |r| ≤ ln2/2 (ln2 split in a
+// - exp_f32: the one e^x of every kernel (GeLU's tanh, the attention
+//   softmax's f16 exponential and the online-softmax merge's rescaling
+//   factors). Cody–Waite reduction x = k·ln2 + r, |r| ≤ ln2/2 (ln2 split in a
 //   15-bit head, so k·head is exact, and a tail), e^r by its Taylor series to
 //   r^7 (truncation < 0.15 ulp), scaled by 2^k in at most two exact steps and
 //   one final rounding (so subnormal results round once). Against FP64:
-//   ≤ 2 ulp (measured 1.17 ulp over [−104, 89] at 2^−12 steps and 10^6
-//   random points; tests/kernels/activation_math_test.cpp). exp(NaN) is NaN,
-//   exp(+Inf) = +Inf, exp(−Inf) = +0.
+//   ≤ 2 ulp of the f32 result wherever e^x is below FLT_MAX, an ulp of a
+//   subnormal result being 2^−149 (measured 1.17 ulp over [−104, 89] at
+//   2^−12 steps, 10^6 random points, small magnitudes down to the subnormals
+//   and every non-positive f16; tests/kernels/activation_math_test.cpp).
+//   Exact points: e^0 = e^−0 = 1 (so the merge rescales the block holding the
+//   running maximum by exactly 1). e^x = +Inf past ln FLT_MAX ≈ 88.72 (and
+//   for +Inf), +0 below −104 (less than half the smallest subnormal; and for
+//   −Inf). exp(NaN) is a NaN (its payload is not specified): the kernels that
+//   publish a result make any NaN canonical where they write it.
 // - tanh_f32: odd; for |x| < 0.625, m/(m + 2) with m = expm1(2|x|) by its
 //   Taylor series to degree 12 (no cancellation near 0); above, 1 − 2/(e + 1)
 //   with e = exp_f32(2|x|) (exactly 1 once e overflows or 2/(e + 1) is below
@@ -146,5 +155,10 @@ inline constexpr unsigned kGeluF16RoundingSteps = 9;
 // gelu_f16 under round to nearest for every input pattern (built once, on
 // first use; thread-safe): what the GeLU kernels look up.
 const std::array<std::uint16_t, 65536>& gelu_f16_nearest_table();
+// exp_f16 under round to nearest for every input pattern (any NaN → 0x7E00;
+// built once, on first use; thread-safe): the attention softmax's f16
+// exponential (kernels/attention_softmax.cpp), which the device computes with
+// f16v2exp and never rounds stochastically.
+const std::array<std::uint16_t, 65536>& exp_f16_nearest_table();
 
 }  // namespace tessera::kernels

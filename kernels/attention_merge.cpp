@@ -12,24 +12,29 @@
 //            l = l·α + l_b·β;  O = O·α + V_b·β;  m = m'
 //   final    middle, then O = O·(1/l)
 //   single   (the task's only block) O = V_b·(1/l_b);  m = m_b;  l = l_b
-// with e^x = attention_exp_f32, each product and sum rounded in that order
-// (never fused). The block holding the running maximum is rescaled by e^0 =
-// 1 exactly. max is NaN when either operand is [INF: f32max's NaN rule is not
-// documented]; any NaN result is the canonical quiet NaN. Rows are strided
-// over the workers; no f16 rounding happens here.
+// with e^x = exp_f32 (kernels/activation_math.hpp), each product and sum
+// rounded in that order (never fused). The block holding the running maximum
+// is rescaled by e^0 = 1 exactly. max is NaN when either operand is [INF:
+// f32max's NaN rule is not documented]; any NaN result (a NaN α or β
+// included, whatever exp_f32's payload) is the canonical quiet NaN, made so
+// where it is written. Rows are strided over the workers; no f16 rounding
+// happens here.
 //
 // tessera_attention_f32_to_f16 rounds `count` f32 values to f16 through
-// AttentionRounding (the call's mode: the device sets stochastic rounding
-// for this kernel, §2), pairs of elements strided over the workers: worker w
-// rounds pairs w, w + 6, … in order, low element first.
+// AttentionRounding under the call's mode (the device sets stochastic
+// rounding for this kernel, §2), pairs of elements strided over the workers:
+// worker w rounds pairs w, w + 6, … in order, low element first, one draw of
+// its stream (the tile's, KernelCall::prng) per element when stochastic.
 #include <algorithm>
 #include <bit>
 
+#include "kernels/activation_math.hpp"
 #include "kernels/amp_layout.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/attention_costs.hpp"
 #include "kernels/attention_numerics.hpp"
 #include "kernels/gemm.hpp"
+#include "kernels/half.hpp"
 
 namespace tessera::kernels {
 namespace {
@@ -100,8 +105,8 @@ void merge(KernelCall& call) {
     } else {
       const float m = accumulator[maxima + row], l = accumulator[sums + row];
       const float merged = nan_max(m, block_max);
-      const float alpha = attention_exp_f32(m - merged);
-      const float beta = attention_exp_f32(block_max - merged);
+      const float alpha = exp_f32(m - merged);
+      const float beta = exp_f32(block_max - merged);
       const float sum = l * alpha + block_sum * beta;
       const float scale = S == AttentionMergeStage::kFinal ? 1.0F / sum : 1.0F;
       for (std::uint32_t c = 0; c < head_dim; ++c) {
@@ -121,12 +126,13 @@ void convert_to_f16(KernelCall& call) {
   if (count == 0) return;
   const auto in = call.memory.read<float>(kConvertIn, r[kConvertIn], count);
   const auto out = call.memory.write<std::uint16_t>(kConvertOut, r[kConvertOut], count);
-  const AttentionRounding rounding(call.rounding, call.tile);
+  const AttentionRounding rounding(call);
   if (rounding.mode() == Rounding::kNearestEven) {
     // No draws: which worker rounds an element does not change its bits.
     rounding.to_f16(in.std_span(), out.std_span(), 0);
     return;
   }
+  // Each worker's pairs in order, low element first: its stream's draw order.
   const std::uint32_t pairs = (count + 1) / 2;
   for (unsigned worker = 0; worker < kWorkerCount; ++worker) {
     for (std::uint32_t pair = worker; pair < pairs; pair += kWorkerCount) {

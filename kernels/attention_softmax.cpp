@@ -7,9 +7,10 @@
 //   m    = max over n < k of s(r, n)          exact (f16 values); NaN if any is
 //   t(n) = f16((s(r, n) − m)·scale)           f32 subtract, f32 multiply, one
 //                                             rounding to f16
-//   P(n) = exp_f16(t(n)) for n < k, +0 past k  (attention_exp_f16; the device
-//                                             gives masked columns −65504,
-//                                             whose f16 exp is +0: the same)
+//   P(n) = exp_f16(t(n)) for n < k, +0 past k  (activation_math.hpp's, to
+//                                             nearest; the device gives masked
+//                                             columns −65504, whose f16 exp
+//                                             is +0: the same)
 //   l    = Σ over n < k of P(n)               f32, in key order from n = 0
 //   state: max[r] = m·scale (f32), sum[r] = l
 // P goes to the block weights in A16 (logical key order, σ undone): the PV
@@ -26,12 +27,14 @@
 #include <span>
 #include <vector>
 
+#include "kernels/activation_math.hpp"
 #include "kernels/amp_layout.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/attention_costs.hpp"
 #include "kernels/attention_numerics.hpp"
+#include "kernels/f16_vector.hpp"
 #include "kernels/gemm.hpp"
-#include "kernels/gemm_core.hpp"
+#include "kernels/half.hpp"
 
 namespace tessera::kernels {
 namespace {
@@ -55,8 +58,8 @@ void softmax(KernelCall& call) {
       kSoftmaxOut, r[kSoftmaxOut] + attention_block_state_offset(rows, key_rows),
       2 * std::uint64_t{rows});
 
-  const AttentionRounding nearest(Rounding::kNearestEven, call.tile);
-  const auto& exp_f16 = attention_exp_f16_table();
+  const AttentionRounding nearest(call.tile);
+  const auto& exp_f16 = exp_f16_nearest_table();
   constexpr unsigned kPanel = amp::kPanelColumns;
   // The scores in f32 (C16 order), then one row at a time in logical key
   // order, its shifted and scaled scores, and their f16 roundings.
@@ -68,8 +71,7 @@ void softmax(KernelCall& call) {
   rounded_buffer.resize(key_rows);
   const std::span<float> widened(widened_buffer), row_scores(row_buffer), shifted(shifted_buffer);
   const std::span<std::uint16_t> rounded(rounded_buffer);
-  const gemm::Path path = gemm::vector_path_available() ? gemm::Path::kVector : gemm::Path::kScalar;
-  gemm::widen_f16(scores.std_span(), widened, path);
+  widen_f16(scores.data(), widened.data(), widened.size());
   for (std::uint32_t row = 0; row < rows; ++row) {
     const unsigned worker = row % kWorkerCount;
     for (std::uint32_t group = 0; group < columns / kPanel; ++group) {
@@ -93,7 +95,7 @@ void softmax(KernelCall& call) {
     // P (the rounded shifts become their f16 exponentials in place), then
     // the sum of P in f32, in key order.
     for (std::uint32_t n = 0; n < key_rows; ++n) rounded[n] = exp_f16[rounded[n]];
-    gemm::widen_f16(rounded, shifted, path);
+    widen_f16(rounded.data(), shifted.data(), key_rows);
     float sum = 0.0F;
     for (std::uint32_t n = 0; n < key_rows; ++n) sum = sum + shifted[n];
     for (std::uint32_t group = 0; group < columns / kPanel; ++group) {

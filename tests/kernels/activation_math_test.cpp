@@ -1,12 +1,14 @@
 // The transcendental definitions (kernels/activation_math.hpp) against FP64
-// within their stated bounds, their special values, and the f16 GeLU's
-// nearest table against the step-by-step definition for every input.
+// within their stated bounds, their exact and special values, and the f16
+// GeLU's and exp's nearest tables against their definitions for every input.
 #include "kernels/activation_math.hpp"
 
 #include <gtest/gtest.h>
 
 #include <bit>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <random>
 
@@ -38,21 +40,59 @@ void sweep(double lo, double hi, Check check) {
   }
 }
 
-TEST(ActivationMath, ExpIsWithinTwoUlpOfFp64) {
+// The one e^x (GeLU's tanh, the attention softmax and merge): within 2 ulp
+// of FP64 wherever e^x is below FLT_MAX, +Inf past it.
+TEST(ActivationMath, ExpIsWithinTwoUlpOfFp64OverItsWholeRange) {
   double worst = 0;
-  sweep(-104.0, 88.7, [&](float x) {
+  float worst_x = 0;
+  const auto check = [&](float x) {
+    const float f = exp_f32(x);
     const double expected = std::exp(static_cast<double>(x));
-    const double error = std::fabs(static_cast<double>(exp_f32(x)) - expected) / f32_ulp(expected);
-    worst = std::max(worst, error);
-  });
-  EXPECT_LE(worst, 2.0);
-  EXPECT_EQ(exp_f32(0.0F), 1.0F);
-  EXPECT_EQ(exp_f32(std::numeric_limits<float>::infinity()),
-            std::numeric_limits<float>::infinity());
-  EXPECT_EQ(exp_f32(-std::numeric_limits<float>::infinity()), 0.0F);
-  EXPECT_EQ(exp_f32(89.0F), std::numeric_limits<float>::infinity());
-  EXPECT_EQ(exp_f32(-200.0F), 0.0F);
+    // Past FLT_MAX plus half its ulp, round to nearest gives +Inf.
+    if (expected >= std::ldexp(2.0 - std::ldexp(1.0, -24), 127)) {
+      EXPECT_EQ(f, std::numeric_limits<float>::infinity()) << x;
+      return;
+    }
+    const double error = std::fabs(static_cast<double>(f) - expected) / f32_ulp(expected);
+    if (error > worst) {
+      worst = error;
+      worst_x = x;
+    }
+  };
+  sweep(-104.0, 89.0, check);
+  // The attention softmax's inputs: every non-positive f16 value.
+  for (std::uint32_t h = 0x8000; h <= 0xFBFF; ++h) check(f16_to_f32(static_cast<std::uint16_t>(h)));
+  EXPECT_LE(worst, 2.0) << "at x = " << worst_x;
+  std::printf("exp_f32: worst error %.3f ulp at x = %.9g\n", worst, static_cast<double>(worst_x));
+}
+
+TEST(ActivationMath, ExpExactAndSpecialPoints) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  // e^0 = e^−0 = 1 exactly: the merge rescales the block holding the running
+  // maximum by exactly 1 (kernels/attention_merge.cpp).
+  EXPECT_EQ(std::bit_cast<std::uint32_t>(exp_f32(0.0F)), 0x3F800000u);
+  EXPECT_EQ(std::bit_cast<std::uint32_t>(exp_f32(-0.0F)), 0x3F800000u);
+  EXPECT_EQ(exp_f32(kInf), kInf);
+  EXPECT_EQ(exp_f32(89.0F), kInf);
+  EXPECT_EQ(exp_f32(88.75F), kInf);  // past ln FLT_MAX = 88.7228
+  EXPECT_TRUE(std::isfinite(exp_f32(88.72F)));
+  EXPECT_EQ(std::bit_cast<std::uint32_t>(exp_f32(-kInf)), 0u);  // +0
+  EXPECT_EQ(std::bit_cast<std::uint32_t>(exp_f32(-104.5F)), 0u);
+  EXPECT_EQ(std::bit_cast<std::uint32_t>(exp_f32(-200.0F)), 0u);
+  EXPECT_EQ(std::bit_cast<std::uint32_t>(exp_f32(-65504.0F)), 0u);  // a masked score's shift
+  // The subnormal tail rounds once: e^−103.5 is the smallest subnormal or
+  // zero, never garbage.
+  EXPECT_LE(exp_f32(-103.5F), std::ldexp(1.0F, -148));
+  EXPECT_GT(exp_f32(-100.0F), 0.0F);
   EXPECT_TRUE(std::isnan(exp_f32(std::numeric_limits<float>::quiet_NaN())));
+  EXPECT_TRUE(std::isnan(exp_f32(-std::numeric_limits<float>::quiet_NaN())));
+  // Monotone where the softmax and the merge use it.
+  float previous = 0.0F;
+  for (float x = -20.0F; x <= 0.0F; x += 1.0F / 1024) {
+    const float f = exp_f32(x);
+    ASSERT_GE(f, previous) << x;
+    previous = f;
+  }
 }
 
 TEST(ActivationMath, TanhIsWithinThreeUlpOfFp64AndOdd) {
@@ -167,6 +207,29 @@ TEST(ActivationMath, TheNearestTableIsTheDefinition) {
   for (std::uint32_t h = 0; h < 0x10000; ++h) {
     ASSERT_EQ(table[h], gelu_f16(static_cast<std::uint16_t>(h), nearest)) << h;
   }
+}
+
+// The softmax's f16 exponential: the table holds exp_f16 to nearest for
+// every pattern, and that is within one f16 ulp (its double rounding) of
+// FP64 e^t rounded to f16 for every finite t ≤ 0 — the softmax's inputs.
+TEST(ActivationMath, TheExpTableIsTheF16ExpToNearest) {
+  const auto& table = exp_f16_nearest_table();
+  F16Rounding nearest(Rounding::kNearestEven, nullptr);
+  for (std::uint32_t h = 0; h < 0x10000; ++h) {
+    const auto t = static_cast<std::uint16_t>(h);
+    ASSERT_EQ(table[h], exp_f16(t, nearest)) << std::hex << h;
+    if (h >= 0x8000 && h <= 0xFBFF) {
+      const std::uint16_t exact = f32_to_f16(static_cast<float>(std::exp(f16_to_f32(t))));
+      ASSERT_LE(std::abs(int{table[h]} - int{exact}), 1) << std::hex << h;
+    }
+  }
+  EXPECT_EQ(table[0x0000], 0x3C00);  // e^0 = 1: the row maximum's weight
+  EXPECT_EQ(table[0x8000], 0x3C00);  // e^−0 = 1
+  EXPECT_EQ(table[0xFBFF], 0x0000);  // e^−65504: a masked column's weight
+  EXPECT_EQ(table[0xFC00], 0x0000);  // e^−Inf
+  EXPECT_EQ(table[0x7C00], 0x7C00);  // e^+Inf
+  EXPECT_EQ(table[0x7E01], kF16QuietNan);
+  EXPECT_EQ(table[0xFE00], kF16QuietNan);
 }
 
 TEST(ActivationMath, F16FormsRoundTheF32FunctionsOnce) {

@@ -4,7 +4,9 @@
 // 91, 92; head dimension 72 → 80 and 64; heads starting mid-panel), blocks
 // assembled from several shards by several calls, untouched bytes kept;
 // the softmax, every merge stage and the f32 → f16 conversion on random data
-// and on NaN, ±Inf, ±65504 and subnormal inputs.
+// and on NaN, ±Inf, ±65504 and subnormal inputs; the conversion's stochastic
+// rounding against the tile's worker streams, always one of the two f16s
+// around the input and unbiased in mean.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -12,11 +14,15 @@
 #include <cmath>
 #include <random>
 
+#include "kernels/activation_math.hpp"
 #include "kernels/amp_layout.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/attention_numerics.hpp"
 #include "kernels/half.hpp"
+#include "kernels/rounding.hpp"
+#include "target/topology.hpp"
 #include "tests/kernels/attention_reference.hpp"
+#include "tests/kernels/f16_oracle.hpp"
 #include "tests/kernels/kernel_runner.hpp"
 #include "tests/kernels/kernel_sequence.hpp"
 
@@ -549,7 +555,7 @@ TEST(AttentionMerge, TheOnlineUpdateByHand) {
   in.values.at(0, 1) = 0x4000;  // 2
   in.block_max = {1.0F};
   in.block_sum = {4.0F};
-  const float beta = attention_exp_f32(-2.0F);
+  const float beta = exp_f32(-2.0F);
   const Accumulator middle = run_merge(AttentionMergeStage::kMiddle, in);
   EXPECT_EQ(middle.max[0], 3.0F);
   EXPECT_EQ(middle.sum[0], 2.0F + 4.0F * beta);
@@ -590,12 +596,6 @@ TEST(AttentionConvert, CountsAndSpecialValuesMatchTheReference) {
     for (std::uint32_t i = 0; i < count; ++i)
       values.push_back(i % 2 == 0 ? value(rng) : small(rng));
     EXPECT_EQ(run_convert(values), reference_f32_to_f16(values)) << count;
-    // The stochastic mode's path (one worker's pairs at a time, where the
-    // generator's draws will come from) rounds to nearest even until
-    // kernels/rounding.hpp lands.
-    sim::SimOptions stochastic;
-    stochastic.rounding = Rounding::kStochastic;
-    EXPECT_EQ(run_convert(values, stochastic), reference_f32_to_f16(values)) << count;
   }
   const std::vector<float> specials = {NAN,       -NAN,
                                        INFINITY,  -INFINITY,
@@ -613,6 +613,80 @@ TEST(AttentionConvert, CountsAndSpecialValuesMatchTheReference) {
   EXPECT_EQ(got[7], kF16Infinity);
   EXPECT_EQ(got[8], 0x0000);  // a tie with zero: to even
   EXPECT_EQ(got[9], 0x0001);
+}
+
+// ---- f32 → f16, stochastically (the device sets SR for this kernel, §2)
+
+sim::SimOptions stochastic_options() {
+  sim::SimOptions options;
+  options.rounding = Rounding::kStochastic;
+  return options;
+}
+
+// Worker w rounds pairs w, w + 6, … low element first, one draw each from its
+// stream of the tile's generator (the one-tile harness runs logical tile 0);
+// every result is one of the two f16s around its input, NaNs canonical, and
+// a second run on a fresh chip gives the same bits.
+TEST(AttentionConvert, StochasticRoundingDrawsFromTheTilesWorkerStreams) {
+  std::mt19937 rng(21);
+  for (const std::uint32_t count : {1u, 2u, 7u, 12u, 13u * 64u + 1u, 12u * 72u}) {
+    std::vector<float> values;
+    std::uniform_real_distribution<float> value(-70000.0F, 70000.0F), small(-1e-4F, 1e-4F);
+    for (std::uint32_t i = 0; i < count; ++i) {
+      values.push_back(i % 2 == 0 ? value(rng) : small(rng));
+    }
+    if (count > 2) values[count / 2] = NAN;
+    const auto got = run_convert(values, stochastic_options());
+    EXPECT_EQ(run_convert(values, stochastic_options()), got) << count;  // deterministic
+
+    TilePrng prng(target::c600_physical(target::LogicalTile(0)).value);
+    std::vector<std::uint16_t> expected(count);
+    for (unsigned w = 0; w < kWorkerCount; ++w) {
+      for (std::uint32_t pair = w; 2 * pair < count; pair += kWorkerCount) {
+        for (std::uint32_t i = 2 * pair; i < std::min(2 * pair + 2, count); ++i) {
+          const std::uint16_t h =
+              round_f16_stochastic(std::bit_cast<std::uint32_t>(values[i]), prng.worker(w).next());
+          expected[i] = values[i] != values[i] ? kF16QuietNan : h;
+        }
+      }
+    }
+    EXPECT_EQ(got, expected) << count;
+    for (std::uint32_t i = 0; i < count; ++i) {
+      if (values[i] != values[i]) {
+        ASSERT_EQ(got[i], kF16QuietNan) << i;
+        continue;
+      }
+      const auto [toward, away] = f16_neighbours(values[i]);
+      ASSERT_TRUE(got[i] == toward || got[i] == away)
+          << values[i] << " -> " << std::hex << got[i] << " (" << toward << ", " << away << ")";
+    }
+    // The draws matter: not every element is its nearest f16.
+    if (count >= 12) {
+      EXPECT_NE(got, reference_f32_to_f16(values)) << count;
+    }
+  }
+}
+
+// The mean of many stochastic roundings of v is v: per value, 2400 copies,
+// the mean within 4 of its standard deviations of v.
+TEST(AttentionConvert, StochasticRoundingIsUnbiasedInMean) {
+  const std::vector<float> cases = {1.0F + 0.3F / 1024,            // normal, p = 0.3
+                                    -3.1415926F,                   // negative
+                                    0.7F * std::ldexp(1.0F, -24),  // the subnormal step
+                                    65510.0F,                      // between 65504 and Inf
+                                    0.09999F};
+  constexpr std::uint32_t kCopies = 2400;
+  std::vector<float> values;
+  for (const float v : cases) values.insert(values.end(), kCopies, v);
+  const auto got = run_convert(values, stochastic_options());
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    const auto first = got.begin() + static_cast<std::ptrdiff_t>(c * kCopies);
+    const std::vector<std::uint16_t> samples(first, first + kCopies);
+    const auto [toward, away] = f16_neighbours(cases[c]);
+    ASSERT_NE(toward, away) << cases[c];  // a value stochastic rounding moves
+    for (const std::uint16_t h : samples) ASSERT_TRUE(h == toward || h == away) << cases[c];
+    EXPECT_LE(f16_mean_error_in_sigmas(cases[c], samples), 4.0) << cases[c];
+  }
 }
 
 }  // namespace

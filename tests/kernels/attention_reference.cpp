@@ -6,8 +6,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "kernels/activation_math.hpp"
 #include "kernels/amp_layout.hpp"
-#include "kernels/attention_numerics.hpp"
 #include "kernels/half.hpp"
 
 namespace tessera::kernels::testing {
@@ -212,7 +212,7 @@ BlockWeights reference_softmax(const F16Matrix& scores, std::uint32_t key_rows, 
     for (std::uint32_t n = 0; n < key_rows; ++n) {
       const float shifted = s[n] - m;
       const std::uint16_t t = round_f16(shifted * scale);
-      const std::uint16_t p = round_f16(attention_exp_f32(f16_to_f32(t)));
+      const std::uint16_t p = round_f16(exp_f32(f16_to_f32(t)));
       out.p.at(r, n) = p;
       l += f16_to_f32(p);
     }
@@ -273,8 +273,8 @@ Accumulator reference_merge(AttentionMergeStage stage, const Accumulator& before
     const float merged = std::isnan(m) || std::isnan(block_max[r])
                              ? std::numeric_limits<float>::quiet_NaN()
                              : std::max(m, block_max[r]);
-    const float alpha = attention_exp_f32(m - merged);
-    const float beta = attention_exp_f32(block_max[r] - merged);
+    const float alpha = exp_f32(m - merged);
+    const float beta = exp_f32(block_max[r] - merged);
     const float la = l * alpha, lb = block_sum[r] * beta;
     const float sum = la + lb;
     for (std::uint32_t c = 0; c < head_dim; ++c) {

@@ -3,8 +3,9 @@
 // semantics in kernels/README.md ("Attention") without the models' code:
 // logical row-major matrices of f16 bits, packed into and out of the AMP
 // layouts with kernels/amp_layout.hpp (the one owner of those layouts),
-// converted with kernels/half.hpp, exponentials by attention_exp_f32 (the
-// definition of the device's exp, tested on its own against FP64).
+// converted with kernels/half.hpp, exponentials by exp_f32
+// (kernels/activation_math.hpp: the definition of the device's exp, tested on
+// its own against FP64).
 
 #include <cstdint>
 #include <vector>

@@ -21,6 +21,8 @@
 namespace tessera::kernels {
 namespace {
 
+using testing::f16_mean_error_in_sigmas;
+using testing::f16_neighbours;
 using testing::f16_value;
 
 // ---- The generator
@@ -83,32 +85,8 @@ TEST(WorkerStream, OnlyAStochasticCallNeedsTheTileStreams) {
   EXPECT_EQ(worker_stream(stochastic, 3), &prng.worker(3));
 }
 
-// ---- f16: the neighbours of a value, by brute force over the encoding.
-
-// The f16 magnitudes 0 … 65504 and, past them, 2^16 (the Inf pattern).
-const std::vector<double>& f16_magnitudes() {
-  static const std::vector<double> magnitudes = [] {
-    std::vector<double> m;
-    for (std::uint32_t h = 0; h < 0x7C00; ++h)
-      m.push_back(f16_value(static_cast<std::uint16_t>(h)));
-    m.push_back(65536.0);
-    return m;
-  }();
-  return magnitudes;
-}
-
-// The patterns just toward zero and just away from zero from a finite x
-// (equal when x is an f16 value; magnitudes from 2^16 are Inf).
-std::pair<std::uint16_t, std::uint16_t> f16_neighbours(double x) {
-  const std::uint16_t sign = std::signbit(x) ? 0x8000 : 0;
-  const double a = std::fabs(x);
-  if (a >= 65536.0) return {sign | 0x7C00, sign | 0x7C00};
-  const auto& m = f16_magnitudes();
-  const auto above = std::upper_bound(m.begin(), m.end(), a);
-  const auto low = static_cast<std::uint16_t>(above - m.begin() - 1);
-  if (m[low] == a) return {sign | low, sign | low};
-  return {sign | low, static_cast<std::uint16_t>(sign | (low + 1))};
-}
+// ---- f16: the neighbours of a value, by brute force over the encoding
+// (tests/kernels/f16_oracle.hpp's f16_neighbours).
 
 rc::Gen<std::uint32_t> finite_f32_in_f16_range() {
   return rc::gen::map(rc::gen::arbitrary<std::uint32_t>(), [](std::uint32_t bits) {
@@ -159,20 +137,10 @@ TEST(StochasticF16, ExactValuesAndSpecialsNeverMove) {
 void expect_unbiased_f16(float value, std::uint64_t seed) {
   constexpr int kDraws = 200000;
   const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
-  const auto [toward, away] = f16_neighbours(static_cast<double>(value));
-  const double lo = f16_value(toward);
-  const double hi = (away & 0x7FFF) == 0x7C00 ? std::copysign(65536.0, value) : f16_value(away);
-  const double p = (static_cast<double>(value) - lo) / (hi - lo);
   RandomStream stream(seed);
-  double sum = 0;
-  for (int i = 0; i < kDraws; ++i) {
-    const std::uint16_t r = round_f16_stochastic(bits, stream.next());
-    sum += (r & 0x7FFF) == 0x7C00 ? hi : f16_value(r);
-  }
-  const double mean = sum / kDraws;
-  const double sigma = std::fabs(hi - lo) * std::sqrt(p * (1 - p) / kDraws);
-  EXPECT_LE(std::fabs(mean - static_cast<double>(value)), 4 * sigma)
-      << value << ": mean " << mean << ", p " << p;
+  std::vector<std::uint16_t> samples;
+  for (int i = 0; i < kDraws; ++i) samples.push_back(round_f16_stochastic(bits, stream.next()));
+  EXPECT_LE(f16_mean_error_in_sigmas(value, samples), 4.0) << value;
 }
 
 TEST(StochasticF16, IsUnbiasedInExpectation) {
