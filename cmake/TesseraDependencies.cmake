@@ -61,3 +61,7 @@ tessera_find_config(spdlog libspdlog-dev)
 tessera_find_config(nlohmann_json nlohmann-json3-dev)
 tessera_find_config(GTest libgtest-dev)
 tessera_find_config(rapidcheck librapidcheck-dev)
+
+# Host threads (the simulator's tile pool, support/thread_pool.hpp).
+set(THREADS_PREFER_PTHREAD_FLAG ON)
+find_package(Threads REQUIRED)
