@@ -4,36 +4,19 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 
 #include <fmt/format.h>
 
+#include "models/parallel.hpp"
+#include "support/checked.hpp"
 #include "support/error.hpp"
 
 namespace tessera::models::siglip {
 namespace {
 
-// Runs fn(begin, end) over [0, n) on the host's cores: the element-wise
-// passes (GeLU, softmax) that BLAS does not parallelise for us.
-template <typename Fn>
-void parallel_for(std::size_t n, std::size_t min_chunk, Fn&& fn) {
-  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t threads = std::min(cores, std::max<std::size_t>(1, n / min_chunk));
-  if (threads <= 1) {
-    fn(std::size_t{0}, n);
-    return;
-  }
-  std::vector<std::thread> workers;
-  const std::size_t chunk = (n + threads - 1) / threads;
-  for (std::size_t t = 1; t < threads; ++t) {
-    const std::size_t begin = std::min(n, t * chunk), end = std::min(n, begin + chunk);
-    workers.emplace_back([&fn, begin, end] { fn(begin, end); });
-  }
-  fn(std::size_t{0}, std::min(n, chunk));
-  for (auto& worker : workers) worker.join();
-}
-
-int blas_int(std::size_t value) { return static_cast<int>(value); }
+// CBLAS takes int dimensions; a model whose dimensions do not fit is refused
+// rather than wrapped.
+int blas_int(std::size_t value) { return checked_cast<int>(value, "BLAS dimension"); }
 
 // y[rows, out] = x[rows, in] · weightᵀ + bias, weight [out, in] as torch stores it.
 void linear(const float* x, std::size_t rows, std::size_t in, const float* weight,
