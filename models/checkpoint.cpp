@@ -30,6 +30,13 @@ Checkpoint::Tensor lookup(const SafeTensorsFile& file, std::string_view name) {
 
 }  // namespace
 
+bool path_exists(const std::filesystem::path& path) {
+  std::error_code error;
+  const bool exists = std::filesystem::exists(path, error);
+  if (error) throw IoError(fmt::format("{}: cannot look it up: {}", path.string(), error.message()));
+  return exists;
+}
+
 std::string read_text_file(const std::filesystem::path& path, std::uintmax_t limit) {
   std::error_code error;
   const std::uintmax_t size = std::filesystem::file_size(path, error);
@@ -53,14 +60,14 @@ Checkpoint Checkpoint::open(const std::filesystem::path& directory) {
   Checkpoint checkpoint;
   const auto single = directory / kSafeTensorsFile;
   const auto index = directory / kSafeTensorsIndexFile;
-  if (std::filesystem::exists(single)) {
+  if (path_exists(single)) {
     checkpoint.files_.push_back(std::make_unique<SafeTensorsFile>(single));
     for (const auto& [name, info] : checkpoint.files_.front()->tensors()) {
       checkpoint.tensors_.emplace(name, Tensor{checkpoint.files_.front().get(), &info});
     }
     return checkpoint;
   }
-  if (!std::filesystem::exists(index)) {
+  if (!path_exists(index)) {
     throw IoError(fmt::format("{}: no {} or {} (a Hugging Face model directory holds one)",
                               directory.string(), kSafeTensorsFile, kSafeTensorsIndexFile));
   }
@@ -82,7 +89,7 @@ Checkpoint Checkpoint::open(const std::filesystem::path& directory) {
       with_context("weight_map." + name, [&] { check_shard_name(shard_name); });
       if (!shards.contains(shard_name)) {
         const auto path = directory / shard_name;
-        if (!std::filesystem::exists(path)) {
+        if (!path_exists(path)) {
           throw InputError("weight_map." + name,
                            fmt::format("names the shard {}, which does not exist", shard_name));
         }

@@ -45,6 +45,10 @@ class Checkpoint {
   std::map<std::string, Tensor, std::less<>> tensors_;
 };
 
+// Whether `path` exists; IoError naming it when the OS cannot tell (a
+// directory that may not be searched), never std::filesystem's exception.
+bool path_exists(const std::filesystem::path& path);
+
 // The whole of a small text file (config.json, an index), refusing one larger
 // than `limit` bytes before reading it.
 std::string read_text_file(const std::filesystem::path& path, std::uintmax_t limit);

@@ -186,7 +186,7 @@ void save_quantized_model(const std::filesystem::path& directory, std::string_vi
 std::optional<std::map<std::string, F143Weight>> read_quantization(
     const std::filesystem::path& directory, const SiglipVisionWeights& weights) {
   const auto path = directory / kQuantizationFile;
-  if (!std::filesystem::exists(path)) return std::nullopt;
+  if (!path_exists(path)) return std::nullopt;
   const std::string text = read_text_file(path, kMaxQuantizationBytes);
   return with_context(path.string(), [&] {
     json root;
