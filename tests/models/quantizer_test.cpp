@@ -473,6 +473,12 @@ TEST_F(QuantizedModel, EveryDefectIsAnErrorNamingTheTensor) {
   EXPECT_NE(error_after(replace("\"block_scales\": [", "\"block_scales\": [40, "))
                 .find(": block_scales: 40 is not an F143 scale"),
             std::string::npos);
+  EXPECT_NE(error_after(replace("\"block_scales\": [", "\"block_scales\": [4294967301, "))
+                .find(": block_scales: 4294967301 is not an F143 scale"),
+            std::string::npos);
+  EXPECT_NE(error_after(replace("\"block_scales\": [", "\"block_scales\": [-3.5, "))
+                .find(": block_scales: -3.5 is not an F143 scale"),
+            std::string::npos);
   EXPECT_NE(error_after(replace("\"block_scales\": [", "\"block_scales\": [0, "))
                 .find("tensors.vision_model.encoder.layers.0.mlp.fc1.weight: block_scales: has 16 scales, the [272, 144] weight has 15 64 x 64 blocks"),
             std::string::npos);

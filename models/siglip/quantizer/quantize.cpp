@@ -241,13 +241,20 @@ std::optional<std::map<std::string, F143Weight>> read_quantization(
         if (!scales_json.is_array()) throw InputError("block_scales", "must be an array of integers");
         std::vector<std::int8_t> scales;
         for (const json& scale : scales_json) {
-          if (!scale.is_number_integer() || !f143::valid_scale(scale.get<int>())) {
+          // Range-checked as a 64-bit value: a narrowing get<int>() would
+          // take 2^32 + 5 for 5.
+          const bool in_range =
+              scale.is_number_unsigned()
+                  ? scale.get<std::uint64_t>() <= std::uint64_t{f143::kMaxScale}
+                  : scale.is_number_integer() && scale.get<std::int64_t>() >= f143::kMinScale &&
+                        scale.get<std::int64_t>() <= f143::kMaxScale;
+          if (!in_range) {
             throw InputError("block_scales", fmt::format("{} is not an F143 scale (an integer in "
                                                          "[{}, {}])",
                                                          scale.dump(), f143::kMinScale,
                                                          f143::kMaxScale));
           }
-          scales.push_back(static_cast<std::int8_t>(scale.get<int>()));
+          scales.push_back(static_cast<std::int8_t>(scale.get<std::int64_t>()));
         }
         const std::size_t blocks = std::size_t{(in + f143::kBlockRows - 1) / f143::kBlockRows} *
                                    ((out + f143::kBlockColumns - 1) / f143::kBlockColumns);
