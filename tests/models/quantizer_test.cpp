@@ -310,6 +310,42 @@ TEST(Quantizer, InverseUpperCholeskyFactorsTheDampedInverse) {
   EXPECT_FALSE(inverse_upper_cholesky(indefinite, n, 0.0, u));
 }
 
+TEST(Quantizer, ActivationScalesCoverEveryCalibrationInput) {
+  const SiglipVisionConfig c = testing::head_dim_72_config();
+  SiglipVisionWeights w = random_weights(c, 8);
+  const std::uint32_t images = 4;
+  const auto pixels = calibration_pixels(c, images, 6);
+  Recorder recorder;
+  (void)run_reference(w, pixels, images, &recorder);
+  QuantizeOptions options;
+  options.algorithm = Algorithm::kNearest;
+  const auto record = quantize(w, Calibration{pixels, images}, options);
+  const std::pair<const char*, LinearInput> linears[] = {
+      {"self_attn.q_proj", LinearInput::kQkv}, {"self_attn.k_proj", LinearInput::kQkv},
+      {"self_attn.v_proj", LinearInput::kQkv}, {"self_attn.out_proj", LinearInput::kOutProj},
+      {"mlp.fc1", LinearInput::kFc1},          {"mlp.fc2", LinearInput::kFc2}};
+  for (std::size_t layer = 0; layer < w.layers.size(); ++layer) {
+    for (const auto& [linear, site] : linears) {
+      const std::string name =
+          "vision_model.encoder.layers." + std::to_string(layer) + "." + linear + ".weight";
+      const auto& x = recorder.inputs.at({layer, site});
+      const auto& scale = record.tensors.at(name).activation_scale;
+      ASSERT_TRUE(scale.has_value()) << name;
+      EXPECT_EQ(*scale, naive_scale(x)) << name;
+      // No calibration input saturates at that scale, and one comes within
+      // a factor of two of the top: the scale is as fine as it can be.
+      float largest = 0.0F;
+      for (const float v : x) largest = std::max(largest, std::fabs(v));
+      EXPECT_LE(double{largest}, 240.0 * std::ldexp(1.0, *scale)) << name;
+      EXPECT_GT(double{largest}, 120.0 * std::ldexp(1.0, *scale)) << name;
+    }
+  }
+  // Without calibration there are none.
+  SiglipVisionWeights plain = random_weights(c, 8);
+  const auto uncalibrated = quantize(plain, std::nullopt, options);
+  EXPECT_FALSE(uncalibrated.tensors.begin()->second.activation_scale.has_value());
+}
+
 TEST(Quantizer, BiasCorrectionKeepsEachLinearsMeanOutput) {
   const SiglipVisionConfig c = testing::tiny_config();
   SiglipVisionWeights w = random_weights(c, 8);
@@ -444,6 +480,9 @@ TEST_F(QuantizedModel, ReEncodesLosslesslyAtTheRecordedScales) {
   const auto& fc2 = model.weights.layers[1].mlp.fc2.weight;  // [144, 272]
   const auto& encoded = f143->at("vision_model.encoder.layers.1.mlp.fc2.weight");
   EXPECT_EQ(encoded.scales, record_.tensors.at("vision_model.encoder.layers.1.mlp.fc2.weight").scales);
+  EXPECT_EQ(encoded.activation_scale,
+            record_.tensors.at("vision_model.encoder.layers.1.mlp.fc2.weight").activation_scale);
+  EXPECT_TRUE(encoded.activation_scale.has_value());
   EXPECT_EQ(encoded.scales.inner(), 272u);  // K = in
   EXPECT_EQ(encoded.scales.columns(), 144u);
   const auto decoded = kernels::f143::decode(encoded.codes, encoded.scales);
@@ -478,6 +517,10 @@ TEST_F(QuantizedModel, EveryDefectIsAnErrorNamingTheTensor) {
             std::string::npos);
   EXPECT_NE(error_after(replace("\"block_scales\": [", "\"block_scales\": [-3.5, "))
                 .find(": block_scales: -3.5 is not an F143 scale"),
+            std::string::npos);
+  EXPECT_NE(error_after(replace("\"activation_scale\": ", "\"activation_scale\": 99, \"x\": "))
+                .find("tensors.vision_model.encoder.layers.0.mlp.fc1.weight: activation_scale: 99 "
+                      "is not an F143 scale"),
             std::string::npos);
   EXPECT_NE(error_after(replace("\"block_scales\": [", "\"block_scales\": [0, "))
                 .find("tensors.vision_model.encoder.layers.0.mlp.fc1.weight: block_scales: has 16 scales, the [272, 144] weight has 15 64 x 64 blocks"),

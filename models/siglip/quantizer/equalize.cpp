@@ -123,6 +123,7 @@ void apply_equalization(const std::vector<float>& factors, LayerNorm& norm,
     const double s = factors[c];
     input.sum[c] /= s;
     input.sum_squares[c] /= s * s;
+    input.max_abs[c] /= factors[c];
   }
   for (std::uint32_t b = 0; b < input.slice_count(); ++b) {
     const std::uint32_t c0 = input.slice_begin(b), w = input.slice_width(b);

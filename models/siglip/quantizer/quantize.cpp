@@ -56,8 +56,13 @@ void quantize_one(const std::string& name, Linear& linear, const InputStatistics
     }
   }
   linear.weight.values = std::move(q.weight);
-  record.tensors[name + ".weight"] = {linear.weight.shape, std::move(q.scales), q.error_nearest,
-                                      q.error, q.cholesky_fallbacks};
+  std::optional<int> activation_scale;
+  if (statistics != nullptr && statistics->tokens > 0) {
+    const float largest = statistics->largest();
+    activation_scale = f143::choose_scale(std::span<const float>(&largest, 1));
+  }
+  record.tensors[name + ".weight"] = {linear.weight.shape, std::move(q.scales), activation_scale,
+                                      q.error_nearest, q.error, q.cholesky_fallbacks};
 }
 
 void equalize_one(const std::string& norm_name, LayerNorm& norm, std::vector<Linear*> consumers,
@@ -73,7 +78,8 @@ json tensor_json(const QuantizedTensor& t) {
           {"block_scales", std::vector<int>(t.scales.scales().begin(), t.scales.scales().end())},
           {"error_nearest", t.error_nearest},
           {"error", t.error},
-          {"cholesky_fallbacks", t.cholesky_fallbacks}};
+          {"cholesky_fallbacks", t.cholesky_fallbacks},
+          {"activation_scale", t.activation_scale ? json(*t.activation_scale) : json(nullptr)}};
 }
 
 // A required member of `object`, or InputError naming it.
@@ -82,6 +88,21 @@ const json& member(const json& object, const char* key) {
     throw InputError(key, "is missing");
   }
   return object[key];
+}
+
+// An F143 scale, range-checked as a 64-bit value: a narrowing get<int>()
+// would take 2^32 + 5 for 5.
+int parse_scale(const json& scale, const char* field) {
+  const bool in_range =
+      scale.is_number_unsigned()
+          ? scale.get<std::uint64_t>() <= std::uint64_t{f143::kMaxScale}
+          : scale.is_number_integer() && scale.get<std::int64_t>() >= f143::kMinScale &&
+                scale.get<std::int64_t>() <= f143::kMaxScale;
+  if (!in_range) {
+    throw InputError(field, fmt::format("{} is not an F143 scale (an integer in [{}, {}])",
+                                        scale.dump(), f143::kMinScale, f143::kMaxScale));
+  }
+  return static_cast<int>(scale.get<std::int64_t>());
 }
 
 }  // namespace
@@ -239,22 +260,13 @@ std::optional<std::map<std::string, F143Weight>> read_quantization(
         const auto in = static_cast<std::uint32_t>(tensor.shape[1]);
         const json& scales_json = member(entry, "block_scales");
         if (!scales_json.is_array()) throw InputError("block_scales", "must be an array of integers");
+        std::optional<int> activation_scale;
+        if (entry.contains("activation_scale") && !entry["activation_scale"].is_null()) {
+          activation_scale = parse_scale(entry["activation_scale"], "activation_scale");
+        }
         std::vector<std::int8_t> scales;
         for (const json& scale : scales_json) {
-          // Range-checked as a 64-bit value: a narrowing get<int>() would
-          // take 2^32 + 5 for 5.
-          const bool in_range =
-              scale.is_number_unsigned()
-                  ? scale.get<std::uint64_t>() <= std::uint64_t{f143::kMaxScale}
-                  : scale.is_number_integer() && scale.get<std::int64_t>() >= f143::kMinScale &&
-                        scale.get<std::int64_t>() <= f143::kMaxScale;
-          if (!in_range) {
-            throw InputError("block_scales", fmt::format("{} is not an F143 scale (an integer in "
-                                                         "[{}, {}])",
-                                                         scale.dump(), f143::kMinScale,
-                                                         f143::kMaxScale));
-          }
-          scales.push_back(static_cast<std::int8_t>(scale.get<std::int64_t>()));
+          scales.push_back(static_cast<std::int8_t>(parse_scale(scale, "block_scales")));
         }
         const std::size_t blocks = std::size_t{(in + f143::kBlockRows - 1) / f143::kBlockRows} *
                                    ((out + f143::kBlockColumns - 1) / f143::kBlockColumns);
@@ -263,7 +275,7 @@ std::optional<std::map<std::string, F143Weight>> read_quantization(
                                                        "64 x 64 blocks",
                                                        scales.size(), out, in, blocks));
         }
-        F143Weight weight{f143::BlockScales(in, out, std::move(scales)), {}};
+        F143Weight weight{f143::BlockScales(in, out, std::move(scales)), {}, activation_scale};
         std::vector<float> transposed(tensor.values.size());
         for (std::size_t o = 0; o < out; ++o) {
           for (std::size_t i = 0; i < in; ++i) transposed[i * out + o] = tensor.values[o * in + i];

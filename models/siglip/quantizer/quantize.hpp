@@ -27,7 +27,8 @@
 //    "equalization": {"<layer_norm name>": {"alpha": null | a, "objective": x,
 //                     "identity_objective": y}},
 //    "tensors": {"<weight name>": {"shape": [out, in], "block_scales": [...],
-//                "error_nearest": e0, "error": e, "cholesky_fallbacks": n}}}
+//                "error_nearest": e0, "error": e, "cholesky_fallbacks": n,
+//                "activation_scale": null | s}}}
 // block_scales are kernels::f143::BlockScales::scales() of the [in, out]
 // GEMM weight: by K block (64 input columns), then N block (64 output rows).
 
@@ -67,6 +68,11 @@ struct Calibration {
 struct QuantizedTensor {
   std::vector<std::uint64_t> shape;  // [out, in]
   kernels::f143::BlockScales scales;
+  // The F143 scale of this linear's input for the f8 precision (F143
+  // activations into the native FP8 GEMM): choose_scale of the largest
+  // |x| the calibration inputs gave it, so none of them saturates. Absent
+  // without calibration.
+  std::optional<int> activation_scale;
   double error_nearest = 0.0;
   double error = 0.0;
   std::uint32_t cholesky_fallbacks = 0;
@@ -109,6 +115,7 @@ void save_quantized_model(const std::filesystem::path& directory, std::string_vi
 struct F143Weight {
   kernels::f143::BlockScales scales;
   std::vector<std::uint8_t> codes;
+  std::optional<int> activation_scale;  // in [−32, 31]; absent without calibration
 };
 
 // Reads DIRECTORY/quantization.json against the loaded weights: the format,

@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -34,7 +35,7 @@ class Observer final : public LinearInputObserver {
 }  // namespace
 
 InputStatistics::InputStatistics(std::uint32_t width)
-    : columns(width), sum(width, 0.0), sum_squares(width, 0.0) {
+    : columns(width), sum(width, 0.0), sum_squares(width, 0.0), max_abs(width, 0.0F) {
   hessian_blocks.resize(slice_count());
   for (std::uint32_t b = 0; b < slice_count(); ++b) {
     hessian_blocks[b].assign(std::size_t{slice_width(b)} * slice_width(b), 0.0);
@@ -49,6 +50,12 @@ double InputStatistics::mean(std::uint32_t c) const noexcept {
   return tokens == 0 ? 0.0 : sum[c] / static_cast<double>(tokens);
 }
 
+float InputStatistics::largest() const noexcept {
+  float largest = 0.0F;
+  for (const float value : max_abs) largest = std::max(largest, value);
+  return largest;
+}
+
 double InputStatistics::mean_square(std::uint32_t c) const noexcept {
   return tokens == 0 ? 0.0 : sum_squares[c] / static_cast<double>(tokens);
 }
@@ -61,6 +68,7 @@ void InputStatistics::add(std::span<const float> x, std::size_t rows) {
     for (std::uint32_t c = 0; c < columns; ++c) {
       sum[c] += double{row[c]};
       sum_squares[c] += double{row[c]} * double{row[c]};
+      max_abs[c] = std::max(max_abs[c], std::fabs(row[c]));
     }
   }
   // Each slice's block is its own sum: the slices go to threads whole, so

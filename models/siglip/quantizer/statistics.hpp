@@ -1,7 +1,8 @@
 #pragma once
 // What the quantizer learns from calibration inputs about each encoder
 // linear's input: per input column its mean and mean square (for bias
-// correction and LayerNorm equalization), and the block-diagonal part of
+// correction and LayerNorm equalization), its largest magnitude (for the
+// f8 precision's activation scale), and the block-diagonal part of
 // H = Σ x xᵀ over every calibration token — one 64 × 64 block per 64-wide
 // slice of input columns, the slices GPTQ works in (the F143 grid's K
 // blocks). The full H of fc2 alone would be 4304² doubles; its diagonal
@@ -27,6 +28,7 @@ struct InputStatistics {
   std::uint64_t tokens = 0;
   std::vector<double> sum;          // [columns]: Σ x
   std::vector<double> sum_squares;  // [columns]: Σ x²
+  std::vector<float> max_abs;       // [columns]: max |x|
   // Block b covers columns [64b, min(columns, 64b + 64)); it is w × w,
   // row-major, with w that slice's width: Σ x_i x_j over every token.
   std::vector<std::vector<double>> hessian_blocks;
@@ -37,6 +39,8 @@ struct InputStatistics {
   std::uint32_t slice_width(std::uint32_t b) const noexcept;
   double mean(std::uint32_t c) const noexcept;
   double mean_square(std::uint32_t c) const noexcept;
+  // The largest |x| of any column.
+  float largest() const noexcept;
   // Adds rows × columns inputs, row-major.
   void add(std::span<const float> x, std::size_t rows);
 };
