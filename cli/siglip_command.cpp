@@ -41,7 +41,11 @@ double seconds_since(Clock::time_point start) {
 }
 
 // Progress lines on stderr: "tessera siglip reference: encoder layer 3/27".
-siglip::Progress progress_to(Streams& io, std::string_view command) {
+// Also says, once, when OpenBLAS is on slow generic kernels it need not be.
+siglip::Progress progress_to(Streams& io, std::string_view command, bool uses_blas = true) {
+  if (const auto note = uses_blas ? siglip::blas_performance_note() : std::nullopt) {
+    io.err << "tessera siglip " << command << ": note: " << *note << '\n';
+  }
   return [&io, command = std::string(command)](std::string_view step) {
     io.err << "tessera siglip " << command << ": " << step << '\n' << std::flush;
   };
@@ -128,7 +132,7 @@ int random_weights(const std::vector<std::string>& args, Streams& io) {
   const siglip::SiglipVisionConfig config =
       with_context(config_path, [&] { return siglip::parse_siglip_config(config_json); });
   const std::uint64_t parameters = siglip::parameter_count(config);
-  const auto progress = progress_to(io, "random-weights");
+  const auto progress = progress_to(io, "random-weights", /*uses_blas=*/false);
   progress(fmt::format("drawing {} random parameters", parameters));
   const siglip::SiglipVisionWeights weights = siglip::random_weights(config, seed);
   progress(fmt::format("writing {}", (std::filesystem::path(output) / models::kSafeTensorsFile).string()));

@@ -3,7 +3,10 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdlib>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -200,6 +203,24 @@ std::vector<float> pooling_head(const SiglipMultiheadAttentionPoolingHead& head,
 }
 
 }  // namespace
+
+std::optional<std::string> blas_performance_note() {
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return std::nullopt;
+  const char* name = openblas_get_corename();
+  const std::string_view core = name == nullptr ? "" : name;
+  // OpenBLAS's x86-64 cores without AVX2 kernels.
+  constexpr std::array<std::string_view, 8> kPreAvx2 = {
+      "Prescott", "Core2", "Penryn", "Dunnington", "Nehalem", "Atom", "Sandybridge", "Opteron"};
+  if (std::find(kPreAvx2.begin(), kPreAvx2.end(), core) == kPreAvx2.end()) return std::nullopt;
+  const char* better = __builtin_cpu_supports("avx512f") ? "SkylakeX"
+                       : __builtin_cpu_supports("avx2")  ? "Haswell"
+                                                         : nullptr;
+  if (better == nullptr) return std::nullopt;
+  return fmt::format(
+      "OpenBLAS does not recognise this CPU and runs its generic {} kernels; "
+      "OPENBLAS_CORETYPE={} (the CPU has {}) makes the reference several times faster",
+      core, better, std::string_view(better) == "SkylakeX" ? "AVX-512" : "AVX2");
+}
 
 float gelu_tanh(float x) noexcept {
   // sqrt(2/pi) and 0.044715, as torch's tanh GeLU.

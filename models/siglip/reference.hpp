@@ -20,7 +20,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -58,6 +60,16 @@ using Progress = std::function<void(std::string_view step)>;
 SiglipOutputs run_reference(const SiglipVisionWeights& weights, std::span<const float> pixels,
                             std::uint32_t batch, LinearInputObserver* observer = nullptr,
                             const Progress& progress = {});
+
+// OpenBLAS (0.3.21, Debian 12) picks its kernels by CPU model number and
+// falls back to its SSE3 "Prescott" kernels for a model it does not know
+// (Emerald Rapids, model 207, is one): on such a machine the reference runs
+// 6-9x slower than it could. It reads OPENBLAS_CORETYPE when the library is
+// loaded, before main, so the process cannot fix this for itself. When
+// OpenBLAS is on a pre-AVX2 core and the CPU has AVX2 or AVX-512, this is a
+// one-line hint naming the setting to use; nullopt otherwise (and whenever
+// OPENBLAS_CORETYPE is set).
+std::optional<std::string> blas_performance_note();
 
 // GeLU, tanh approximation (transformers' gelu_pytorch_tanh), in f32.
 float gelu_tanh(float x) noexcept;
