@@ -223,8 +223,8 @@ int quantize(const std::vector<std::string>& args, Streams& io) {
       "(one power-of-two scale per 64 x 64 block of the GEMM weight) and writes a Hugging Face\n"
       "model directory plus quantization.json, which records each weight's block scales.";
   syntax.usage =
-      "--model DIR [--calibration PIXELS.npy] --algorithm nearest|gptq [--equalize-layernorm]\n"
-      "       [--damp D] [--no-bias-correction] -o DIR";
+      "--model DIR [--calibration PIXELS.npy | --calibration-image FILE...]\n"
+      "       --algorithm nearest|gptq [--equalize-layernorm] [--damp D] [--no-bias-correction] -o DIR";
   syntax.details =
       "nearest rounds every weight to its nearest F143 value at its block's scale. gptq is\n"
       "block-diagonal GPTQ: per 64-wide slice of input columns, H = sum of x x^T over the\n"
@@ -233,12 +233,15 @@ int quantize(const std::vector<std::string>& args, Streams& io) {
       "from layer_norm1 and layer_norm2 into the weights they feed when that lowers the\n"
       "calibration-weighted error. With calibration, each bias is corrected by\n"
       "(W - W_quantized) . mean(x). gptq and --equalize-layernorm need --calibration:\n"
-      "float32 [N, 3, S, S] pixel values, as for `tessera siglip reference --pixels`.\n"
+      "float32 [N, 3, S, S] pixel values, as for `tessera siglip reference --pixels`, or PNG/JPEG\n"
+      "files preprocessed as SiglipImageProcessor does (--calibration-image).\n"
       "The error figures printed are sum(e^T H e) / tokens, the quantity GPTQ minimises.";
   syntax.options.add_options()("model", po::value<std::string>()->required()->value_name("DIR"),
                                "the model directory to quantize")(
       "calibration", po::value<std::string>()->value_name("PIXELS.npy"),
       "calibration pixel values, f32[N, 3, S, S]")(
+      "calibration-image", po::value<std::vector<std::string>>()->multitoken()->value_name("FILE..."),
+      "calibration images (PNG or JPEG) instead of --calibration")(
       "algorithm", po::value<std::string>()->required()->value_name("ALGORITHM"),
       "nearest or gptq")("equalize-layernorm", po::bool_switch(),
                          "equalize layer_norm1 -> q, k, v and layer_norm2 -> fc1")(
@@ -278,9 +281,14 @@ int quantize(const std::vector<std::string>& args, Streams& io) {
   if (std::filesystem::equivalent(directory, output, same_error)) {
     throw UsageError("-o names the model directory itself: write the quantized model elsewhere");
   }
-  if (!values->count("calibration") &&
+  const bool has_calibration = values->count("calibration") != 0;
+  const bool has_calibration_images = values->count("calibration-image") != 0;
+  if (has_calibration && has_calibration_images) {
+    throw UsageError("give --calibration or --calibration-image, not both");
+  }
+  if (!has_calibration && !has_calibration_images &&
       (options.algorithm == quantizer::Algorithm::kGptq || options.equalize_layernorm)) {
-    throw UsageError(fmt::format("{} needs --calibration PIXELS.npy",
+    throw UsageError(fmt::format("{} needs --calibration PIXELS.npy or --calibration-image FILE...",
                                  options.equalize_layernorm ? "--equalize-layernorm" : "--algorithm gptq"));
   }
 
@@ -290,10 +298,17 @@ int quantize(const std::vector<std::string>& args, Streams& io) {
   siglip::SiglipModel model = siglip::load_model(directory);
   std::optional<Pixels> pixels;
   std::optional<quantizer::Calibration> calibration;
-  if (values->count("calibration")) {
+  if (has_calibration) {
     pixels = read_pixels((*values)["calibration"].as<std::string>(), model.weights.config);
-    calibration = quantizer::Calibration{pixels->values, pixels->batch};
+  } else if (has_calibration_images) {
+    const auto& names = (*values)["calibration-image"].as<std::vector<std::string>>();
+    const std::vector<std::filesystem::path> files(names.begin(), names.end());
+    progress(fmt::format("preprocessing {} calibration image{}", files.size(),
+                         files.size() == 1 ? "" : "s"));
+    pixels = Pixels{siglip::pixel_values_from_files(files, model.weights.config),
+                    checked_cast<std::uint32_t>(files.size(), "images")};
   }
+  if (pixels) calibration = quantizer::Calibration{pixels->values, pixels->batch};
   const quantizer::QuantizationRecord record =
       quantizer::quantize(model.weights, calibration, options, progress);
   progress(fmt::format("writing {}", output));

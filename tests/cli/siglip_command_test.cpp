@@ -211,6 +211,26 @@ TEST_F(SiglipCommand, QuantizeWritesAModelTheReferenceRunsAndTheScalesReEncode) 
     }
     EXPECT_GT(dot / std::sqrt(a2 * b2), 0.99) << algorithm;
   }
+  // Calibration images go through the same preprocessing as --image.
+  const auto a = scratch_.path("a.png"), b = scratch_.path("b.png");
+  write_png(a, 40, 50);
+  write_png(b, 64, 64);
+  const auto from_images = scratch_.path("q-images");
+  const auto imaged = run_tessera({"siglip", "quantize", "--model", model_, "--calibration-image", a,
+                                   b, "--algorithm", "gptq", "-o", from_images});
+  ASSERT_EQ(imaged.exit_status, 0) << imaged.err;
+  EXPECT_NE(imaged.out.find("calibration: 2 images, 32 tokens"), std::string::npos) << imaged.out;
+  {
+    const std::vector<std::filesystem::path> files = {a, b};
+    auto weights = siglip::load_model(model_).weights;
+    const auto pixels = siglip::pixel_values_from_files(files, weights.config);
+    siglip::quantizer::QuantizeOptions options;
+    (void)siglip::quantizer::quantize(weights, siglip::quantizer::Calibration{pixels, 2}, options);
+    const auto written = siglip::load_model(from_images).weights;
+    EXPECT_EQ(written.layers[1].mlp.fc2.weight.values, weights.layers[1].mlp.fc2.weight.values);
+    EXPECT_EQ(written.layers[0].self_attn.q_proj.bias.values,
+              weights.layers[0].self_attn.q_proj.bias.values);
+  }
   // nearest needs no calibration.
   const auto plain = run_tessera({"siglip", "quantize", "--model", model_, "--algorithm", "nearest",
                                   "-o", scratch_.path("q-plain")});
@@ -227,6 +247,9 @@ TEST_F(SiglipCommand, BadCommandLinesAreUsageErrors) {
   const Case cases[] = {
       {{"quantize", "--model", model_, "--algorithm", "gptq", "-o", out},
        "--algorithm gptq needs --calibration PIXELS.npy"},
+      {{"quantize", "--model", model_, "--calibration", pixels_, "--calibration-image", config_,
+        "--algorithm", "gptq", "-o", out},
+       "give --calibration or --calibration-image, not both"},
       {{"quantize", "--model", model_, "--algorithm", "round", "-o", out},
        "--algorithm 'round' is not nearest or gptq"},
       {{"quantize", "--model", model_, "--algorithm", "nearest", "-o", model_},
