@@ -224,7 +224,8 @@ int quantize(const std::vector<std::string>& args, Streams& io) {
       "model directory plus quantization.json, which records each weight's block scales.";
   syntax.usage =
       "--model DIR [--calibration PIXELS.npy | --calibration-image FILE...]\n"
-      "       --algorithm nearest|gptq [--equalize-layernorm] [--damp D] [--no-bias-correction] -o DIR";
+      "       --algorithm nearest|gptq [--equalize-layernorm] [--damp D] [--no-bias-correction]\n"
+      "       [--sequential-layers] -o DIR";
   syntax.details =
       "nearest rounds every weight to its nearest F143 value at its block's scale. gptq is\n"
       "block-diagonal GPTQ: per 64-wide slice of input columns, H = sum of x x^T over the\n"
@@ -248,6 +249,9 @@ int quantize(const std::vector<std::string>& args, Streams& io) {
       "damp", po::value<std::string>()->default_value("0.01")->value_name("D"),
       "GPTQ's damping, a fraction of the mean diagonal of H")(
       "no-bias-correction", po::bool_switch(), "leave the biases as they are")(
+      "sequential-layers", po::bool_switch(),
+      "gather each layer's statistics with the layers before it already quantized (about\n"
+      "twice the calibration time)")(
       "output,o", po::value<std::string>()->required()->value_name("DIR"),
       "the quantized model directory to write");
   const auto values = parse_command_line(syntax, args, io);
@@ -275,6 +279,7 @@ int quantize(const std::vector<std::string>& args, Streams& io) {
   }
   options.equalize_layernorm = (*values)["equalize-layernorm"].as<bool>();
   options.bias_correction = !(*values)["no-bias-correction"].as<bool>();
+  options.sequential_layers = (*values)["sequential-layers"].as<bool>();
   const std::string directory = (*values)["model"].as<std::string>();
   const std::string output = (*values)["output"].as<std::string>();
   std::error_code same_error;
@@ -287,9 +292,13 @@ int quantize(const std::vector<std::string>& args, Streams& io) {
     throw UsageError("give --calibration or --calibration-image, not both");
   }
   if (!has_calibration && !has_calibration_images &&
-      (options.algorithm == quantizer::Algorithm::kGptq || options.equalize_layernorm)) {
+      (options.algorithm == quantizer::Algorithm::kGptq || options.equalize_layernorm ||
+       options.sequential_layers)) {
     throw UsageError(fmt::format("{} needs --calibration PIXELS.npy or --calibration-image FILE...",
-                                 options.equalize_layernorm ? "--equalize-layernorm" : "--algorithm gptq"));
+                                 options.algorithm == quantizer::Algorithm::kGptq
+                                     ? "--algorithm gptq"
+                                     : options.equalize_layernorm ? "--equalize-layernorm"
+                                                                  : "--sequential-layers"));
   }
 
   const auto progress = progress_to(io, "quantize");

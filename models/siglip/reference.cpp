@@ -229,10 +229,9 @@ float gelu_tanh(float x) noexcept {
   return 0.5F * x * (1.0F + std::tanh(kSqrt2OverPi * (x + kCubic * x * x * x)));
 }
 
-SiglipOutputs run_reference(const SiglipVisionWeights& weights, std::span<const float> pixels,
-                            std::uint32_t batch, LinearInputObserver* observer,
-                            const Progress& progress) {
-  const auto& c = weights.config;
+namespace {
+
+void check_pixels(const SiglipVisionConfig& c, std::span<const float> pixels, std::uint32_t batch) {
   const std::uint64_t expected =
       std::uint64_t{batch} * c.num_channels * c.image_size * std::uint64_t{c.image_size};
   if (batch == 0 || pixels.size() != expected) {
@@ -241,6 +240,32 @@ SiglipOutputs run_reference(const SiglipVisionWeights& weights, std::span<const 
                     "values for B = {}",
                     c.num_channels, c.image_size, c.image_size, pixels.size(), batch));
   }
+}
+
+}  // namespace
+
+std::vector<float> reference_embeddings(const SiglipVisionWeights& weights,
+                                        std::span<const float> pixels, std::uint32_t batch) {
+  check_pixels(weights.config, pixels, batch);
+  return embed(weights, pixels, batch);
+}
+
+void reference_encoder_layer(const SiglipVisionWeights& weights, std::size_t layer,
+                             std::uint32_t batch, std::vector<float>& hidden,
+                             LinearInputObserver* observer) {
+  const auto& c = weights.config;
+  if (layer >= weights.layers.size() ||
+      hidden.size() != std::size_t{batch} * c.num_patches() * c.hidden_size) {
+    throw UsageError("reference_encoder_layer: no such layer, or hidden states of the wrong size");
+  }
+  encoder_layer(weights.layers[layer], layer, c, batch, hidden, observer);
+}
+
+SiglipOutputs run_reference(const SiglipVisionWeights& weights, std::span<const float> pixels,
+                            std::uint32_t batch, LinearInputObserver* observer,
+                            const Progress& progress) {
+  const auto& c = weights.config;
+  check_pixels(c, pixels, batch);
   const auto report = [&](const std::string& step) {
     if (progress) progress(step);
   };

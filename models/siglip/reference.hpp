@@ -61,6 +61,15 @@ SiglipOutputs run_reference(const SiglipVisionWeights& weights, std::span<const 
                             std::uint32_t batch, LinearInputObserver* observer = nullptr,
                             const Progress& progress = {});
 
+// The steps of run_reference, for the quantizer's layer-by-layer
+// calibration: the embeddings of `pixels` (hidden states [B·T, H]), and one
+// encoder layer applied to them in place.
+std::vector<float> reference_embeddings(const SiglipVisionWeights& weights,
+                                        std::span<const float> pixels, std::uint32_t batch);
+void reference_encoder_layer(const SiglipVisionWeights& weights, std::size_t layer,
+                             std::uint32_t batch, std::vector<float>& hidden,
+                             LinearInputObserver* observer = nullptr);
+
 // OpenBLAS (0.3.21, Debian 12) picks its kernels by CPU model number and
 // falls back to its SSE3 "Prescott" kernels for a model it does not know
 // (Emerald Rapids, model 207, is one): on such a machine the reference runs

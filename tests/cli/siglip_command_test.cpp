@@ -186,7 +186,10 @@ TEST_F(SiglipCommand, QuantizeWritesAModelTheReferenceRunsAndTheScalesReEncode) 
     const auto out = scratch_.path(std::string("q-") + algorithm);
     std::vector<std::string> args = {"siglip", "quantize", "--model", model_, "--calibration",
                                      pixels_, "--algorithm", algorithm, "-o", out};
-    if (std::string(algorithm) == "gptq") args.push_back("--equalize-layernorm");
+    if (std::string(algorithm) == "gptq") {
+      args.push_back("--equalize-layernorm");
+      args.push_back("--sequential-layers");
+    }
     const auto quantized = run_tessera(args);
     ASSERT_EQ(quantized.exit_status, 0) << quantized.err;
     EXPECT_NE(quantized.out.find("12 weights of"), std::string::npos) << quantized.out;
@@ -250,6 +253,8 @@ TEST_F(SiglipCommand, BadCommandLinesAreUsageErrors) {
       {{"quantize", "--model", model_, "--calibration", pixels_, "--calibration-image", config_,
         "--algorithm", "gptq", "-o", out},
        "give --calibration or --calibration-image, not both"},
+      {{"quantize", "--model", model_, "--algorithm", "nearest", "--sequential-layers", "-o", out},
+       "--sequential-layers needs --calibration PIXELS.npy or --calibration-image FILE..."},
       {{"quantize", "--model", model_, "--algorithm", "round", "-o", out},
        "--algorithm 'round' is not nearest or gptq"},
       {{"quantize", "--model", model_, "--algorithm", "nearest", "-o", model_},

@@ -277,6 +277,53 @@ TEST(Quantizer, GptqLowersEachLayersReconstructionErrorBelowNearests) {
   }
 }
 
+TEST(Quantizer, SequentialLayersTakeEachLayersStatisticsFromThePartlyQuantizedModel) {
+  const SiglipVisionConfig c = testing::head_dim_72_config();
+  const SiglipVisionWeights original = random_weights(c, 17);
+  const std::uint32_t images = 6;
+  const auto pixels = calibration_pixels(c, images, 12);
+  QuantizeOptions options;
+  options.bias_correction = false;
+  options.sequential_layers = true;
+  SiglipVisionWeights sequential = original;
+  const auto record = quantize(sequential, Calibration{pixels, images}, options);
+  EXPECT_TRUE(record.sequential_layers);
+  EXPECT_EQ(record.calibration_tokens, images * c.num_patches());
+  options.sequential_layers = false;
+  SiglipVisionWeights one_pass = original;
+  (void)quantize(one_pass, Calibration{pixels, images}, options);
+
+  // By definition: layer 0 from the FP32 model's statistics, layer 1 from
+  // those of the model whose layer 0 is already quantized.
+  SiglipVisionWeights expected = original;
+  for (std::size_t layer = 0; layer < 2; ++layer) {
+    const CalibrationStatistics s = collect_statistics(expected, pixels, images);
+    const LayerStatistics& ls = s.layers[layer];
+    auto& l = expected.layers[layer];
+    const std::pair<Linear*, const InputStatistics*> linears[] = {
+        {&l.self_attn.q_proj, &ls.qkv},      {&l.self_attn.k_proj, &ls.qkv},
+        {&l.self_attn.v_proj, &ls.qkv},      {&l.self_attn.out_proj, &ls.out_proj},
+        {&l.mlp.fc1, &ls.fc1},               {&l.mlp.fc2, &ls.fc2}};
+    for (const auto& [linear, statistics] : linears) {
+      const auto out = static_cast<std::uint32_t>(linear->weight.shape[0]);
+      const auto in = static_cast<std::uint32_t>(linear->weight.shape[1]);
+      linear->weight.values =
+          quantize_linear(linear->weight.values, out, in, Algorithm::kGptq, statistics).weight;
+    }
+  }
+  for (std::size_t layer = 0; layer < 2; ++layer) {
+    for (const Site& site : kSites) {
+      EXPECT_EQ(site.linear(sequential.layers[layer]).weight.values,
+                site.linear(expected.layers[layer]).weight.values)
+          << "layer " << layer << " " << site.name;
+    }
+    EXPECT_EQ(sequential.layers[layer].self_attn.k_proj.weight.values,
+              expected.layers[layer].self_attn.k_proj.weight.values);
+  }
+  EXPECT_EQ(sequential.layers[0].mlp.fc2.weight.values, one_pass.layers[0].mlp.fc2.weight.values);
+  EXPECT_NE(sequential.layers[1].mlp.fc2.weight.values, one_pass.layers[1].mlp.fc2.weight.values);
+}
+
 TEST(Quantizer, InverseUpperCholeskyFactorsTheDampedInverse) {
   const std::uint32_t n = 20;
   NormalStream stream(2);

@@ -128,6 +128,9 @@ QuantizationRecord quantize(SiglipVisionWeights& weights,
   if (!calibration && options.equalize_layernorm) {
     throw UsageError("--equalize-layernorm needs calibration inputs (--calibration PIXELS.npy)");
   }
+  if (!calibration && options.sequential_layers) {
+    throw UsageError("--sequential-layers needs calibration inputs (--calibration PIXELS.npy)");
+  }
   if (!(options.damp >= 0.0) || !std::isfinite(options.damp)) {
     throw UsageError(fmt::format("the damping {} is not a finite non-negative number", options.damp));
   }
@@ -135,22 +138,32 @@ QuantizationRecord quantize(SiglipVisionWeights& weights,
   record.algorithm = options.algorithm;
   record.damp = options.damp;
   record.equalize_layernorm = options.equalize_layernorm;
+  record.sequential_layers = options.sequential_layers;
   record.bias_correction = calibration.has_value() && options.bias_correction;
 
   std::optional<CalibrationStatistics> statistics;
-  if (calibration) {
+  std::optional<LayerByLayerCalibration> layer_by_layer;
+  if (calibration && options.sequential_layers) {
+    if (progress) progress(fmt::format("embedding {} calibration images", calibration->images));
+    layer_by_layer.emplace(weights, calibration->pixels, calibration->images,
+                           options.calibration_chunk);
+    statistics.emplace();
+    statistics->images = calibration->images;
+    statistics->layers.resize(weights.layers.size());
+  } else if (calibration) {
     statistics = collect_statistics(weights, calibration->pixels, calibration->images,
                                     options.calibration_chunk, progress);
-    record.calibration_images = calibration->images;
-    record.calibration_tokens = statistics->layers.empty() ? 0 : statistics->layers[0].qkv.tokens;
   }
+  if (calibration) record.calibration_images = calibration->images;
   for (std::size_t i = 0; i < weights.layers.size(); ++i) {
     if (progress) {
       progress(fmt::format("quantizing encoder layer {}/{} ({})", i + 1, weights.layers.size(),
                            algorithm_name(options.algorithm)));
     }
     SiglipEncoderLayer& layer = weights.layers[i];
+    if (layer_by_layer) statistics->layers[i] = layer_by_layer->statistics(weights, i);
     LayerStatistics* s = statistics ? &statistics->layers[i] : nullptr;
+    if (s != nullptr) record.calibration_tokens = s->qkv.tokens;
     const std::string p = layer_prefix(i);
     if (options.equalize_layernorm) {
       equalize_one(p + "layer_norm1", layer.layer_norm1,
@@ -165,6 +178,10 @@ QuantizationRecord quantize(SiglipVisionWeights& weights,
                  options, record);
     quantize_one(p + "mlp.fc1", layer.mlp.fc1, s ? &s->fc1 : nullptr, options, record);
     quantize_one(p + "mlp.fc2", layer.mlp.fc2, s ? &s->fc2 : nullptr, options, record);
+    if (layer_by_layer) {
+      layer_by_layer->advance(weights, i);  // through the layer as now quantized
+      statistics->layers[i] = {};           // no longer needed
+    }
   }
   return record;
 }
@@ -177,7 +194,8 @@ std::string quantization_json(const QuantizationRecord& record) {
                {"algorithm", algorithm_name(record.algorithm)},
                {"damp", record.damp},
                {"bias_correction", record.bias_correction},
-               {"equalize_layernorm", record.equalize_layernorm}};
+               {"equalize_layernorm", record.equalize_layernorm},
+               {"sequential_layers", record.sequential_layers}};
   root["calibration"] = record.calibration_images
                             ? json{{"images", *record.calibration_images},
                                    {"tokens", record.calibration_tokens}}

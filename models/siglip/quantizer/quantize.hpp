@@ -10,8 +10,9 @@
 //      (gptq.hpp) at those scales;
 //   3. with calibration and bias_correction, bias += (W − Ŵ) · mean(x), in
 //      double, so the layer's mean output over the calibration set is kept.
-// Statistics come from the FP32 model in one pass (not re-gathered after each
-// layer is rewritten). GPTQ and equalization need calibration inputs.
+// Statistics come from the FP32 model in one pass, or with sequential_layers
+// layer by layer from the partly quantized model. GPTQ, equalization and
+// sequential_layers need calibration inputs.
 //
 // The result is an HF-layout directory: config.json (as the source had it),
 // model.safetensors (F32, the quantized weights exactly on the grid) and
@@ -23,6 +24,7 @@
 //   {"format": "tessera.siglip.quantization", "version": 1, "codec": "f143",
 //    "block": {"k": 64, "n": 64}, "algorithm": "nearest" | "gptq",
 //    "damp": 0.01, "bias_correction": bool, "equalize_layernorm": bool,
+//    "sequential_layers": bool,
 //    "calibration": null | {"images": N, "tokens": T},
 //    "equalization": {"<layer_norm name>": {"alpha": null | a, "objective": x,
 //                     "identity_objective": y}},
@@ -57,6 +59,10 @@ struct QuantizeOptions {
   double damp = kDefaultDamp;
   bool bias_correction = true;  // when there is calibration
   bool equalize_layernorm = false;
+  // Each layer's statistics from the model with the layers before it
+  // already quantized (statistics.hpp, LayerByLayerCalibration), instead of
+  // all from the FP32 model in one pass.
+  bool sequential_layers = false;
   std::uint32_t calibration_chunk = 4;  // images per reference run
 };
 
@@ -89,6 +95,7 @@ struct QuantizationRecord {
   double damp = kDefaultDamp;
   bool bias_correction = false;
   bool equalize_layernorm = false;
+  bool sequential_layers = false;
   std::optional<std::uint32_t> calibration_images;
   std::uint64_t calibration_tokens = 0;
   std::map<std::string, EqualizationRecord> equalization;

@@ -93,22 +93,70 @@ void InputStatistics::add(std::span<const float> x, std::size_t rows) {
   });
 }
 
-CalibrationStatistics collect_statistics(const SiglipVisionWeights& weights,
-                                         std::span<const float> pixels, std::uint32_t images,
-                                         std::uint32_t chunk_images, const Progress& progress) {
-  const auto& c = weights.config;
+namespace {
+
+void check_calibration(const SiglipVisionConfig& c, std::span<const float> pixels,
+                       std::uint32_t images) {
   const std::size_t per_image = std::size_t{c.num_channels} * c.image_size * c.image_size;
   if (images == 0 || pixels.size() != images * per_image) {
     throw UsageError(fmt::format("calibration pixels: {} values are not {} images of [{}, {}, {}]",
                                  pixels.size(), images, c.num_channels, c.image_size,
                                  c.image_size));
   }
+}
+
+LayerStatistics empty_statistics(const SiglipVisionConfig& c) {
+  return {InputStatistics(c.hidden_size), InputStatistics(c.hidden_size),
+          InputStatistics(c.hidden_size), InputStatistics(c.intermediate_size)};
+}
+
+}  // namespace
+
+LayerByLayerCalibration::LayerByLayerCalibration(const SiglipVisionWeights& weights,
+                                                 std::span<const float> pixels,
+                                                 std::uint32_t images, std::uint32_t chunk_images)
+    : images_(images) {
+  const auto& c = weights.config;
+  check_calibration(c, pixels, images);
+  const std::size_t per_image = std::size_t{c.num_channels} * c.image_size * c.image_size;
+  chunk_images = std::max<std::uint32_t>(chunk_images, 1);
+  for (std::uint32_t first = 0; first < images; first += chunk_images) {
+    const std::uint32_t count = std::min(chunk_images, images - first);
+    chunks_.push_back(
+        {count, reference_embeddings(
+                    weights, pixels.subspan(first * per_image, count * per_image), count)});
+  }
+}
+
+LayerStatistics LayerByLayerCalibration::statistics(const SiglipVisionWeights& weights,
+                                                    std::size_t layer) const {
+  CalibrationStatistics gathered;
+  gathered.images = images_;
+  for (std::size_t i = 0; i < weights.layers.size(); ++i) {
+    gathered.layers.push_back(i == layer ? empty_statistics(weights.config) : LayerStatistics{});
+  }
+  Observer observer(gathered);
+  for (const Chunk& chunk : chunks_) {
+    std::vector<float> hidden = chunk.hidden;  // the states stay where they are
+    reference_encoder_layer(weights, layer, chunk.images, hidden, &observer);
+  }
+  return std::move(gathered.layers[layer]);
+}
+
+void LayerByLayerCalibration::advance(const SiglipVisionWeights& weights, std::size_t layer) {
+  for (Chunk& chunk : chunks_) reference_encoder_layer(weights, layer, chunk.images, chunk.hidden);
+}
+
+CalibrationStatistics collect_statistics(const SiglipVisionWeights& weights,
+                                         std::span<const float> pixels, std::uint32_t images,
+                                         std::uint32_t chunk_images, const Progress& progress) {
+  const auto& c = weights.config;
+  const std::size_t per_image = std::size_t{c.num_channels} * c.image_size * c.image_size;
+  check_calibration(c, pixels, images);
   CalibrationStatistics statistics;
   statistics.images = images;
   for (std::size_t i = 0; i < weights.layers.size(); ++i) {
-    statistics.layers.push_back({InputStatistics(c.hidden_size), InputStatistics(c.hidden_size),
-                                 InputStatistics(c.hidden_size),
-                                 InputStatistics(c.intermediate_size)});
+    statistics.layers.push_back(empty_statistics(c));
   }
   Observer observer(statistics);
   chunk_images = std::max<std::uint32_t>(chunk_images, 1);

@@ -33,7 +33,8 @@ struct InputStatistics {
   // row-major, with w that slice's width: Σ x_i x_j over every token.
   std::vector<std::vector<double>> hessian_blocks;
 
-  explicit InputStatistics(std::uint32_t columns = 0);
+  InputStatistics() = default;
+  explicit InputStatistics(std::uint32_t columns);
   std::uint32_t slice_count() const noexcept { return (columns + kSliceWidth - 1) / kSliceWidth; }
   std::uint32_t slice_begin(std::uint32_t b) const noexcept { return b * kSliceWidth; }
   std::uint32_t slice_width(std::uint32_t b) const noexcept;
@@ -64,5 +65,28 @@ CalibrationStatistics collect_statistics(const SiglipVisionWeights& weights,
                                          std::span<const float> pixels, std::uint32_t images,
                                          std::uint32_t chunk_images = 4,
                                          const Progress& progress = {});
+
+// The calibration images' hidden states kept between layers, so that each
+// layer's statistics can be gathered from the model as it is after the
+// layers before it were rewritten (the prior art's --sequential-layers):
+// statistics(i) runs layer i over the states as they are, advance(i) then
+// moves them through layer i — call it after layer i was quantized. Costs
+// about two forward passes in all; holds images · T · H floats.
+class LayerByLayerCalibration {
+ public:
+  LayerByLayerCalibration(const SiglipVisionWeights& weights, std::span<const float> pixels,
+                          std::uint32_t images, std::uint32_t chunk_images = 4);
+  LayerStatistics statistics(const SiglipVisionWeights& weights, std::size_t layer) const;
+  void advance(const SiglipVisionWeights& weights, std::size_t layer);
+  std::uint32_t images() const noexcept { return images_; }
+
+ private:
+  std::uint32_t images_ = 0;
+  struct Chunk {
+    std::uint32_t images = 0;
+    std::vector<float> hidden;
+  };
+  std::vector<Chunk> chunks_;
+};
 
 }  // namespace tessera::models::siglip::quantizer
