@@ -4,6 +4,7 @@
 BUILD_DIR   ?= build
 RELEASE_DIR ?= build-release
 ASAN_DIR    ?= build-asan
+TSAN_DIR    ?= build-tsan
 FUZZ_DIR    ?= build-fuzz
 JOBS        ?= 2
 CMAKE_FLAGS ?=
@@ -18,7 +19,7 @@ FUZZ_MAX_LEN ?= 65536
 FUZZ_FLAGS   ?=
 FUZZ_WORK     = $(FUZZ_DIR)/fuzz
 
-.PHONY: all setup build test demo release test-asan fuzz format clean
+.PHONY: all setup build test demo release test-asan test-tsan fuzz format clean
 
 all: build
 
@@ -45,6 +46,16 @@ test-asan: setup
 	@cmake --build $(ASAN_DIR) -j $(JOBS)
 	@ctest --test-dir $(ASAN_DIR) --output-on-failure -j $(JOBS)
 
+# make test-tsan: the tests that run tiles on several host threads (the
+# simulator's pool), under ThreadSanitizer in $(TSAN_DIR)/.
+TSAN_TESTS ?= ThreadCount|ThreadPool|Compile\.|Exchange|HostLink|Chip
+test-tsan: setup
+	@$(CONFIGURE) -S . -B $(TSAN_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DTESSERA_SANITIZE=thread >/dev/null
+	@cmake --build $(TSAN_DIR) -j $(JOBS) --target support_tests sim_tests compiler_tests
+	@TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(TSAN_DIR) --output-on-failure -j $(JOBS) \
+	  -R '$(TSAN_TESTS)'
+
 fuzz:
 	@scripts/setup fuzz
 	@CC=clang CXX=clang++ $(CONFIGURE) -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -62,4 +73,4 @@ format:
 	@git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD_DIR) $(RELEASE_DIR) $(ASAN_DIR) $(FUZZ_DIR)
+	rm -rf $(BUILD_DIR) $(RELEASE_DIR) $(ASAN_DIR) $(TSAN_DIR) $(FUZZ_DIR)

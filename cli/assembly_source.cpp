@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "support/checked.hpp"
 #include "support/error.hpp"
 #include "target/assembly.hpp"
 
@@ -30,16 +31,22 @@ std::vector<std::string> read_source_lines(const std::string& path) {
 }
 
 std::vector<AssembledLine> assemble_lines(const std::vector<std::string>& lines,
-                                          const std::string& origin) {
+                                          const std::string& origin, std::uint32_t base) {
   std::vector<AssembledLine> assembled;
+  std::uint32_t address = base;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string_view text = strip_comment(lines[i]);
     if (text.empty()) continue;
-    const auto instruction = with_context(fmt::format("{} {}", origin, i + 1), [&] {
-      return target::isa::parse_instruction(text);
+    const auto encoded = with_context(fmt::format("{} {}", origin, i + 1), [&] {
+      const auto instruction = target::isa::parse_instruction(text);
+      try {
+        return target::isa::encode_at(instruction, address);
+      } catch (const target::isa::EncodingError& error) {
+        throw target::isa::AssemblyError(error.message());
+      }
     });
-    const auto encoded = target::isa::encode(instruction);
     assembled.push_back({{encoded.words.begin(), encoded.words.begin() + encoded.count}});
+    address = checked_add(address, 4 * std::uint32_t{encoded.count}, "instruction address");
   }
   return assembled;
 }

@@ -51,7 +51,8 @@ Command pack_command() {
           throw UsageError(fmt::format("--tiles {} is outside 1..{}", tiles, target::kTileCount));
         }
         const std::string source = (*values)["source"].as<std::string>();
-        const auto words = words_of(assemble_lines(read_source_lines(source), source));
+        const auto words =
+            words_of(assemble_lines(read_source_lines(source), source, target::kLoadBase));
         if (words.empty()) throw InputError(fmt::format("{}: no instructions", source));
         const std::vector<std::uint8_t> code = words_to_bytes(words);
         const auto code_range = target::AddressRange::from_size(

@@ -9,6 +9,7 @@
 
 #include "cli/command.hpp"
 #include "cli/commands.hpp"
+#include "cli/transport_options.hpp"
 #include "cli/number_options.hpp"
 #include "schema/reader.hpp"
 #include "sim/chip.hpp"
@@ -36,7 +37,9 @@ Command simulate_command() {
             "Loads a package onto the SystemC model of the C600 (1472 tiles), starts every tile\n"
             "at its entry point and runs until all halt, a fault, a deadlock, a host sync or the\n"
             "cycle limit. Prints the run report; exits 1 when the run did not complete.";
-        syntax.usage = "PACKAGE [--cycles N] [--keep-going] [--check-uninitialized] [--trace FILE]";
+        syntax.usage =
+            "PACKAGE [--cycles N] [--threads N] [--keep-going] [--check-uninitialized]\n"
+            "        [--trace FILE]";
         syntax.details =
             "No host takes part: a package that waits at a host sync (zones 7, 15) stops there.\n"
             "`tessera run` drives the host side (host calls, inputs, outputs). The trace is\n"
@@ -50,11 +53,13 @@ Command simulate_command() {
             "faults", po::value<std::string>()->value_name("FILE"), "write the faults as JSON")(
             "report", po::value<std::string>()->value_name("FILE"),
             "write the run report (cycles per tile) as JSON");
+        add_threads_option(syntax);
         syntax.required_argument("package");
         const auto values = parse_command_line(syntax, args, io);
         if (!values) return kExitSuccess;
 
         sim::SimOptions options;
+        options.threads = read_threads_option(*values);
         options.keep_going = values->count("keep-going") != 0;
         options.check_uninitialized = values->count("check-uninitialized") != 0;
         options.trace = values->count("trace") != 0;

@@ -20,17 +20,24 @@ struct TransportRequest {
   // sim
   std::optional<std::uint64_t> max_cycles;
   bool check_uninitialized = false;
+  unsigned threads = 0;  // host threads for the tiles; 0: the machine's cores
   // c600
   std::string device = "/dev/ipu0";
   std::string bootloader;
   std::string ipucfg;
 };
 
-// Adds --cycles and --check-uninitialized (sim), --device, --bootloader and
-// --ipucfg (c600) to a command's options.
+// Adds --cycles, --check-uninitialized and --threads (sim), --device,
+// --bootloader and --ipucfg (c600) to a command's options.
 void add_transport_options(CommandSyntax& syntax);
 void read_transport_options(const boost::program_options::variables_map& values,
                             TransportRequest& request);
+
+// --threads N, the simulator's host threads (simulate and run share it): its
+// description, and its value (0, the machine's cores, when absent).
+inline constexpr unsigned kMaxSimThreads = 1024;
+void add_threads_option(CommandSyntax& syntax);
+unsigned read_threads_option(const boost::program_options::variables_map& values);
 
 // UsageError for an unknown backend or a missing option it needs.
 std::unique_ptr<runtime::Transport> open_transport(const TransportRequest& request);

@@ -78,3 +78,7 @@ find_package(JPEG QUIET)
 if(NOT JPEG_FOUND)
   tessera_missing(libjpeg libjpeg62-turbo-dev)
 endif()
+
+# Host threads (the simulator's tile pool, support/thread_pool.hpp).
+set(THREADS_PREFER_PTHREAD_FLAG ON)
+find_package(Threads REQUIRED)

@@ -17,6 +17,14 @@ inline constexpr std::uint64_t kStandardLoadBytesPerCycle = 8;  // [SDK]
 inline constexpr std::uint64_t kInterleavedLoadBytesPerCycle = 16;  // [SDK]
 // runall of six workers that exit at once, then `sync 1` [INF].
 inline constexpr std::uint64_t kWorkerBarrierCycles = 36;
+// The cycle sample is taken inside such a handoff (reference §3 [HW]): the
+// supervisor's runall issues, and worker 0's first issue — one barrel slot
+// of six cycles later — reads $COUNT_L; its store and exit, then the
+// supervisor's `sync 1` and return, take the rest of the handoff [INF]. An
+// interval between two samples holds exactly one whole handoff wherever in
+// it the sample lands (sim/README.md, calibration).
+inline constexpr std::uint64_t kCycleSampleReadCycles = 6;
+static_assert(kCycleSampleReadCycles < kWorkerBarrierCycles);
 // The prior art's f16 reduction add wrote about one output byte per tile
 // cycle [HW] (§5; the number of partials is not recorded).
 inline constexpr std::uint64_t kReductionOutputBytesPerCycle = 1;
@@ -79,6 +87,66 @@ constexpr std::uint64_t sum_cycles(std::uint64_t count, std::uint64_t partials,
 // like elements (table order within a worker's share).
 constexpr std::uint64_t move_elements_cycles(std::uint64_t pairs, unsigned element_bytes) noexcept {
   return six_worker_kernel_cycles(pairs, 8 + 2 * std::uint64_t{element_bytes});
+}
+
+// ---- AMP GEMM calls (kernels/gemm.hpp). The prior art fitted one call of its
+// f16 AMP GEMM kernel to measured C600 profiles (§5, HEAD cost.rs) [HW]:
+//   294 + (K/16)·(⌈N·rows/4⌉ + ⌈(N/16)·G/4⌉) tile cycles,
+// 4 cycles per row per 16 × 16 panel pair (128 FLOP/cycle) plus G/4 cycles of
+// weight delivery per 16-column group and pass, G = 1063 for weights in
+// standard memory (ld64putcs) and 940 in interleaved memory (ld128putcs).
+inline constexpr std::uint64_t kAmpCallCycles = 294;                  // [HW]
+inline constexpr std::uint64_t kAmpRowPanelCycles = 4;                // per row per panel pair [HW]
+inline constexpr std::uint64_t kAmpStandardWeightGroupCycles = 1063;  // G, ld64putcs [HW]
+inline constexpr std::uint64_t kAmpInterleavedWeightGroupCycles = 940;  // G, ld128putcs [HW]
+
+// One call of `passes` AMP passes over N = `columns` and `rows` rows, each
+// pass costing the measured f16 pass: the row term at `row_cycles` per row
+// per panel pair and the weight term at `group_cycles` per 16-column group.
+// Zero rows return before the first pass: the launch only [INF].
+constexpr std::uint64_t amp_gemm_cycles(std::uint64_t rows, std::uint64_t passes,
+                                        std::uint64_t columns, std::uint64_t row_cycles,
+                                        std::uint64_t group_cycles) noexcept {
+  if (rows == 0) return kKernelLaunchCycles;
+  const std::uint64_t row_term = (columns * rows * row_cycles + 15) / 16;
+  const std::uint64_t weight_term = ((columns / 16) * group_cycles + 3) / 4;
+  return kAmpCallCycles + passes * (row_term + weight_term);
+}
+
+// tessera_gemm_f16_*: the measured formula itself [HW], K/16 passes.
+constexpr std::uint64_t gemm_f16_cycles(std::uint64_t rows, std::uint64_t inner,
+                                        std::uint64_t columns) noexcept {
+  return amp_gemm_cycles(rows, inner / 16, columns, kAmpRowPanelCycles,
+                         kAmpStandardWeightGroupCycles);
+}
+
+// tessera_gemm_f16_expanded_f143_*: the f16 kernel with interleaved weights [HW]
+// (the expand calls that fill them are costed by their own kernel).
+constexpr std::uint64_t gemm_f16_expanded_f143_cycles(std::uint64_t rows, std::uint64_t inner,
+                                                      std::uint64_t columns) noexcept {
+  return amp_gemm_cycles(rows, inner / 16, columns, kAmpRowPanelCycles,
+                         kAmpInterleavedWeightGroupCycles);
+}
+
+// tessera_gemm_f143_*: f8v8hihov4amp consumes 32 K per pass in the time the
+// f16 AMP takes for 16 (twice the rate, §1.1), and a B32×16 panel is 512 bytes
+// like a B16×16 one, so one pass costs one f16 pass: K/32 passes [INF].
+constexpr std::uint64_t gemm_f143_cycles(std::uint64_t rows, std::uint64_t inner,
+                                         std::uint64_t columns) noexcept {
+  return amp_gemm_cycles(rows, inner / 32, columns, kAmpRowPanelCycles,
+                         kAmpStandardWeightGroupCycles);
+}
+
+// tessera_gemm_f32_*: the prior art's f32 model — a quarter of the f16 rate
+// (rows·4 per panel pair) and twice the weight bytes (2·G) per 16 K [INF: no
+// f32 timing was published]. K is a multiple of 8 here, so it is counted in
+// 8-deep passes at half that cost each.
+constexpr std::uint64_t gemm_f32_cycles(std::uint64_t rows, std::uint64_t inner,
+                                        std::uint64_t columns) noexcept {
+  if (rows == 0) return kKernelLaunchCycles;
+  const std::uint64_t per_16_deep = (columns * rows * 4 * kAmpRowPanelCycles + 15) / 16 +
+                                    ((columns / 16) * 2 * kAmpStandardWeightGroupCycles + 3) / 4;
+  return kAmpCallCycles + ((inner / 8) * per_16_deep + 1) / 2;
 }
 
 }  // namespace tessera::kernels

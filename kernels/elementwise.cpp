@@ -23,13 +23,16 @@ KernelSpec add_u32() {
       {OperandSpec{kOut, Access::kWrite, "sum", count_bytes},
        OperandSpec{kLeft, Access::kRead, "left", count_bytes},
        OperandSpec{kRight, Access::kRead, "right", count_bytes}},
-      [](const Registers& r) { return misaligned(r, {kOut, kLeft, kRight}, 4); },
+      [](const Registers& r) {
+        return misaligned(r, {kOut, kLeft, kRight}, 4);
+      },
       [](KernelCall& call) {
         const std::uint32_t count = call.reg(kCount);
-        for (std::uint32_t i = 0; i < count; ++i) {
-          const std::uint32_t a = call.memory.read_u32(kLeft, call.reg(kLeft) + 4 * i);
-          const std::uint32_t b = call.memory.read_u32(kRight, call.reg(kRight) + 4 * i);
-          call.memory.write_u32(kOut, call.reg(kOut) + 4 * i, a + b);
+        if (count != 0) {
+          const auto a = call.memory.read<std::uint32_t>(kLeft, call.reg(kLeft), count);
+          const auto b = call.memory.read<std::uint32_t>(kRight, call.reg(kRight), count);
+          const auto out = call.memory.write<std::uint32_t>(kOut, call.reg(kOut), count);
+          for (std::size_t i = 0; i < out.size(); ++i) out[i] = a[i] + b[i];
         }
         // Six workers, one element per worker cycle round (6 cycles) each.
         call.cycles = kKernelLaunchCycles + 6 * ((std::uint64_t{count} + 5) / 6);

@@ -12,11 +12,7 @@
 // residual add is in place) but not overlap it partially; the broadcast row
 // is re-read for every row, so the output must not overlap it at all. Zero
 // elements is legal and touches nothing (review-findings.md #3).
-#include <algorithm>
-#include <vector>
-
 #include "kernels/costs.hpp"
-#include "kernels/element_io.hpp"
 #include "kernels/float_arith.hpp"
 #include "kernels/operand_checks.hpp"
 #include "kernels/registry.hpp"
@@ -47,48 +43,42 @@ std::uint64_t row_bytes(const Registers& r) {
   return r[kRows] == 0 ? 0 : std::uint64_t{r[kCols]} * E::kBytes;
 }
 
-// out[i] = a[i] + b[i] for i in [first, first + n), one chunk at a time; `b`
-// starts at `b_address` for element `first` (the row for a broadcast).
+// out[i] = a[i] + b[i] over three spans of one length, in element order (so
+// an exactly aliased output reads element i before writing it).
 template <typename E>
-void add_range(KernelCall& call, std::uint64_t first, std::uint64_t n, std::uint64_t b_address) {
-  std::vector<std::uint32_t> a;
-  std::vector<std::uint32_t> b;
-  for (std::uint64_t done = 0; done < n; done += kModelChunkElements) {
-    const std::uint64_t chunk = std::min(kModelChunkElements, n - done);
-    a.resize(chunk);
-    b.resize(chunk);
-    const std::uint64_t offset = (first + done) * E::kBytes;
-    read_elements(call.memory, kLeft, call.reg(kLeft) + offset, E::kBytes, a);
-    read_elements(call.memory, kRight, b_address + done * E::kBytes, E::kBytes, b);
-    for (std::size_t i = 0; i < a.size(); ++i) a[i] = E::add(a[i], b[i]);
-    write_elements(call.memory, kOut, call.reg(kOut) + offset, E::kBytes, a);
-  }
+void add_elements(KernelSpan<const typename E::Bits> a, KernelSpan<const typename E::Bits> b,
+                  KernelSpan<typename E::Bits> out) {
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = E::add(a[i], b[i]);
 }
 
 template <typename E>
 KernelSpec add(std::string_view name) {
-  return KernelSpec{
-      std::string(name),
-      KernelKind::kKernel,
-      {OperandSpec{kOut, Access::kWrite, "sum", count_bytes<E>},
-       OperandSpec{kLeft, Access::kRead, "left", count_bytes<E>},
-       OperandSpec{kRight, Access::kRead, "right", count_bytes<E>}},
-      [](const Registers& r) -> Violation {
-        const OperandExtent out{kOut, "sum", count_bytes<E>(r)};
-        const OperandExtent left{kLeft, "left", count_bytes<E>(r)};
-        const OperandExtent right{kRight, "right", count_bytes<E>(r)};
-        if (auto v = misaligned(r, {kOut, kLeft, kRight}, 4)) return v;
-        for (const auto& operand : {out, left, right}) {
-          if (auto v = beyond_address_space(r, operand)) return v;
-        }
-        if (auto v = overlaps_unless_aliased(r, out, left)) return v;
-        return overlaps_unless_aliased(r, out, right);
-      },
-      [](KernelCall& call) {
-        const std::uint64_t count = call.reg(kCount);
-        add_range<E>(call, 0, count, call.reg(kRight));
-        call.cycles = add_cycles(count, E::kBytes);
-      }};
+  return KernelSpec{std::string(name),
+                    KernelKind::kKernel,
+                    {OperandSpec{kOut, Access::kWrite, "sum", count_bytes<E>},
+                     OperandSpec{kLeft, Access::kRead, "left", count_bytes<E>},
+                     OperandSpec{kRight, Access::kRead, "right", count_bytes<E>}},
+                    [](const Registers& r) -> Violation {
+                      const OperandExtent out{kOut, "sum", count_bytes<E>(r)};
+                      const OperandExtent left{kLeft, "left", count_bytes<E>(r)};
+                      const OperandExtent right{kRight, "right", count_bytes<E>(r)};
+                      if (auto v = misaligned(r, {kOut, kLeft, kRight}, 4)) return v;
+                      for (const auto& operand : {out, left, right}) {
+                        if (auto v = beyond_address_space(r, operand)) return v;
+                      }
+                      if (auto v = overlaps_unless_aliased(r, out, left)) return v;
+                      return overlaps_unless_aliased(r, out, right);
+                    },
+                    [](KernelCall& call) {
+                      const std::uint64_t count = call.reg(kCount);
+                      if (count != 0) {
+                        using Bits = typename E::Bits;
+                        const auto a = call.memory.read<Bits>(kLeft, call.reg(kLeft), count);
+                        const auto b = call.memory.read<Bits>(kRight, call.reg(kRight), count);
+                        add_elements<E>(a, b, call.memory.write<Bits>(kOut, call.reg(kOut), count));
+                      }
+                      call.cycles = add_cycles(count, E::kBytes);
+                    }};
 }
 
 template <typename E>
@@ -114,8 +104,14 @@ KernelSpec add_row_broadcast(std::string_view name) {
         const std::uint64_t rows = call.reg(kRows);
         const std::uint64_t cols = call.reg(kCols);
         // No row loop at all for empty rows: rows may be 2^32 − 1 with cols 0.
-        for (std::uint64_t r = 0; cols != 0 && r < rows; ++r) {
-          add_range<E>(call, r * cols, cols, call.reg(kRight));
+        if (rows != 0 && cols != 0) {
+          using Bits = typename E::Bits;
+          const auto matrix = call.memory.read<Bits>(kLeft, call.reg(kLeft), rows * cols);
+          const auto row = call.memory.read<Bits>(kRight, call.reg(kRight), cols);
+          const auto out = call.memory.write<Bits>(kOut, call.reg(kOut), rows * cols);
+          for (std::uint64_t r = 0; r < rows; ++r) {
+            add_elements<E>(matrix.subspan(r * cols, cols), row, out.subspan(r * cols, cols));
+          }
         }
         call.cycles = row_broadcast_add_cycles(rows, cols, E::kBytes);
       }};

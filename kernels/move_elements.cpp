@@ -18,18 +18,15 @@
 // to the f16 odd-count assumption).
 // Zero pairs is legal and touches nothing.
 //
-// An index past its region's element count is not a precondition failure:
-// the model makes the access where the index puts it, outside the operand's
-// footprint, and the checked memory faults. An element address past 2^32 is
-// never wrapped back into the address space (it could land inside the
-// region): the access is presented at the top of the address space, which no
-// tile's SRAM reaches, so it faults as well.
-#include <algorithm>
-#include <array>
+// An index past its region's element count is not a precondition failure
+// (preconditions see registers, not the table): the model refuses it when it
+// reads the pair, as a KernelOverrun naming the operand — whatever padding the
+// operand's allocation has past its $m6 or $m7 elements.
+#include <bit>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/costs.hpp"
-#include "kernels/element_io.hpp"
 #include "kernels/operand_checks.hpp"
 #include "kernels/registry.hpp"
 
@@ -44,7 +41,6 @@ constexpr unsigned kOutElements = 6;        // $m6
 constexpr unsigned kInElements = 7;         // $m7
 
 constexpr std::uint64_t kPairBytes = 8;
-constexpr std::uint64_t kAddressSpace = std::uint64_t{1} << 32;
 
 template <unsigned S>
 std::uint64_t out_bytes(const Registers& r) {
@@ -58,28 +54,78 @@ std::uint64_t in_bytes(const Registers& r) {
 
 std::uint64_t table_bytes(const Registers& r) { return std::uint64_t{r[kPairs]} * kPairBytes; }
 
-// Where element `index` of the region at `base` lies, without wrapping.
+// The unsigned type of an S-byte element.
 template <unsigned S>
-std::uint32_t element_address(std::uint32_t base, std::uint32_t index) {
-  const std::uint64_t address = base + std::uint64_t{index} * S;
-  return static_cast<std::uint32_t>(std::min(address, kAddressSpace - S));
-}
+using ElementBits = std::conditional_t<S == 4, std::uint32_t,
+                                       std::conditional_t<S == 2, std::uint16_t, std::uint8_t>>;
+
+// The elements of one region a call touched, as a bitmap, reported at the end
+// as runs of consecutive elements: a permutation is one run, however its
+// table orders the pairs.
+class TouchedElements {
+ public:
+  explicit TouchedElements(std::uint64_t elements) : words_((elements + 63) / 64, 0) {}
+  void mark(std::uint64_t index) noexcept {
+    words_[index / 64] |= std::uint64_t{1} << (index % 64);
+  }
+
+  // report(first, count) for each maximal run of marked elements.
+  template <typename Report>
+  void for_each_run(Report report) const {
+    std::uint64_t run_first = 0, run_length = 0;
+    for (std::size_t w = 0; w < words_.size(); ++w) {
+      std::uint64_t word = words_[w];
+      std::uint64_t bit = 0;
+      while (bit < 64) {
+        const std::uint64_t rest = word >> bit;
+        if (rest == 0) break;
+        const auto zeros = static_cast<std::uint64_t>(std::countr_zero(rest));
+        const auto ones = static_cast<std::uint64_t>(std::countr_one(rest >> zeros));
+        const std::uint64_t first = 64 * w + bit + zeros;
+        if (run_length != 0 && run_first + run_length == first) {
+          run_length += ones;
+        } else {
+          if (run_length != 0) report(run_first, run_length);
+          run_first = first;
+          run_length = ones;
+        }
+        bit += zeros + ones;
+      }
+    }
+    if (run_length != 0) report(run_first, run_length);
+  }
+
+ private:
+  std::vector<std::uint64_t> words_;
+};
 
 template <unsigned S>
 void move_elements(KernelCall& call) {
+  using Bits = ElementBits<S>;
   const std::uint64_t pairs = call.reg(kPairs);
-  const std::uint32_t out = call.reg(kOut);
-  const std::uint32_t in = call.reg(kIn);
-  std::vector<std::uint32_t> table;
-  std::array<std::uint8_t, S> element{};
-  for (std::uint64_t done = 0; done < pairs; done += kModelChunkElements) {
-    const std::uint64_t chunk = std::min(kModelChunkElements, pairs - done);
-    table.resize(2 * chunk);
-    read_elements(call.memory, kTable, call.reg(kTable) + done * kPairBytes, 4, table);
-    for (std::size_t p = 0; p < chunk; ++p) {
-      call.memory.read(kIn, element_address<S>(in, table[2 * p + 1]), element);
-      call.memory.write(kOut, element_address<S>(out, table[2 * p]), element);
+  if (pairs != 0) {
+    KernelMemory& memory = call.memory;
+    const auto table = memory.read<std::uint32_t>(kTable, call.reg(kTable), 2 * pairs);
+    const auto in = memory.read<Bits>(kIn, call.reg(kIn), call.reg(kInElements), SpanUse::kSparse);
+    const auto out =
+        memory.write<Bits>(kOut, call.reg(kOut), call.reg(kOutElements), SpanUse::kSparse);
+    // The elements read and written, for the simulator's record of what was
+    // ever written (and --check-uninitialized). Sized from the registers only
+    // now that both spans were granted (so by SRAM, not by a wild count).
+    TouchedElements read(in.size()), written(out.size());
+    for (std::size_t p = 0; p < pairs; ++p) {
+      const std::uint32_t destination = table[2 * p];
+      const std::uint32_t source = table[2 * p + 1];
+      out.at(destination) = in.at(source);
+      read.mark(source);
+      written.mark(destination);
     }
+    read.for_each_run([&](std::uint64_t first, std::uint64_t n) {
+      memory.note_read(kIn, in.address() + first * S, n * S);
+    });
+    written.for_each_run([&](std::uint64_t first, std::uint64_t n) {
+      memory.note_written(kOut, out.address() + first * S, n * S);
+    });
   }
   call.cycles = move_elements_cycles(pairs, S);
 }

@@ -18,12 +18,12 @@
 // exactly (element i is written after all K of its reads) and must not
 // otherwise overlap the partials. count = 0 is legal and touches nothing.
 #include <algorithm>
+#include <array>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "kernels/costs.hpp"
-#include "kernels/element_io.hpp"
 #include "kernels/float_arith.hpp"
 #include "kernels/operand_checks.hpp"
 #include "kernels/registry.hpp"
@@ -64,9 +64,10 @@ KernelSpec sum(std::string_view name) {
           return fmt::format("$m6 (stride) = {} bytes is not a multiple of 4", r[kStride]);
         }
         if (r[kPartials] >= 2 && r[kStride] < output_bytes<E>(r)) {
-          return fmt::format("$m6 (stride) = {} bytes is less than a partial's {} bytes "
-                             "({} {} elements): the partials overlap",
-                             r[kStride], output_bytes<E>(r), r[kCount], E::kName);
+          return fmt::format(
+              "$m6 (stride) = {} bytes is less than a partial's {} bytes "
+              "({} {} elements): the partials overlap",
+              r[kStride], output_bytes<E>(r), r[kCount], E::kName);
         }
         const OperandExtent out{kOut, "sum", output_bytes<E>(r)};
         const OperandExtent in{kIn, "partials", partials_bytes<E>(r)};
@@ -79,24 +80,34 @@ KernelSpec sum(std::string_view name) {
       [](KernelCall& call) {
         const std::uint64_t count = call.reg(kCount);
         const std::uint64_t partials = call.reg(kPartials);
-        std::vector<std::uint32_t> accumulator;
-        std::vector<std::uint32_t> partial;
-        for (std::uint64_t done = 0; done < count; done += kModelChunkElements) {
-          const std::uint64_t chunk = std::min(kModelChunkElements, count - done);
-          const std::uint64_t offset = done * E::kBytes;
-          accumulator.resize(chunk);
-          partial.resize(chunk);
-          read_elements(call.memory, kIn, call.reg(kIn) + offset, E::kBytes, accumulator);
-          for (auto& value : accumulator) value = E::widen(value);
-          for (std::uint64_t k = 1; k < partials; ++k) {
-            read_elements(call.memory, kIn, call.reg(kIn) + k * call.reg(kStride) + offset,
-                          E::kBytes, partial);
-            for (std::size_t i = 0; i < chunk; ++i) {
-              accumulator[i] = add_f32_bits(accumulator[i], E::widen(partial[i]));
-            }
+        if (count != 0) {
+          using Bits = typename E::Bits;
+          // One span per partial: the bytes between partials are not read.
+          // (No reserve: K comes from a register; each span is checked as it
+          // is granted, so a wild K faults before it costs memory.)
+          std::vector<KernelSpan<const Bits>> in;
+          for (std::uint64_t k = 0; k < partials; ++k) {
+            in.push_back(call.memory.read<Bits>(kIn, call.reg(kIn) + k * call.reg(kStride), count));
           }
-          for (auto& value : accumulator) value = E::narrow(value);
-          write_elements(call.memory, kOut, call.reg(kOut) + offset, E::kBytes, accumulator);
+          const auto out = call.memory.write<Bits>(kOut, call.reg(kOut), count);
+          // Blocks of elements keep the accumulator in cache while every
+          // partial is added in order.
+          constexpr std::size_t kBlock = 1024;
+          std::array<std::uint32_t, kBlock> accumulator;
+          for (std::uint64_t first = 0; first < count; first += kBlock) {
+            const std::size_t n =
+                static_cast<std::size_t>(std::min<std::uint64_t>(kBlock, count - first));
+            const auto partial0 = in[0].subspan(first, n);
+            for (std::size_t i = 0; i < n; ++i) accumulator[i] = E::widen(partial0[i]);
+            for (std::size_t k = 1; k < in.size(); ++k) {
+              const auto partial = in[k].subspan(first, n);
+              for (std::size_t i = 0; i < n; ++i) {
+                accumulator[i] = add_f32_bits(accumulator[i], E::widen(partial[i]));
+              }
+            }
+            const auto sums = out.subspan(first, n);
+            for (std::size_t i = 0; i < n; ++i) sums[i] = E::narrow(accumulator[i]);
+          }
         }
         call.cycles = sum_cycles(count, partials, E::kBytes);
       }};

@@ -3,6 +3,13 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "kernels/attention.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/f143_kernels.hpp"
+#include "kernels/layer_norm.hpp"
+#include "kernels/layout_kernels.hpp"
+#include "kernels/pointwise_kernels.hpp"
+
 namespace tessera::kernels {
 
 const KernelRegistry& KernelRegistry::standard() {
@@ -13,6 +20,16 @@ const KernelRegistry& KernelRegistry::standard() {
     add_float_add_kernels(r);
     add_reduction_kernels(r);
     add_move_kernels(r);
+    add_gemm_kernels(r);
+    add_mul_kernels(r);
+    add_convert_kernels(r);
+    add_bias_kernels(r);
+    add_activation_kernels(r);
+    add_reblock_kernels(r);
+    add_rearrange_kernels(r);
+    add_f143_kernels(r);
+    add_layer_norm_kernels(r);
+    add_attention_kernels(r);
     return r;
   }();
   return registry;

@@ -21,7 +21,6 @@ namespace tessera::kernels {
 using Registers = std::array<std::uint32_t, 16>;
 
 enum class KernelKind : std::uint8_t { kKernel, kRuntimeHelper };
-enum class Access : std::uint8_t { kRead, kWrite, kReadWrite };
 
 struct OperandSpec {
   unsigned reg = kOutputRegister;

@@ -1,7 +1,11 @@
 // The runtime helpers emitted code calls: worker barrier, cycle sample, word
-// copy and word fill. Each is a real model over checked memory, with its
-// footprints and cost; zero-length copies and fills are no-ops (the prior
-// art's do-while loops ran ~2^32 times on zero, review-findings.md #3).
+// copy and word fill. Each is a real model over checked memory spans, with
+// its footprints and cost; zero-length copies and fills are no-ops and touch
+// nothing (the prior art's do-while loops ran ~2^32 times on zero,
+// review-findings.md #3).
+#include <algorithm>
+#include <cstring>
+
 #include "kernels/costs.hpp"
 #include "kernels/operand_checks.hpp"
 #include "kernels/registry.hpp"
@@ -20,14 +24,16 @@ Violation word_aligned(const Registers& r, std::initializer_list<unsigned> regs)
 std::uint64_t count_bytes(const Registers& r) { return std::uint64_t{r[kCount]} * 4; }
 
 KernelSpec worker_barrier() {
-  return KernelSpec{
-      std::string(kWorkerBarrier), KernelKind::kRuntimeHelper, {},
-      [](const Registers&) { return std::optional<std::string>(); },
-      [](KernelCall& call) { call.cycles = kWorkerBarrierCycles; }};
+  return KernelSpec{std::string(kWorkerBarrier),
+                    KernelKind::kRuntimeHelper,
+                    {},
+                    [](const Registers&) { return std::optional<std::string>(); },
+                    [](KernelCall& call) { call.cycles = kWorkerBarrierCycles; }};
 }
 
 // Worker 0 stores the tile's cycle counter ($COUNT_L, low 32 bits) inside a
-// runall/sync handoff, so the sample lands after half the barrier.
+// runall/sync handoff: the sample is the counter at its first issue after the
+// runall, and the supervisor goes on after the whole handoff (costs.hpp).
 KernelSpec sample_cycles() {
   return KernelSpec{
       std::string(kSampleCycles),
@@ -35,44 +41,64 @@ KernelSpec sample_cycles() {
       {OperandSpec{kDestination, Access::kWrite, "sample", [](const Registers&) { return 4u; }}},
       [](const Registers& r) { return word_aligned(r, {kDestination}); },
       [](KernelCall& call) {
-        const std::uint64_t at = call.start_cycle + kWorkerBarrierCycles / 2;
-        call.memory.write_u32(kDestination, call.reg(kDestination), static_cast<std::uint32_t>(at));
+        const std::uint64_t at = call.start_cycle + kCycleSampleReadCycles;
+        call.memory.write<std::uint32_t>(kDestination, call.reg(kDestination), 1)[0] =
+            static_cast<std::uint32_t>(at);
         call.cycles = kWorkerBarrierCycles;
       }};
 }
 
+// Six workers copy balanced contiguous shares at once, so a copy whose
+// source and destination overlap has no single result on the device (a
+// sequential model would smear the source forwards): they are the same words
+// or disjoint.
 KernelSpec copy_words() {
   return KernelSpec{
       std::string(kCopyWords),
       KernelKind::kRuntimeHelper,
       {OperandSpec{kDestination, Access::kWrite, "destination", count_bytes},
        OperandSpec{kSource, Access::kRead, "source", count_bytes}},
-      [](const Registers& r) { return word_aligned(r, {kDestination, kSource}); },
+      [](const Registers& r) -> Violation {
+        const OperandExtent destination{kDestination, "destination", count_bytes(r)};
+        const OperandExtent source{kSource, "source", count_bytes(r)};
+        if (auto v = word_aligned(r, {kDestination, kSource})) return v;
+        for (const auto& operand : {destination, source}) {
+          if (auto v = beyond_address_space(r, operand)) return v;
+        }
+        return overlaps_unless_aliased(r, destination, source);
+      },
       [](KernelCall& call) {
         const std::uint32_t words = call.reg(kCount);
-        // Six workers take balanced contiguous shares; the copy is in word
-        // order either way, so the model copies word by word.
-        for (std::uint32_t i = 0; i < words; ++i) {
-          const std::uint32_t value = call.memory.read_u32(kSource, call.reg(kSource) + 4 * i);
-          call.memory.write_u32(kDestination, call.reg(kDestination) + 4 * i, value);
+        if (words != 0) {
+          const auto source = call.memory.read<std::uint32_t>(kSource, call.reg(kSource), words);
+          const auto destination =
+              call.memory.write<std::uint32_t>(kDestination, call.reg(kDestination), words);
+          // memmove: an exactly aliased copy is a copy onto itself.
+          std::memmove(destination.data(), source.data(), destination.size_bytes());
         }
-        call.cycles = words == 0 ? kKernelLaunchCycles : local_copy_cycles(std::uint64_t{words} * 4);
+        call.cycles =
+            words == 0 ? kKernelLaunchCycles : local_copy_cycles(std::uint64_t{words} * 4);
       }};
 }
 
 KernelSpec fill_words() {
-  return KernelSpec{
-      std::string(kFillWords),
-      KernelKind::kRuntimeHelper,
-      {OperandSpec{kDestination, Access::kWrite, "destination", count_bytes}},
-      [](const Registers& r) { return word_aligned(r, {kDestination}); },
-      [](KernelCall& call) {
-        const std::uint32_t words = call.reg(kCount);
-        for (std::uint32_t i = 0; i < words; ++i) {
-          call.memory.write_u32(kDestination, call.reg(kDestination) + 4 * i, call.reg(kSource));
-        }
-        call.cycles = words == 0 ? kKernelLaunchCycles : local_copy_cycles(std::uint64_t{words} * 4);
-      }};
+  return KernelSpec{std::string(kFillWords),
+                    KernelKind::kRuntimeHelper,
+                    {OperandSpec{kDestination, Access::kWrite, "destination", count_bytes}},
+                    [](const Registers& r) -> Violation {
+                      if (auto v = word_aligned(r, {kDestination})) return v;
+                      return beyond_address_space(r, {kDestination, "destination", count_bytes(r)});
+                    },
+                    [](KernelCall& call) {
+                      const std::uint32_t words = call.reg(kCount);
+                      if (words != 0) {
+                        const auto destination = call.memory.write<std::uint32_t>(
+                            kDestination, call.reg(kDestination), words);
+                        std::fill(destination.begin(), destination.end(), call.reg(kSource));
+                      }
+                      call.cycles = words == 0 ? kKernelLaunchCycles
+                                               : local_copy_cycles(std::uint64_t{words} * 4);
+                    }};
 }
 
 }  // namespace

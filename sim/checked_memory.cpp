@@ -8,21 +8,45 @@
 #include "target/memory_map.hpp"
 
 namespace tessera::sim {
+namespace {
 
-CheckedKernelMemory::CheckedKernelMemory(Tile& tile, const kernels::KernelSpec& kernel,
-                                         std::uint32_t pc, const schema::CallSite* site,
+using kernels::Access;
+
+const char* verb(Access access) {
+  switch (access) {
+    case Access::kRead:
+      return "reads";
+    case Access::kWrite:
+      return "writes";
+    case Access::kReadWrite:
+      return "reads and writes";
+  }
+  return "?";
+}
+
+bool reads(Access access) { return access != Access::kWrite; }
+bool writes(Access access) { return access != Access::kRead; }
+
+}  // namespace
+
+CheckedKernelMemory::CheckedKernelMemory(Tile& tile, const ResolvedCallSite& site,
                                          std::uint64_t cycle)
-    : tile_(tile), kernel_(kernel), pc_(pc), site_(site), cycle_(cycle) {}
+    : tile_(tile), site_(site), cycle_(cycle) {}
 
-void CheckedKernelMemory::overrun(std::string message, FaultKind kind) const {
+Fault CheckedKernelMemory::make_fault(std::string message, FaultKind kind) const {
   Fault fault;
   fault.kind = kind;
   fault.tile = tile_.id();
-  fault.pc = pc_;
+  fault.pc = site_.pc;
   fault.cycle = cycle_;
-  fault.message = fmt::format("kernel '{}' called at {:#x}: {}", kernel_.name, pc_, message);
-  if (site_ != nullptr) fault.provenance = tile_.debug_.provenance(site_->provenance);
-  throw KernelFault(std::move(fault));
+  fault.message =
+      fmt::format("kernel '{}' called at {:#x}: {}", site_.kernel->name, site_.pc, message);
+  if (site_.site != nullptr) fault.provenance = tile_.debug_.provenance(site_.site->provenance);
+  return fault;
+}
+
+void CheckedKernelMemory::overrun(std::string message, FaultKind kind) const {
+  throw KernelFault(make_fault(std::move(message), kind));
 }
 
 std::string CheckedKernelMemory::describe_allocation(const schema::Allocation* allocation) const {
@@ -36,54 +60,52 @@ std::string CheckedKernelMemory::describe_allocation(const schema::Allocation* a
   return text;
 }
 
-void CheckedKernelMemory::check(unsigned operand_register, std::uint32_t address,
-                                std::uint64_t size, Direction direction) const {
-  const char* verb = direction == Direction::kRead ? "read" : "wrote";
-  const std::uint64_t end = std::uint64_t{address} + size;
-  // Formatted only when a check fails: this runs on every access a kernel
-  // model makes.
+const schema::Allocation* CheckedKernelMemory::check(unsigned reg, std::uint64_t address,
+                                                     std::uint64_t size, Access access) const {
+  // A size that wraps past 2^64 reaches past SRAM as well.
+  const std::uint64_t end = address + size < address ? ~std::uint64_t{0} : address + size;
+  // Formatted only when a check fails.
   const auto touched = [&] {
-    return fmt::format("operand $m{} {} [{:#x}, {:#x}) ({} bytes)", operand_register, verb,
-                       address, end, size);
+    return fmt::format("operand $m{} {} [{:#x}, {:#x}) ({} bytes)", reg, verb(access), address, end,
+                       size);
   };
   if (address < target::kSramBase || end > target::kSramEnd) {
     overrun(fmt::format("{} outside SRAM {}", touched(), target::kSram));
   }
-  if (tile_.in_code(address, static_cast<std::uint32_t>(size))) {
+  if (tile_.in_code(static_cast<std::uint32_t>(address), static_cast<std::uint32_t>(size))) {
     overrun(fmt::format("{} inside the tile's code", touched()));
   }
-  const auto spec = std::find_if(kernel_.operands.begin(), kernel_.operands.end(),
-                                 [&](const auto& o) { return o.reg == operand_register; });
-  if (spec == kernel_.operands.end()) {
-    overrun(fmt::format("{}, but $m{} is not a memory operand of this kernel", touched(),
-                        operand_register));
+  static const ResolvedCallSite::Operand kNotAnOperand;
+  const ResolvedCallSite::Operand& operand =
+      reg < site_.operands.size() ? site_.operands[reg] : kNotAnOperand;
+  const kernels::OperandSpec* spec = operand.spec;
+  if (spec == nullptr) {
+    overrun(fmt::format("{}, but $m{} is not a memory operand of this kernel", touched(), reg));
   }
-  if (direction == Direction::kWrite && spec->access == kernels::Access::kRead) {
-    overrun(fmt::format("{}, but the kernel's ABI declares $m{} ({}) read-only", touched(),
-                        operand_register, spec->role));
+  if (writes(access) && spec->access == Access::kRead) {
+    overrun(fmt::format("{}, but the kernel's ABI declares $m{} ({}) read-only", touched(), reg,
+                        spec->role));
   }
-  if (direction == Direction::kRead && spec->access == kernels::Access::kWrite) {
-    overrun(fmt::format("{}, but the kernel's ABI declares $m{} ({}) write-only", touched(),
-                        operand_register, spec->role));
+  if (reads(access) && spec->access == Access::kWrite) {
+    overrun(fmt::format("{}, but the kernel's ABI declares $m{} ({}) write-only", touched(), reg,
+                        spec->role));
   }
-  if (site_ == nullptr) {
-    overrun(fmt::format("{}, but the package records no call site at {:#x}, so the operand's "
-                        "allocation is unknown",
-                        touched(), pc_));
+  if (site_.site == nullptr) {
+    overrun(
+        fmt::format("{}, but the package records no call site at {:#x}, so the operand's "
+                    "allocation is unknown",
+                    touched(), site_.pc));
   }
-  const auto operand = std::find_if(site_->operands.begin(), site_->operands.end(),
-                                    [&](const auto& o) { return o.reg == operand_register; });
-  if (operand == site_->operands.end()) {
-    overrun(fmt::format("{}, but the call site records no allocation for $m{}", touched(),
-                        operand_register));
+  if (!operand.recorded) {
+    overrun(fmt::format("{}, but the call site records no allocation for $m{}", touched(), reg));
   }
-  const schema::Allocation* owned = tile_.debug_.allocation(operand->allocation);
+  const schema::Allocation* owned = operand.owned;
   const bool inside = owned != nullptr && address >= owned->address &&
                       end <= std::uint64_t{owned->address} + owned->size;
   if (!inside) {
     // Name the allocation the stray bytes actually hit: the first byte
     // outside the operand's own allocation.
-    std::uint32_t stray = address;
+    auto stray = static_cast<std::uint32_t>(address);
     if (owned != nullptr && address >= owned->address && address < owned->address + owned->size) {
       stray = owned->address + owned->size;
     }
@@ -91,24 +113,90 @@ void CheckedKernelMemory::check(unsigned operand_register, std::uint32_t address
                         describe_allocation(owned), stray,
                         describe_allocation(tile_.debug_.allocation_containing(stray))));
   }
-  if (direction == Direction::kRead && tile_.options_.check_uninitialized &&
-      !tile_.sram_.initialized(address, static_cast<std::uint32_t>(size))) {
-    overrun(fmt::format("{} of {} includes bytes nothing ever wrote", touched(),
-                        describe_allocation(owned)),
-            FaultKind::kUninitializedRead);
+  return owned;
+}
+
+void CheckedKernelMemory::check_written(unsigned reg, std::uint64_t address, std::uint64_t size,
+                                        const schema::Allocation* owned) const {
+  if (!tile_.options_.check_uninitialized ||
+      tile_.sram_.initialized(static_cast<std::uint32_t>(address),
+                              static_cast<std::uint32_t>(size))) {
+    return;
   }
+  overrun(fmt::format("operand $m{} reads [{:#x}, {:#x}) ({} bytes) of {}, which includes bytes "
+                      "nothing ever wrote",
+                      reg, address, address + size, size, describe_allocation(owned)),
+          FaultKind::kUninitializedRead);
 }
 
-void CheckedKernelMemory::read(unsigned operand_register, std::uint32_t address,
-                               std::span<std::uint8_t> bytes) {
-  check(operand_register, address, bytes.size(), Direction::kRead);
-  tile_.sram_.read(address, bytes);
+std::span<std::uint8_t> CheckedKernelMemory::acquire(unsigned reg, std::uint64_t address,
+                                                     std::uint64_t size, Access access,
+                                                     kernels::SpanUse use, unsigned alignment) {
+  if (size == 0) return {};
+  const schema::Allocation* owned = check(reg, address, size, access);
+  if (alignment > 1 && address % alignment != 0) {
+    overrun(fmt::format("operand $m{} {} [{:#x}, {:#x}) as {}-byte elements, but the span is not "
+                        "{}-byte aligned",
+                        reg, verb(access), address, address + size, alignment, alignment),
+            FaultKind::kKernelPrecondition);
+  }
+  // Inside SRAM now, so both fit 32 bits.
+  const auto at = static_cast<std::uint32_t>(address);
+  const auto bytes = static_cast<std::uint32_t>(size);
+  if (use == kernels::SpanUse::kWhole) {
+    if (reads(access)) check_written(reg, address, size, owned);
+    if (writes(access)) whole_writes_.push_back({reg, at, bytes});
+  }
+  granted_.push_back({reg, at, bytes});
+  return tile_.sram_.bytes(at, bytes);
 }
 
-void CheckedKernelMemory::write(unsigned operand_register, std::uint32_t address,
-                                std::span<const std::uint8_t> bytes) {
-  check(operand_register, address, bytes.size(), Direction::kWrite);
-  tile_.sram_.write(address, bytes);
+bool CheckedKernelMemory::inside_granted(unsigned reg, std::uint64_t address,
+                                         std::uint64_t size) const noexcept {
+  return std::any_of(granted_.begin(), granted_.end(), [&](const Granted& span) {
+    return span.reg == reg && address >= span.address &&
+           address + size <= std::uint64_t{span.address} + span.size;
+  });
+}
+
+void CheckedKernelMemory::note_read(unsigned reg, std::uint64_t address, std::uint64_t size) {
+  if (size == 0 || !tile_.options_.check_uninitialized) return;
+  if (!inside_granted(reg, address, size)) {
+    overrun(
+        fmt::format("operand $m{} notes a read of [{:#x}, {:#x}), outside every span it was "
+                    "granted",
+                    reg, address, address + size));
+  }
+  check_written(reg, address, size,
+                tile_.debug_.allocation_containing(static_cast<std::uint32_t>(address)));
+}
+
+void CheckedKernelMemory::note_written(unsigned reg, std::uint64_t address, std::uint64_t size) {
+  if (size == 0) return;
+  if (!inside_granted(reg, address, size)) {
+    overrun(
+        fmt::format("operand $m{} notes a write of [{:#x}, {:#x}), outside every span it "
+                    "was granted",
+                    reg, address, address + size));
+  }
+  tile_.sram_.mark_written(static_cast<std::uint32_t>(address), static_cast<std::uint32_t>(size));
+}
+
+void CheckedKernelMemory::commit() {
+  for (const Granted& span : whole_writes_) tile_.sram_.mark_written(span.address, span.size);
+}
+
+Fault CheckedKernelMemory::span_overrun(const kernels::SpanOverrun& overrun) const {
+  const std::uint64_t begin = overrun.touched_address();
+  const std::uint64_t end = begin + overrun.touched_bytes();
+  const std::uint64_t span_end = overrun.span_address() + overrun.span_bytes();
+  return make_fault(fmt::format(
+      "operand $m{} touched [{:#x}, {:#x}) ({} bytes), outside the span [{:#x}, {:#x}) the model "
+      "was granted; the bytes at {:#x} belong to {}",
+      overrun.reg(), begin, end, overrun.touched_bytes(), overrun.span_address(), span_end,
+      std::max(begin, span_end),
+      describe_allocation(tile_.debug_.allocation_containing(
+          static_cast<std::uint32_t>(std::max(begin, span_end))))));
 }
 
 }  // namespace tessera::sim

@@ -1,20 +1,30 @@
 #pragma once
-// The memory a kernel model sees during one call (ARCHITECTURE.md decision
-// 3). Every access names the operand register it goes through and must stay
-// inside SRAM, outside the tile's code, inside the allocation the package's
-// debug section assigns to that operand at this call site, and agree with
-// the operand's declared access (an input is not written; an output is read
-// only when the kernel's ABI says so). The first stray access throws
-// KernelFault carrying a KernelOverrun fault that names tile, kernel, call pc,
-// operand, the bytes touched, the allocation the operand owns and the
-// allocation actually hit.
+// The memory a kernel model sees during one call (ARCHITECTURE.md decisions 3
+// and 11). A model asks for the spans its own loop bounds will touch; each
+// span is checked once, when it is granted: it must lie inside SRAM, outside
+// the tile's code, inside the allocation the package's debug section assigns
+// to that operand at this call site, and agree with the operand's declared
+// access (an input is not written; an output is read only when the kernel's
+// ABI says so). The first span that strays throws KernelFault carrying a
+// KernelOverrun fault that names tile, kernel, call pc, operand, the bytes
+// asked for, the allocation the operand owns and the allocation actually hit;
+// a model that indexes past a span it was granted (kernels::SpanOverrun) is
+// reported the same way.
+//
+// Never-written bytes: a kWhole read span is checked when it is granted
+// (--check-uninitialized), and kWhole write spans count as written when the
+// model returns, so the order in which a model asks for aliased spans does
+// not matter. kSparse spans are tracked through note_read / note_written.
 
 #include <cstdint>
 #include <span>
 
+#include <boost/container/small_vector.hpp>
+
 #include "kernels/kernel_abi.hpp"
 #include "kernels/registry.hpp"
 #include "schema/model.hpp"
+#include "sim/call_site.hpp"
 #include "sim/fault.hpp"
 
 namespace tessera::sim {
@@ -34,28 +44,44 @@ class KernelFault : public std::exception {
 
 class CheckedKernelMemory final : public kernels::KernelMemory {
  public:
-  // `site` may be null when the package has no record for this call; every
-  // memory access then faults, since no operand has a known allocation.
-  CheckedKernelMemory(Tile& tile, const kernels::KernelSpec& kernel, std::uint32_t pc,
-                      const schema::CallSite* site, std::uint64_t cycle);
+  // `site.site` may be null when the package has no record for this call;
+  // every memory access then faults, since no operand has a known allocation.
+  CheckedKernelMemory(Tile& tile, const ResolvedCallSite& site, std::uint64_t cycle);
 
-  void read(unsigned operand_register, std::uint32_t address,
-            std::span<std::uint8_t> bytes) override;
-  void write(unsigned operand_register, std::uint32_t address,
-             std::span<const std::uint8_t> bytes) override;
+  std::span<std::uint8_t> acquire(unsigned reg, std::uint64_t address, std::uint64_t size,
+                                  kernels::Access access, kernels::SpanUse use,
+                                  unsigned alignment) override;
+  void note_read(unsigned reg, std::uint64_t address, std::uint64_t size) override;
+  void note_written(unsigned reg, std::uint64_t address, std::uint64_t size) override;
+
+  // After the model returned: the kWhole write spans become written bytes.
+  void commit();
+  // The fault for a model that indexed past a span it was granted.
+  Fault span_overrun(const kernels::SpanOverrun& overrun) const;
 
  private:
-  enum class Direction { kRead, kWrite };
-  void check(unsigned operand_register, std::uint32_t address, std::uint64_t size,
-             Direction direction) const;
+  struct Granted {
+    unsigned reg;
+    std::uint32_t address;
+    std::uint32_t size;
+  };
+  // The operand's allocation at this call site, after the access checks.
+  const schema::Allocation* check(unsigned reg, std::uint64_t address, std::uint64_t size,
+                                  kernels::Access access) const;
+  bool inside_granted(unsigned reg, std::uint64_t address, std::uint64_t size) const noexcept;
+  void check_written(unsigned reg, std::uint64_t address, std::uint64_t size,
+                     const schema::Allocation* owned) const;
+  Fault make_fault(std::string message, FaultKind kind = FaultKind::kKernelOverrun) const;
   [[noreturn]] void overrun(std::string message, FaultKind kind = FaultKind::kKernelOverrun) const;
   std::string describe_allocation(const schema::Allocation* allocation) const;
 
   Tile& tile_;
-  const kernels::KernelSpec& kernel_;
-  std::uint32_t pc_;
-  const schema::CallSite* site_;
+  const ResolvedCallSite& site_;
   std::uint64_t cycle_;
+  // Every span, for the kSparse notes, and the kWhole write spans, marked at
+  // commit: a call has a handful, kept inline (no allocation per call).
+  boost::container::small_vector<Granted, 8> granted_;
+  boost::container::small_vector<Granted, 4> whole_writes_;
 };
 
 }  // namespace tessera::sim

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "support/thread_pool.hpp"
 #include "target/config_space.hpp"
 #include "target/memory_map.hpp"
 
@@ -47,14 +48,47 @@ constexpr std::uint32_t kExchangeWait = 0x100;
 
 }  // namespace
 
-// Shared with the spawned process's function, so that a process SystemC
-// cannot kill yet (below) outlives the chip harmlessly: with `chip` cleared
-// it returns at once and is never triggered again.
-struct Chip::TileProcess {
+// A spawned SystemC process's record, shared with the process's function, so
+// that a process SystemC cannot kill yet (kill_processes) outlives the chip
+// harmlessly: with `chip` cleared it returns at once and is never triggered
+// again.
+struct ChipProcess {
   Chip* chip = nullptr;
-  sc_core::sc_event release;
   sc_core::sc_process_handle handle;
 };
+
+struct Chip::TileProcess : ChipProcess {
+  sc_core::sc_event release;
+};
+
+// The process that runs the tiles woken at one instant together, on the
+// host thread pool (decision 11).
+struct Chip::BatchProcess : ChipProcess {
+  sc_core::sc_event ready;
+};
+
+namespace {
+
+// SystemC refuses to kill a process before the kernel first ran (E572,
+// thrown as an sc_report), which is where a chip is destroyed when a session
+// fails between start() and its first wait. Such a process is disarmed
+// instead; after the kernel has run, kill() is allowed.
+void disarm(ChipProcess& process) noexcept {
+  process.chip = nullptr;
+  const bool killable = sc_core::sc_get_status() != sc_core::SC_ELABORATION;
+  if (killable && process.handle.valid() && !process.handle.terminated()) {
+    try {
+      process.handle.kill();
+    } catch (const sc_core::sc_report&) {
+      // Disarmed above; a process the kernel keeps does nothing.
+    }
+  }
+  // The process's function holds this record; dropping the handle breaks
+  // the cycle, so the kernel can free a killed process and the record.
+  process.handle = sc_core::sc_process_handle();
+}
+
+}  // namespace
 
 std::string_view stop_reason_name(StopReason reason) noexcept {
   switch (reason) {
@@ -75,6 +109,7 @@ Chip::Chip(target::Topology topology, SimOptions options, const kernels::KernelR
   }
   if (options_.quantum_cycles == 0) throw UsageError("the quantum must be at least one cycle");
   ensure_systemc();
+  pool_ = std::make_unique<ThreadPool>(options_.threads);
   for (const auto physical : topology_.physical_tiles()) {
     tiles_.push_back(std::make_unique<Tile>(physical, options_, registry_));
   }
@@ -98,26 +133,13 @@ Tile& Chip::tile(target::PhysicalTile tile) { return *tiles_[index_of(tile)]; }
 const Tile& Chip::tile(target::PhysicalTile tile) const { return *tiles_[index_of(tile)]; }
 
 void Chip::kill_processes() noexcept {
-  // SystemC refuses to kill a process before the kernel first ran (E572,
-  // thrown as an sc_report), which is where a chip is destroyed when a
-  // session fails between start() and its first wait. Such a process is
-  // disarmed instead; after the kernel has run, kill() is allowed.
-  const bool killable = sc_core::sc_get_status() != sc_core::SC_ELABORATION;
   for (auto& process : processes_) {
-    if (!process) continue;
-    process->chip = nullptr;
-    if (killable && process->handle.valid() && !process->handle.terminated()) {
-      try {
-        process->handle.kill();
-      } catch (const sc_core::sc_report&) {
-        // Disarmed above; a process the kernel keeps does nothing.
-      }
-    }
-    // The process's function holds this record; dropping the handle breaks
-    // the cycle, so the kernel can free a killed process and the record.
-    process->handle = sc_core::sc_process_handle();
+    if (process) disarm(*process);
   }
   processes_.clear();
+  if (batch_) disarm(*batch_);
+  batch_.reset();
+  ready_.clear();
 }
 
 void Chip::reset() {
@@ -129,6 +151,7 @@ void Chip::reset() {
   faults_.clear();
   spans_.clear();
   stop_requested_ = false;
+  fault_horizon_.reset();
   hsp_marks_ = {};
   host_stats_ = {};
   host_memory_.detach_all();
@@ -150,8 +173,11 @@ void Chip::load(const schema::Application& application) {
     entry_points_[index] = image.entry_point;
     loaded_[index] = true;
   }
+  // One provenance table for every tile's index (a model's can be large).
+  const auto provenance =
+      std::make_shared<const std::vector<std::string>>(application.debug.provenance);
   for (const auto& debug : application.debug.tiles) {
-    tiles_[index_of(debug.tile)]->set_debug(TileDebugIndex(debug, application.debug.provenance));
+    tiles_[index_of(debug.tile)]->set_debug(TileDebugIndex(debug, provenance));
   }
   planned_phases_ = schema::PhasePlan(application.debug);
 }
@@ -179,6 +205,7 @@ void Chip::start(std::optional<std::vector<target::PhysicalTile>> tiles,
   faults_.clear();
   spans_.clear();
   stop_requested_ = false;
+  fault_horizon_.reset();
   started_.clear();
   if (tiles) {
     for (const auto tile : *tiles) started_.push_back(index_of(tile));
@@ -203,6 +230,18 @@ void Chip::start(std::optional<std::vector<target::PhysicalTile>> tiles,
   processes_.resize(tiles_.size());
   sc_core::sc_spawn_options spawn;
   spawn.spawn_method();
+  auto batch = std::make_shared<BatchProcess>();
+  batch->chip = this;
+  sc_core::sc_spawn_options batch_spawn;
+  batch_spawn.spawn_method();
+  batch_spawn.set_sensitivity(&batch->ready);
+  batch_spawn.dont_initialize();
+  batch->handle = sc_core::sc_spawn(
+      [batch] {
+        if (batch->chip != nullptr) batch->chip->run_ready_tiles();
+      },
+      sc_core::sc_gen_unique_name("tiles"), &batch_spawn);
+  batch_ = std::move(batch);
   for (const std::size_t index : started_) {
     tiles_[index]->start(entry_point.value_or(entry_points_[index]), 0);
     auto process = std::make_shared<TileProcess>();
@@ -218,11 +257,29 @@ void Chip::start(std::optional<std::vector<target::PhysicalTile>> tiles,
 
 std::uint64_t Chip::now() const { return systemc_now() - origin_ns_; }
 
-void Chip::record_fault(const Fault& fault) { faults_.add(fault); }
-
 void Chip::request_stop() {
   stop_requested_ = true;
   sc_core::sc_pause();
+}
+
+void Chip::stop_at_fault(const Fault& fault) {
+  faults_.add(fault);
+  if (options_.keep_going) return;
+  fault_horizon_ = std::min(fault_horizon_.value_or(fault.cycle), fault.cycle);
+  stop_if_caught_up();
+}
+
+bool Chip::past_fault_horizon(const Tile& tile) const {
+  return fault_horizon_ && tile.cycle() > *fault_horizon_;
+}
+
+void Chip::stop_if_caught_up() {
+  if (!fault_horizon_ || stop_requested_) return;
+  for (const std::size_t index : started_) {
+    const Tile& tile = *tiles_[index];
+    if (tile.status() == TileStatus::kRunning && !past_fault_horizon(tile)) return;
+  }
+  request_stop();
 }
 
 std::uint64_t Chip::delay_until(std::uint64_t cycle) const {
@@ -266,7 +323,7 @@ void Chip::leave_exchange_phase(std::size_t index) {
   const auto it = std::find(phase_pending_.begin(), phase_pending_.end(), index);
   if (it == phase_pending_.end()) return;
   phase_pending_.erase(it);
-  if (auto& record = tiles_[index]->exchange()) record->done = true;
+  if (auto& record = tiles_[index]->exchange()) record->finish();
   if (phase_pending_.empty()) solve_exchange_phase();
 }
 
@@ -283,8 +340,7 @@ void Chip::solve_exchange_phase() {
     faults = sim::solve_exchange_phase(tiles, phase_participants_, phase_round_, planned,
                                        exchange_stats_);
   }
-  for (const auto& fault : faults) record_fault(fault);
-  if (!faults.empty() && !options_.keep_going) request_stop();
+  for (const auto& fault : faults) stop_at_fault(fault);
   // Rows that returned go on at their own cycle: the phase cost them their
   // events, not a wait.
   std::vector<Release> releases;
@@ -311,12 +367,18 @@ void Chip::release_host_receivers() {
     const HostService service = host_services_[index];
     const std::uint32_t dcount = tile.csr(static_cast<std::uint8_t>(target::isa::Csr::kIncomingDcount));
     if (dcount != service.returned_words) {
+      const std::string unheard =
+          service.unheard_words == 0
+              ? std::string()
+              : fmt::format(
+                    " that reached it; {} more did not: its INCOMING_MUX is {:#x}, "
+                    "not its host endpoint {:#x}",
+                    service.unheard_words, service.mux, service.endpoint);
       tile.raise(FaultKind::kDeadlock,
                  fmt::format("host phase {}: sync 0 waits for INCOMING_DCOUNT = {} words, but the "
-                             "host returned {}",
-                             phase_round_, dcount, service.returned_words));
-      record_fault(*tile.fault());
-      if (!options_.keep_going) request_stop();
+                             "host returned {}{}",
+                             phase_round_, dcount, service.returned_words, unheard));
+      stop_at_fault(*tile.fault());
       continue;
     }
     releases.push_back({index, tile.wait_started() + service.cycles, phase_round_});
@@ -324,102 +386,138 @@ void Chip::release_host_receivers() {
   apply_releases(releases);
 }
 
+// Quantum boundaries are one grid for all tiles (multiples of the quantum),
+// so that tiles released together keep yielding at the same instants and
+// run together again; a tile that overshoots a boundary (a long kernel call)
+// resumes at the last boundary it passed. Both decide only when the host
+// runs a tile: its results depend on its own cycle count alone.
+std::uint64_t Chip::budget_end(const Tile& tile) const {
+  const std::uint64_t quantum = options_.quantum_cycles;
+  std::uint64_t end = std::min((tile.cycle() / quantum + 1) * quantum, limit_);
+  // An instruction issued at the fault horizon may still fault at it (a fetch).
+  if (fault_horizon_) end = std::min(end, *fault_horizon_ + 1);
+  return end;
+}
+
+void Chip::reschedule(std::size_t index) {
+  const std::uint64_t quantum = options_.quantum_cycles;
+  processes_[index]->release.notify(
+      cycles(delay_until(tiles_[index]->cycle() / quantum * quantum)));
+}
+
 void Chip::on_tile_activation(std::size_t index) {
   Tile& tile = *tiles_[index];
   TileProcess& process = *processes_[index];
-  if (tile.status() != TileStatus::kRunning) {
-    sc_core::next_trigger(process.release);
+  sc_core::next_trigger(process.release);
+  if (tile.status() != TileStatus::kRunning) return;
+  if (stop_requested_ || tile.cycle() >= limit_ || past_fault_horizon(tile)) {
+    if (past_fault_horizon(tile)) stop_if_caught_up();
+    // Wait at the tile's own time; the next run() continues from here.
+    // Past the limit or the fault horizon, wait at least a cycle so the
+    // kernel can reach it.
+    std::uint64_t delay = delay_until(tile.cycle());
+    if (!stop_requested_ && delay == 0) delay = 1;
+    sc_core::next_trigger(cycles(delay));
     return;
   }
-  for (;;) {
-    if (stop_requested_ || tile.cycle() >= limit_) {
-      // Wait at the tile's own time; the next run() continues from here.
-      // Past the limit, wait at least a cycle so the kernel can reach it.
-      std::uint64_t delay = delay_until(tile.cycle());
-      if (!stop_requested_ && delay == 0) delay = 1;
-      sc_core::next_trigger(cycles(delay));
+  // Run with every other tile woken at this instant: the batch process runs
+  // after this evaluation phase, when all of them are queued.
+  ready_.push_back(index);
+  batch_->ready.notify(sc_core::SC_ZERO_TIME);
+}
+
+// Between two interactions tiles share nothing, so the woken tiles run on the
+// host pool at once; their outcomes (syncs, faults, phases) are then handled
+// one by one in tile order, which keeps results, cycles, faults and traces
+// the same whatever the thread count.
+void Chip::run_ready_tiles() {
+  std::vector<std::size_t> batch = std::move(ready_);
+  ready_.clear();
+  std::sort(batch.begin(), batch.end());
+  std::vector<RunOutcome> outcomes(batch.size());
+  pool_->for_each(batch.size(), [&](std::size_t i) {
+    Tile& tile = *tiles_[batch[i]];
+    outcomes[i] = tile.run(budget_end(tile));
+  });
+  for (std::size_t i = 0; i < batch.size(); ++i) continue_tile(batch[i], outcomes[i]);
+}
+
+// What a tile does after its run returned: it waits (at a sync, for its
+// phase, for the host) or is run again at its own time.
+void Chip::continue_tile(std::size_t index, const RunOutcome& outcome) {
+  Tile& tile = *tiles_[index];
+  const bool host_receive = outcome.kind == RunOutcome::Kind::kSync && outcome.zone == 0;
+  if (outcome.kind != RunOutcome::Kind::kBudget && outcome.kind != RunOutcome::Kind::kRowDone &&
+      !host_receive) {
+    leave_exchange_phase(index);  // a tile that syncs, halts or stops has left its phase
+  }
+  switch (outcome.kind) {
+    case RunOutcome::Kind::kBudget:
+      reschedule(index);
       return;
-    }
-    const RunOutcome outcome =
-        tile.run(std::min(tile.cycle() + options_.quantum_cycles, limit_));
-    const bool host_receive = outcome.kind == RunOutcome::Kind::kSync && outcome.zone == 0;
-    if (outcome.kind != RunOutcome::Kind::kBudget && outcome.kind != RunOutcome::Kind::kRowDone &&
-        !host_receive) {
-      leave_exchange_phase(index);  // a tile that syncs, halts or stops has left its phase
-    }
-    switch (outcome.kind) {
-      case RunOutcome::Kind::kBudget:
-        sc_core::next_trigger(cycles(delay_until(tile.cycle())));
+    case RunOutcome::Kind::kRowDone:
+      tile.begin_wait(kExchangeWait);
+      leave_exchange_phase(index);
+      return;
+    case RunOutcome::Kind::kSans:
+      if (outcome.zone == 0) {
+        const auto releases = internal_sync_.skip(index);
+        if (!releases.empty()) open_exchange_phase(releases.front().round, releases);
+        apply_releases(releases);
+      }
+      if (outcome.zone == 1) {
+        const auto releases = host_sync_.leave(index);
+        if (!releases.empty()) open_exchange_phase(releases.front().round, releases, true);
+        apply_releases(releases);
+      }
+      reschedule(index);
+      return;
+    case RunOutcome::Kind::kSync:
+      if (outcome.zone == 1) {
+        tile.begin_wait(1);
+        tile.release(tile.cycle() + options_.local_sync_cycles);
+        reschedule(index);
         return;
-      case RunOutcome::Kind::kRowDone:
-        tile.begin_wait(kExchangeWait);
-        leave_exchange_phase(index);
-        sc_core::next_trigger(process.release);
+      }
+      if (outcome.zone == 3) {
+        tile.begin_wait(3);
+        const auto releases = internal_sync_.arrive(index, tile.cycle());
+        if (!releases.empty()) open_exchange_phase(releases.front().round, releases);
+        apply_releases(releases);
         return;
-      case RunOutcome::Kind::kSans:
-        if (outcome.zone == 0) {
-          const auto releases = internal_sync_.skip(index);
-          if (!releases.empty()) open_exchange_phase(releases.front().round, releases);
-          apply_releases(releases);
-        }
-        if (outcome.zone == 1) {
-          const auto releases = host_sync_.leave(index);
-          if (!releases.empty()) open_exchange_phase(releases.front().round, releases, true);
-          apply_releases(releases);
-        }
-        continue;
-      case RunOutcome::Kind::kSync:
-        if (outcome.zone == 1) {
-          tile.begin_wait(1);
-          tile.release(tile.cycle() + options_.local_sync_cycles);
-          continue;
-        }
-        if (outcome.zone == 3) {
-          tile.begin_wait(3);
-          const auto releases = internal_sync_.arrive(index, tile.cycle());
-          if (!releases.empty()) open_exchange_phase(releases.front().round, releases);
-          apply_releases(releases);
-          sc_core::next_trigger(process.release);
+      }
+      if (is_host_zone(outcome.zone)) {
+        // Released when every tile is there and the host has granted the
+        // round; the run goes on until nothing else can happen, so that
+        // every tile reaches its host sync before the host is asked to act.
+        tile.begin_wait(outcome.zone);
+        const auto releases = host_sync_.arrive(index, tile.cycle());
+        if (!releases.empty()) open_exchange_phase(releases.front().round, releases, true);
+        apply_releases(releases);
+        return;
+      }
+      if (outcome.zone == 0) {
+        // Wait for the host to serve this tile's packets (its phase's solve).
+        if (phase_is_host_ && tile.exchange()) {
+          tile.begin_wait(0);
+          leave_exchange_phase(index);
           return;
         }
-        if (is_host_zone(outcome.zone)) {
-          // Released when every tile is there and the host has granted the
-          // round; the run goes on until nothing else can happen, so that
-          // every tile reaches its host sync before the host is asked to act.
-          tile.begin_wait(outcome.zone);
-          const auto releases = host_sync_.arrive(index, tile.cycle());
-          if (!releases.empty()) open_exchange_phase(releases.front().round, releases, true);
-          apply_releases(releases);
-          sc_core::next_trigger(process.release);
-          return;
-        }
-        if (outcome.zone == 0) {
-          // Wait for the host to serve this tile's packets (its phase's solve).
-          if (phase_is_host_ && tile.exchange()) {
-            tile.begin_wait(0);
-            leave_exchange_phase(index);
-            sc_core::next_trigger(process.release);
-            return;
-          }
-          tile.raise(FaultKind::kNotModelled, "sync 0 (host receive) outside a host phase");
-        } else {
-          tile.raise(FaultKind::kNotModelled, fmt::format("sync {}: not a known sync zone", outcome.zone));
-        }
-        [[fallthrough]];
-      case RunOutcome::Kind::kFaulted:
-        record_fault(*tile.fault());
-        if (!options_.keep_going) request_stop();
-        sc_core::next_trigger(process.release);
-        return;
-      case RunOutcome::Kind::kTrapped:
-        request_stop();
-        sc_core::next_trigger(process.release);
-        return;
-      case RunOutcome::Kind::kHalted:
-        if (options_.trace) spans_.push_back({index, "compute", segment_start_[index], tile.cycle()});
-        sc_core::next_trigger(process.release);
-        return;
-    }
+        tile.raise(FaultKind::kNotModelled, "sync 0 (host receive) outside a host phase");
+      } else {
+        tile.raise(FaultKind::kNotModelled, fmt::format("sync {}: not a known sync zone", outcome.zone));
+      }
+      [[fallthrough]];
+    case RunOutcome::Kind::kFaulted:
+      leave_exchange_phase(index);  // its row is over, even when it faulted at a sync 0
+      stop_at_fault(*tile.fault());
+      return;
+    case RunOutcome::Kind::kTrapped:
+      request_stop();
+      return;
+    case RunOutcome::Kind::kHalted:
+      if (options_.trace) spans_.push_back({index, "compute", segment_start_[index], tile.cycle()});
+      return;
   }
 }
 
@@ -427,6 +525,7 @@ RunResult Chip::run(std::uint64_t max_cycles) {
   if (started_.empty()) throw UsageError("run() before start()");
   limit_ = max_cycles;
   stop_requested_ = false;
+  fault_horizon_.reset();
   const std::size_t faults_before = faults_.all().size();
   if (now() < limit_) {
     if (max_cycles == ~std::uint64_t{0}) {
@@ -460,11 +559,13 @@ RunResult Chip::run(std::uint64_t max_cycles) {
     result.reason = StopReason::kFault;
   } else if (trapped > 0) {
     result.reason = StopReason::kTrapped;
-  } else if (host > 0) {
+  } else if (host > 0 && (sc_core::sc_pending_activity() || host_sync_.waiting_for_grant())) {
+    // The host's grant (an HSP credit) or more simulated time moves it on.
     result.reason = StopReason::kHostSync;
   } else if (halted + faulted == started_.size()) {
     result.reason = faulted > 0 ? StopReason::kFault : StopReason::kAllHalted;
-  } else if (!sc_core::sc_pending_activity() && waiting > 0) {
+  } else if (!sc_core::sc_pending_activity() && waiting + host > 0) {
+    // Tiles wait for tiles that will never come, whatever the host grants.
     diagnose_deadlock();
     result.reason = StopReason::kDeadlock;
   } else {
@@ -480,6 +581,7 @@ void Chip::pass_time(std::uint64_t cycles_to_pass) {
   if (started_.empty() || cycles_to_pass == 0) return;
   limit_ = now() + cycles_to_pass;
   stop_requested_ = false;
+  fault_horizon_.reset();
   sc_core::sc_start(cycles(cycles_to_pass), sc_core::SC_RUN_TO_TIME);
 }
 
@@ -498,6 +600,10 @@ void Chip::diagnose_deadlock() {
         const std::uint64_t round = internal_sync_.round_of(index) - 1;
         where += fmt::format(", round {}: {} of {} tiles present", round,
                              internal_sync_.present(round), started_.size());
+      } else if (is_host_zone(tile.waiting_zone())) {
+        const std::uint64_t round = host_sync_.round_of(index) - 1;
+        where += fmt::format(", host round {}: {} of {} tiles present", round,
+                             host_sync_.present(round), started_.size());
       }
       where += ")";
     } else {

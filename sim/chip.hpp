@@ -33,15 +33,16 @@
 #include "sim/options.hpp"
 #include "sim/sync_controller.hpp"
 #include "sim/tile.hpp"
+#include "support/thread_pool.hpp"
 #include "target/topology.hpp"
 
 namespace tessera::sim {
 
 enum class StopReason : std::uint8_t {
   kAllHalted,   // every started tile branched to 0
-  kHostSync,    // a tile waits at a host sync (zone 7 or 15)
+  kHostSync,    // tiles wait at a host sync (zone 7 or 15) for the host's credit
   kTrapped,     // a tile stopped at `trap`
-  kFault,       // a fault stopped the run (the first one, unless keep_going)
+  kFault,       // a fault stopped the run (the earliest in simulated time, unless keep_going)
   kDeadlock,    // no tile can make progress
   kCycleLimit,  // the cycle limit passed
 };
@@ -140,13 +141,24 @@ class Chip {
 
   // Internal: the SystemC side calls these.
   struct TileProcess;
+  struct BatchProcess;
   void on_tile_activation(std::size_t index);
+  void run_ready_tiles();
 
  private:
   std::size_t index_of(target::PhysicalTile tile) const;
+  std::uint64_t budget_end(const Tile& tile) const;
+  void reschedule(std::size_t index);
+  void continue_tile(std::size_t index, const RunOutcome& outcome);
   void apply_releases(const std::vector<Release>& releases);
-  void record_fault(const Fault& fault);
   void request_stop();
+  // Which fault stops a run (decision 10): the earliest in simulated time.
+  // Tiles run ahead of each other by up to a quantum, so when a fault is
+  // found at cycle c a tile behind c may still fault earlier: the others run
+  // on up to c (the fault horizon) before the run stops.
+  void stop_at_fault(const Fault& fault);
+  bool past_fault_horizon(const Tile& tile) const;
+  void stop_if_caught_up();
   void kill_processes() noexcept;
   void diagnose_deadlock();
   void open_exchange_phase(std::uint64_t round, const std::vector<Release>& releases,
@@ -164,6 +176,9 @@ class Chip {
   std::vector<std::uint32_t> entry_points_;
   std::vector<std::size_t> started_;
   std::vector<std::shared_ptr<TileProcess>> processes_;
+  std::shared_ptr<BatchProcess> batch_;
+  std::vector<std::size_t> ready_;  // tiles woken at this instant, for the batch
+  std::unique_ptr<ThreadPool> pool_;
   SyncRounds internal_sync_;
   HostSyncRounds host_sync_;
   HostMemory host_memory_;
@@ -182,6 +197,9 @@ class Chip {
   schema::PhasePlan planned_phases_;  // the package's planned exchange phases
   ExchangeStats exchange_stats_;
   bool stop_requested_ = false;
+  // The earliest cycle a fault was found at, when the run stops at faults:
+  // every tile runs the instructions it issues up to it, then the run stops.
+  std::optional<std::uint64_t> fault_horizon_;
 
   struct Span {
     std::size_t tile;

@@ -49,6 +49,13 @@ class Timeline {
     }
   }
   std::uint32_t final_value() const { return changes_.empty() ? initial_ : changes_.back().second; }
+  // The event of the last change at or before `event` (the lowest event when
+  // the value there is the initial one).
+  Event changed_at(Event event) const {
+    const auto it = std::upper_bound(changes_.begin(), changes_.end(),
+                                     std::pair<Event, std::uint32_t>{event, 0u}, by_event);
+    return it == changes_.begin() ? std::numeric_limits<Event>::min() : std::prev(it)->first;
+  }
   const std::vector<std::pair<Event, std::uint32_t>>& changes() const { return changes_; }
 
  private:
@@ -275,6 +282,8 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
   // the sctl names the direction to d, and d takes it if its source select
   // names s then; it reaches memory 52 + 2·row(d) events later.
   std::vector<std::vector<Arrival>> arrivals(tiles.size());
+  // Words each receiver takes under one source select: one message.
+  std::map<std::pair<std::size_t, Event>, std::uint64_t> message_words;
   for (const Sent& run : sent) {
     const PhysicalTile sender = tiles[run.sender]->id();
     const auto receivers = receivers_of.find(sender.value);
@@ -294,7 +303,24 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
             arrivals[d].push_back(Arrival{from + to_memory, from - to_mux, run.sender,
                                           run.source_address + 4 * skipped, run.slot + skipped,
                                           static_cast<std::uint32_t>(to - from)});
+            message_words[{d, xpic[d].changed_at(from)}] += static_cast<std::uint64_t>(to - from);
           });
+    }
+  }
+  // No message longer than the hardware carries (target::check_message_words).
+  for (const auto& [message, words] : message_words) {
+    const auto [d, selected_at] = message;
+    const PhysicalTile source(static_cast<std::uint16_t>(xpic[d].at(selected_at)));
+    try {
+      target::check_message_words(source, tiles[d]->id(), words);
+    } catch (const target::ExchangeTimingError& error) {
+      const std::string since = selected_at == std::numeric_limits<Event>::min()
+                                    ? std::string("since an earlier phase")
+                                    : fmt::format("from event {}", selected_at);
+      fault_on(d, FaultKind::kExchangeTiming,
+               fmt::format("{} takes more words under one source select ({}) than one message "
+                           "carries: {}",
+                           tiles[d]->id(), since, error.message()));
     }
   }
 
@@ -389,7 +415,43 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
       }
       if (stopped) break;
     }
+    // A PIC control after the last word still sets the pointer the next
+    // phase starts from.
+    while (next_change < pointer_changes.size()) pointer = pointer_changes[next_change++].second;
     pic[d].set(std::numeric_limits<Event>::max(), static_cast<std::uint32_t>(pointer));
+  }
+
+  // A tile may not observe a word before its write event. A row that
+  // returns before the words it receives have landed lets the code after it
+  // read stale memory while the late words land under its feet.
+  struct LateWords {
+    std::uint64_t count = 0;
+    const Write* last = nullptr;  // the run holding the last late word
+    Event last_event = 0;
+  };
+  std::unordered_map<std::size_t, LateWords> late;
+  for (const Write& write : writes) {
+    const ExchangeRecord* record = records[write.destination];
+    if (record == nullptr || !record->end) continue;
+    const Arrival& taken = write.arrival;
+    const Event first = std::max(taken.memory_event, taken.send_event);
+    const Event final_event = first + taken.words - 1;
+    if (final_event < *record->end) continue;
+    LateWords& words = late[write.destination];
+    words.count += static_cast<std::uint64_t>(final_event - std::max(first, *record->end) + 1);
+    if (words.last == nullptr || final_event > words.last_event) {
+      words.last = &write;
+      words.last_event = final_event;
+    }
+  }
+  for (const auto& [d, words] : late) {
+    const Write& last = *words.last;
+    fault_on(d, FaultKind::kExchangeTiming,
+             fmt::format("{}'s row {} returns at event {}, before {} of the words it receives "
+                         "have landed: the last, from {}, lands at {:#x} at event {}",
+                         tiles[d]->id(), *records[d]->row_code, *records[d]->end, words.count,
+                         tiles[last.arrival.sender]->id(),
+                         last.address + 4 * (last.arrival.words - 1), words.last_event));
   }
 
   // Persist the receive state a phase leaves behind (a missing teardown

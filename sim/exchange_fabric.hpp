@@ -16,8 +16,11 @@
 // Checks, each a fault naming phase, tiles and addresses: a send that reads,
 // or a receive that writes, the memory element of the executing row
 // (TEXCPT_CONFLICT, including the 64-byte fetch lookahead); a receive outside
-// SRAM or into code (ERERR ADDR); and, when the package plans the phase, any
-// difference between the words delivered and the planned transfers.
+// SRAM or into code (ERERR ADDR); more words under one source select than
+// one message carries (target::check_message_words); a row that returns
+// before the words it receives have landed (the code after it would read
+// them early); and, when the package plans the phase, any difference between
+// the words delivered and the planned transfers.
 // The 64-bit paired mode is refused as not modelled.
 
 #include <cstdint>

@@ -25,7 +25,14 @@ struct ExchangeRecord {
   std::optional<target::AddressRange> row_code;
   bool started = false;  // executed at least one exchange instruction
   bool done = false;     // the row returned, or the tile left the phase
+  // The event the row ended at (its br, or where the tile left the phase):
+  // from then on the tile runs other code, which may read what it received.
+  std::optional<target::Event> end;
 
+  void finish() {
+    done = true;
+    if (started && !end) end = stream.now();
+  }
   void note_instruction(std::uint32_t pc, std::uint32_t bytes) {
     const target::AddressRange range{pc, pc + bytes};
     row_code = row_code ? target::AddressRange{std::min(row_code->begin, range.begin),

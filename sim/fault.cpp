@@ -1,5 +1,8 @@
 #include "sim/fault.hpp"
 
+#include <algorithm>
+#include <utility>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -17,6 +20,7 @@ std::string_view fault_kind_name(FaultKind kind) noexcept {
     case FaultKind::kExchangeConflict: return "ExchangeConflict";
     case FaultKind::kExchangeAddress: return "ExchangeAddress";
     case FaultKind::kExchangeMismatch: return "ExchangeMismatch";
+    case FaultKind::kExchangeTiming: return "ExchangeTiming";
   }
   return "?";
 }
@@ -44,6 +48,16 @@ nlohmann::json to_json(const Fault& fault) {
   record["pc"] = fault.pc ? nlohmann::json(*fault.pc) : nlohmann::json(nullptr);
   if (!fault.provenance.empty()) record["provenance"] = fault.provenance;
   return record;
+}
+
+void FaultLog::add(Fault fault) {
+  const auto when = [](const Fault& f) {
+    return std::pair(f.cycle, f.tile ? std::uint32_t{f.tile->value} : 0x10000u);
+  };
+  const auto at =
+      std::upper_bound(faults_.begin(), faults_.end(), fault,
+                       [&](const Fault& a, const Fault& b) { return when(a) < when(b); });
+  faults_.insert(at, std::move(fault));
 }
 
 nlohmann::json FaultLog::to_json() const {

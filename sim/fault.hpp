@@ -26,6 +26,8 @@ enum class FaultKind : std::uint8_t {
   kExchangeConflict,    // TEXCPT_CONFLICT: exchange data in the element of the executing row
   kExchangeAddress,     // ERERR ADDR: a send or receive outside SRAM, or a receive into code
   kExchangeMismatch,    // the words delivered differ from the package's planned transfers
+  kExchangeTiming,      // a row the timing model refuses: an instruction with no place in a
+                        // row, a message over the limit, a row that returns before its words land
 };
 
 std::string_view fault_kind_name(FaultKind kind) noexcept;
@@ -44,9 +46,13 @@ struct Fault {
 std::string describe(const Fault& fault);
 nlohmann::json to_json(const Fault& fault);
 
+// The faults of a run in simulated-time order, ties by tile id (a fault
+// without a tile last at its cycle): the order the chip raises them in,
+// whatever order the simulator's tiles, each running ahead by up to a
+// quantum, found them in.
 class FaultLog {
  public:
-  void add(Fault fault) { faults_.push_back(std::move(fault)); }
+  void add(Fault fault);
   const std::vector<Fault>& all() const noexcept { return faults_; }
   bool empty() const noexcept { return faults_.empty(); }
   void clear() noexcept { faults_.clear(); }

@@ -175,6 +175,8 @@ std::vector<Fault> solve_host_phase(std::span<Tile* const> tiles,
       continue;
     }
     HostService& service = services[p];
+    service.mux = tiles[p]->incoming_mux();
+    service.endpoint = target::host_mux(tile);
     for (const auto& transfer : list) {
       const auto& header = transfer.header;
       if (crosses_host_page(header.host_offset, header.size)) {
@@ -182,6 +184,12 @@ std::vector<Fault> solve_host_phase(std::span<Tile* const> tiles,
                  fmt::format("{}: the packet [{:#x}, +{}) crosses a {}-byte host page", tile,
                              header.host_offset, header.size, target::kHostPageBytes));
         break;
+      }
+      if (header.direction == target::HostDirection::kHostToDevice &&
+          service.mux != service.endpoint) {
+        // The host's reply goes out, but the tile is not listening to it.
+        service.unheard_words += header.size == 0 ? 1 : header.size / 4;
+        continue;
       }
       if (header.direction == target::HostDirection::kHostToDevice) {
         if (header.size == 0) {  // the zero-byte read that closes a D2H transfer

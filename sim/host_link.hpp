@@ -9,7 +9,9 @@
 // parse_packet_header is the only decoder): an H2D read request makes the
 // host copy bytes from host memory into the tile's packet window; a D2H
 // header is followed by its payload words, which the host writes into host
-// memory; a zero-byte read closes a D2H transfer. A target's `sync 0` waits
+// memory; a zero-byte read closes a D2H transfer. What the host returns (read
+// data, the zero-byte read's word) reaches the target only through its
+// INCOMING_MUX selecting its host endpoint (target::host_mux). A target's `sync 0` waits
 // until the host has served it, and its INCOMING_DCOUNT must equal the words
 // the host returned (payload words for H2D, one per zero-byte read).
 //
@@ -51,9 +53,15 @@ struct HostStats {
 
 // What the host did for one tile in a phase: words it returned (for the
 // dcount check) and the cycles the transfers take at 4 bytes per cycle.
+// Words the host sent while the tile's INCOMING_MUX did not select its host
+// endpoint never reached it (`unheard_words`, with the mux and the endpoint
+// for the report).
 struct HostService {
   std::uint64_t returned_words = 0;
   std::uint64_t cycles = 0;
+  std::uint64_t unheard_words = 0;
+  std::uint32_t mux = 0;
+  std::uint32_t endpoint = 0;
 };
 
 // Serves one host phase: parses every participant's sent words as packets

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "kernels/kernel_abi.hpp"
 #include "target/config_space.hpp"
 
 namespace tessera::sim {
@@ -35,8 +36,16 @@ struct SimOptions {
   // both f16 halves, so padding that was never written poisons arithmetic
   // instead of passing as zero (kernels-siglip-f143.md H8).
   std::uint32_t poison = 0xFFFFFFFF;
+  // How rounding kernels round (kernels/kernel_abi.hpp): to nearest even, or
+  // stochastically from a deterministic per-(tile, worker) generator, which
+  // is not the IPU's PRNG and so not bit-identical to silicon.
+  kernels::Rounding rounding = kernels::Rounding::kNearestEven;
   // Report kernel reads of never-written bytes as faults.
   bool check_uninitialized = false;
+  // Host threads that run tiles between interactions (ARCHITECTURE.md
+  // decision 11); 0 means the machine's cores. Results, cycles, faults,
+  // traces and profiles are the same for every value.
+  unsigned threads = 0;
   // Record faults and keep the other tiles running, instead of stopping at
   // the first fault.
   bool keep_going = false;

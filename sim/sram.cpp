@@ -1,12 +1,24 @@
 #include "sim/sram.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstring>
+#include <new>
 
 #include "support/little_endian.hpp"
 
 namespace tessera::sim {
 namespace {
+
+constexpr std::size_t kGuardBytes = TileSram::kPageBytes;
+constexpr std::size_t kDataBytes = target::kSramSize;
+constexpr std::size_t kBitmapBytes = target::kSramSize / 8;
+// Guard, data, guard, bitmap (page-rounded).
+constexpr std::size_t kBitmapOffset = kGuardBytes + kDataBytes + kGuardBytes;
+constexpr std::size_t kMappingBytes = kBitmapOffset + (kBitmapBytes + TileSram::kPageBytes - 1) /
+                                                          TileSram::kPageBytes *
+                                                          TileSram::kPageBytes;
 
 // The bits [offset, offset + count) of a 64-bit word; 1 ≤ count ≤ 64 − offset.
 constexpr std::uint64_t bit_range(std::uint32_t offset, std::uint32_t count) noexcept {
@@ -16,62 +28,95 @@ constexpr std::uint64_t bit_range(std::uint32_t offset, std::uint32_t count) noe
 
 }  // namespace
 
-void TileSram::mark_written(Page& page, std::uint32_t begin, std::uint32_t count) noexcept {
-  for (std::uint32_t byte = begin, end = begin + count; byte < end;) {
-    const std::uint32_t offset = byte % 64;
-    const std::uint32_t run = std::min(end - byte, 64 - offset);
-    page.written[byte / 64] |= bit_range(offset, run);
-    byte += run;
-  }
+TileSram::~TileSram() {
+  if (mapping_ != nullptr) ::munmap(mapping_, kMappingBytes);
 }
 
-bool TileSram::all_written(const Page& page, std::uint32_t begin, std::uint32_t count) noexcept {
-  for (std::uint32_t byte = begin, end = begin + count; byte < end;) {
-    const std::uint32_t offset = byte % 64;
-    const std::uint32_t run = std::min(end - byte, 64 - offset);
-    const std::uint64_t mask = bit_range(offset, run);
-    if ((page.written[byte / 64] & mask) != mask) return false;
-    byte += run;
+void TileSram::reserve() {
+  void* mapping =
+      ::mmap(nullptr, kMappingBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (mapping == MAP_FAILED) throw std::bad_alloc();
+  mapping_ = static_cast<std::uint8_t*>(mapping);
+  if (::mprotect(mapping_ + kGuardBytes, kDataBytes, PROT_READ | PROT_WRITE) != 0 ||
+      ::mprotect(mapping_ + kBitmapOffset, kMappingBytes - kBitmapOffset, PROT_READ | PROT_WRITE) !=
+          0) {
+    ::munmap(mapping_, kMappingBytes);
+    mapping_ = nullptr;
+    throw std::bad_alloc();
   }
-  return true;
+  data_ = mapping_ + kGuardBytes;
+  written_ = reinterpret_cast<std::uint64_t*>(mapping_ + kBitmapOffset);  // NOLINT: page-aligned
 }
 
-TileSram::Page& TileSram::page_for_write(std::uint32_t index) {
-  auto& page = pages_[index];
-  if (!page) {
-    page = std::make_unique_for_overwrite<Page>();
-    page->written.fill(0);
-    // A new page reads as the poison (pages start 4-aligned, so its pattern
-    // repeats every word).
-    std::uint8_t pattern[4];
-    for (std::uint32_t i = 0; i < 4; ++i) pattern[i] = poison_byte(i);
-    for (std::uint32_t i = 0; i < kPageBytes; i += 4) {
-      std::memcpy(page->bytes.data() + i, pattern, 4);
-    }
+void TileSram::materialise(std::uint32_t first_page, std::uint32_t end_page) {
+  if (mapping_ == nullptr) reserve();
+  std::uint8_t pattern[4];
+  for (std::uint32_t i = 0; i < 4; ++i) pattern[i] = poison_byte(i);
+  for (std::uint32_t page = first_page; page < end_page; ++page) {
+    if (materialised(page)) continue;
+    // Pages start 4-aligned, so the pattern repeats every word.
+    std::uint8_t* bytes = data_ + std::size_t{page} * kPageBytes;
+    for (std::uint32_t i = 0; i < kPageBytes; i += 4) std::memcpy(bytes + i, pattern, 4);
+    present_[page / 64] |= std::uint64_t{1} << (page % 64);
     ++pages_in_use_;
   }
-  return *page;
+}
+
+std::span<std::uint8_t> TileSram::bytes(std::uint32_t address, std::uint32_t size) {
+  if (size == 0) return {};
+  const std::uint32_t begin = offset(address);
+  materialise(begin / kPageBytes, (begin + size - 1) / kPageBytes + 1);
+  return {data_ + begin, size};
+}
+
+// The written bitmap, one bit per byte: a range sets or tests its partial
+// first and last words bit by bit and the words between whole (a kernel's
+// span is kilobytes: this runs once per span).
+void TileSram::mark_written(std::uint32_t address, std::uint32_t size) noexcept {
+  if (mapping_ == nullptr || size == 0) return;  // nothing was granted, so nothing was written
+  const std::uint32_t begin = offset(address), end = begin + size;
+  const std::uint32_t first = begin / 64, last = (end - 1) / 64;
+  if (first == last) {
+    written_[first] |= bit_range(begin % 64, size);
+    return;
+  }
+  written_[first] |= ~std::uint64_t{0} << (begin % 64);
+  std::fill(written_ + first + 1, written_ + last, ~std::uint64_t{0});
+  written_[last] |= bit_range(0, end - 64 * last);
+}
+
+bool TileSram::initialized(std::uint32_t address, std::uint32_t size) const {
+  if (size == 0) return true;
+  if (mapping_ == nullptr) return false;
+  const std::uint32_t begin = offset(address), end = begin + size;
+  const std::uint32_t first = begin / 64, last = (end - 1) / 64;
+  const auto all = [&](std::uint32_t word, std::uint64_t mask) {
+    return (written_[word] & mask) == mask;
+  };
+  if (first == last) return all(first, bit_range(begin % 64, size));
+  if (!all(first, ~std::uint64_t{0} << (begin % 64))) return false;
+  for (std::uint32_t word = first + 1; word < last; ++word) {
+    if (written_[word] != ~std::uint64_t{0}) return false;
+  }
+  return all(last, bit_range(0, end - 64 * last));
 }
 
 std::uint32_t TileSram::read_u32(std::uint32_t address, bool* initialized) const {
   if (address % 4 != 0) {
-    // Callers pass aligned addresses; an unaligned one must still never read
-    // past a page, so it takes the byte path.
+    // Callers pass aligned addresses; an unaligned one takes the byte path.
     std::array<std::uint8_t, 4> bytes{};
     read(address, bytes);
     if (initialized != nullptr) *initialized = this->initialized(address, 4);
     return load_u32_le(bytes.data());
   }
-  const std::uint32_t offset = address - target::kSramBase;
-  const Page* page = pages_[offset / kPageBytes].get();
-  if (page == nullptr) {
+  const std::uint32_t at = offset(address);
+  if (!materialised(at / kPageBytes)) {
     if (initialized != nullptr) *initialized = false;
     return poison_;
   }
-  const std::uint32_t in_page = offset % kPageBytes;
   std::uint32_t value;
-  std::memcpy(&value, page->bytes.data() + in_page, 4);  // little-endian host
-  if (initialized != nullptr) *initialized = all_written(*page, in_page, 4);
+  std::memcpy(&value, data_ + at, 4);  // little-endian host
+  if (initialized != nullptr) *initialized = (written_[at / 64] >> (at % 64) & 0xF) == 0xF;
   return value;
 }
 
@@ -82,56 +127,44 @@ void TileSram::write_u32(std::uint32_t address, std::uint32_t value) {
     write(address, bytes);
     return;
   }
-  const std::uint32_t offset = address - target::kSramBase;
-  Page& page = page_for_write(offset / kPageBytes);
-  const std::uint32_t in_page = offset % kPageBytes;
-  std::memcpy(page.bytes.data() + in_page, &value, 4);
-  mark_written(page, in_page, 4);
+  const std::uint32_t at = offset(address);
+  if (!materialised(at / kPageBytes)) materialise(at / kPageBytes, at / kPageBytes + 1);
+  std::memcpy(data_ + at, &value, 4);
+  written_[at / 64] |= std::uint64_t{0xF} << (at % 64);
 }
 
 void TileSram::read(std::uint32_t address, std::span<std::uint8_t> bytes) const {
   for (std::size_t i = 0; i < bytes.size();) {
-    const std::uint32_t offset = address + static_cast<std::uint32_t>(i) - target::kSramBase;
-    const std::uint32_t in_page = offset % kPageBytes;
+    const std::uint32_t at = offset(address) + static_cast<std::uint32_t>(i);
+    const std::uint32_t in_page = at % kPageBytes;
     const std::size_t run = std::min<std::size_t>(bytes.size() - i, kPageBytes - in_page);
-    const Page* page = pages_[offset / kPageBytes].get();
-    if (page == nullptr) {
+    if (!materialised(at / kPageBytes)) {
       for (std::size_t k = 0; k < run; ++k) {
-        bytes[i + k] = poison_byte(static_cast<std::uint32_t>(offset + k));
+        bytes[i + k] = poison_byte(static_cast<std::uint32_t>(at + k));
       }
     } else {
-      std::memcpy(bytes.data() + i, page->bytes.data() + in_page, run);
+      std::memcpy(bytes.data() + i, data_ + at, run);
     }
     i += run;
   }
 }
 
 void TileSram::write(std::uint32_t address, std::span<const std::uint8_t> bytes) {
-  for (std::size_t i = 0; i < bytes.size();) {
-    const std::uint32_t offset = address + static_cast<std::uint32_t>(i) - target::kSramBase;
-    const std::uint32_t in_page = offset % kPageBytes;
-    const std::size_t run = std::min<std::size_t>(bytes.size() - i, kPageBytes - in_page);
-    Page& page = page_for_write(offset / kPageBytes);
-    std::memcpy(page.bytes.data() + in_page, bytes.data() + i, run);
-    mark_written(page, in_page, static_cast<std::uint32_t>(run));
-    i += run;
-  }
-}
-
-bool TileSram::initialized(std::uint32_t address, std::uint32_t size) const {
-  for (std::uint32_t i = 0; i < size;) {
-    const std::uint32_t offset = address + i - target::kSramBase;
-    const std::uint32_t in_page = offset % kPageBytes;
-    const std::uint32_t run = std::min(size - i, kPageBytes - in_page);
-    const Page* page = pages_[offset / kPageBytes].get();
-    if (page == nullptr || !all_written(*page, in_page, run)) return false;
-    i += run;
-  }
-  return true;
+  if (bytes.empty()) return;
+  const auto size = static_cast<std::uint32_t>(bytes.size());
+  std::memcpy(this->bytes(address, size).data(), bytes.data(), bytes.size());
+  mark_written(address, size);
 }
 
 void TileSram::clear() {
-  for (auto& page : pages_) page.reset();
+  if (mapping_ != nullptr && pages_in_use_ != 0) {
+    // The host takes the pages back and hands out zero pages when they are
+    // touched again: the data (re-poisoned when materialised) and the
+    // written bitmap (zero: nothing written) both start afresh.
+    ::madvise(data_, kDataBytes, MADV_DONTNEED);
+    ::madvise(written_, kMappingBytes - kBitmapOffset, MADV_DONTNEED);
+  }
+  present_ = {};
   pages_in_use_ = 0;
 }
 

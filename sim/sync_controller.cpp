@@ -80,11 +80,30 @@ std::vector<Release> HostSyncRounds::leave(std::size_t tile) {
   return complete_if_ready(0);
 }
 
+std::size_t HostSyncRounds::present(std::uint64_t round) const {
+  const auto arrived = arrivals_.find(round);
+  const auto skipped = skipped_.find(round);
+  return (arrived == arrivals_.end() ? 0 : arrived->second.size()) +
+         (skipped == skipped_.end() ? 0 : skipped->second);
+}
+
 std::vector<Release> HostSyncRounds::retry(std::uint64_t not_before) {
   return complete_if_ready(not_before);
 }
 
+void HostSyncRounds::pass_rounds_everyone_skips() {
+  // Each tile arrives at or skips a round once, so a round skipped by every
+  // participant has no arrivals.
+  for (auto skipped = skipped_.find(round_);
+       skipped != skipped_.end() && skipped->second >= participants_;
+       skipped = skipped_.find(round_)) {
+    skipped_.erase(skipped);
+    ++round_;
+  }
+}
+
 std::vector<Release> HostSyncRounds::complete_if_ready(std::uint64_t not_before) {
+  pass_rounds_everyone_skips();
   const auto arrived = arrivals_.find(round_);
   if (arrived == arrivals_.end() || arrived->second.empty()) return {};
   const auto skipped = skipped_.find(round_);

@@ -73,7 +73,8 @@ class SyncRounds {
 // rest of the one it skipped (the startup rendezvous is a single round all
 // tiles arrive at). A round completes when every participating tile has
 // arrived at it or skipped it, and the host granted it; rounds complete in
-// order.
+// order. A round every tile skips has no host sync in it: it completes at
+// once and takes no credit [INF].
 class HostSyncRounds {
  public:
   void reset(std::size_t tile_count, std::size_t participants, std::uint64_t latency,
@@ -82,11 +83,20 @@ class HostSyncRounds {
   // `sans 1`: the tile skips the two rounds of its next host phase.
   std::vector<Release> leave(std::size_t tile);
   std::vector<Release> retry(std::uint64_t not_before);
+  // The oldest round not complete yet.
   std::uint64_t round() const noexcept { return round_; }
+  // The round a tile's next host sync is in.
+  std::uint64_t round_of(std::size_t tile) const { return next_round_.at(tile); }
+  // How many tiles have arrived at or skipped a round.
+  std::size_t present(std::uint64_t round) const;
+  // Whether the oldest round has every tile and waits only for the host's
+  // grant: the host can make progress; otherwise only the tiles can.
+  bool waiting_for_grant() const { return present(round_) >= participants_; }
 
  private:
   static constexpr std::uint64_t kRoundsPerPhase = 2;
   std::vector<Release> complete_if_ready(std::uint64_t not_before);
+  void pass_rounds_everyone_skips();
 
   std::vector<std::uint64_t> next_round_;  // per tile: the round its next host sync is in
   std::map<std::uint64_t, std::vector<Release>> arrivals_;  // by round

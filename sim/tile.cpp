@@ -22,29 +22,38 @@ using Continue = std::optional<RunOutcome>;  // nullopt: keep executing
 
 std::string_view tile_status_name(TileStatus status) noexcept {
   switch (status) {
-    case TileStatus::kIdle: return "idle";
-    case TileStatus::kRunning: return "running";
-    case TileStatus::kWaiting: return "waiting";
-    case TileStatus::kTrapped: return "trapped";
-    case TileStatus::kHalted: return "halted";
-    case TileStatus::kFaulted: return "faulted";
+    case TileStatus::kIdle:
+      return "idle";
+    case TileStatus::kRunning:
+      return "running";
+    case TileStatus::kWaiting:
+      return "waiting";
+    case TileStatus::kTrapped:
+      return "trapped";
+    case TileStatus::kHalted:
+      return "halted";
+    case TileStatus::kFaulted:
+      return "faulted";
   }
   return "?";
 }
 
 Tile::Tile(target::PhysicalTile id, const SimOptions& options,
            const kernels::KernelRegistry& registry)
-    : id_(id), options_(options), registry_(registry), sram_(options.poison) {}
+    : id_(id), options_(options), registry_(registry), sram_(options.poison), prng_(id.value) {}
 
 void Tile::reset() {
   sram_.clear();
   sram_.set_poison(options_.poison);
   debug_ = {};
+  models_.clear();
+  call_sites_.clear();
   code_ranges_.clear();
   status_ = TileStatus::kIdle;
   registers_ = {};
   csrs_ = {};
   pc_ = 0;
+  last_pc_ = 0;
   exception_ = ExceptionType::kNone;
   cycle_ = 0;
   cycles_ = {};
@@ -53,9 +62,22 @@ void Tile::reset() {
   decode_cache_.clear();
   exchange_.reset();
   incoming_pointer_ = 0;
+  prng_ = kernels::TilePrng(id_.value);
   // The runtime's startup sets the mux neutral before any exchange [HW]; a
   // reset tile starts that way so that it receives nothing by accident.
   csrs_[static_cast<std::uint8_t>(isa::Csr::kIncomingMux)] = target::kNeutralMux;
+}
+
+void Tile::set_debug(TileDebugIndex debug) {
+  debug_ = std::move(debug);
+  models_.clear();
+  call_sites_.clear();
+  for (const auto& [address, symbol] : debug_.symbols()) {
+    if (symbol.kind == schema::SymbolKind::kKernel ||
+        symbol.kind == schema::SymbolKind::kRuntimeHelper) {
+      models_.emplace(address, registry_.find(symbol.name));
+    }
+  }
 }
 
 void Tile::begin_exchange_phase(std::uint64_t phase) {
@@ -75,6 +97,7 @@ void Tile::load_segment(std::uint32_t address, std::span<const std::uint8_t> byt
 
 void Tile::start(std::uint32_t entry_point, std::uint64_t cycle) {
   pc_ = entry_point;
+  last_pc_ = entry_point;
   cycle_ = cycle;
   status_ = TileStatus::kRunning;
 }
@@ -104,7 +127,13 @@ void Tile::release(std::uint64_t at_cycle) noexcept {
   status_ = TileStatus::kRunning;
 }
 
-void Tile::raise(FaultKind kind, std::string message) { (void)fail(kind, std::move(message)); }
+void Tile::raise(FaultKind kind, std::string message) {
+  // A fault found outside the interpreter (at a sync, by the fabric) names
+  // the instruction the tile stopped at, not the one after it, as for a
+  // fault the interpreter raises.
+  pc_ = last_pc_;
+  (void)fail(kind, std::move(message));
+}
 
 void Tile::resume(std::uint64_t at_cycle) {
   if (status_ != TileStatus::kTrapped) return;
@@ -127,6 +156,13 @@ std::uint32_t Tile::read_register(isa::Reg reg) const noexcept {
 
 void Tile::write_register(isa::Reg reg, std::uint32_t value) noexcept {
   if (reg != isa::kZeroReg) registers_[static_cast<std::size_t>(reg)] = value;
+}
+
+bool Tile::fetchable(std::uint32_t pc) noexcept {
+  // A program may branch anywhere, even to 0xFFFFFFFC: the fetch range is
+  // computed without wrapping past 2^32.
+  const std::uint64_t end = std::uint64_t{pc} + 4;
+  return pc % 4 == 0 && pc >= target::kExecutableRange.begin && end <= target::kExecutableRange.end;
 }
 
 bool Tile::data_address_ok(std::uint32_t address) const noexcept {
@@ -154,8 +190,8 @@ const Tile::CachedInstruction& Tile::decode_at(std::uint32_t pc, std::uint32_t w
   // A hit needs the same address and the same words: code that was
   // overwritten (a patched row) decodes afresh.
   if (entry.pc == pc && entry.word0 == word0 &&
-      (entry.size == 1 || (target::is_executable({pc + 4, pc + 8}) &&
-                           entry.word1 == sram_.read_u32(pc + 4)))) {
+      (entry.size == 1 ||
+       (target::is_executable({pc + 4, pc + 8}) && entry.word1 == sram_.read_u32(pc + 4)))) {
     return entry;
   }
   std::array<std::uint32_t, 2> words{word0, 0};
@@ -169,6 +205,7 @@ const Tile::CachedInstruction& Tile::decode_at(std::uint32_t pc, std::uint32_t w
   entry.word0 = word0;
   entry.word1 = words[1];
   entry.size = static_cast<std::uint8_t>(decoded.words);
+  entry.alignment = static_cast<std::uint8_t>(isa::alignment_of(decoded.instruction));
   entry.instruction = decoded.instruction;
   return entry;
 }
@@ -176,7 +213,7 @@ const Tile::CachedInstruction& Tile::decode_at(std::uint32_t pc, std::uint32_t w
 RunOutcome Tile::run(std::uint64_t budget_end) {
   if (status_ != TileStatus::kRunning) return RunOutcome{RunOutcome::Kind::kBudget};
   while (cycle_ < budget_end) {
-    if (pc_ % 4 != 0 || !target::is_executable({pc_, pc_ + 4})) {
+    if (!fetchable(pc_)) {
       return fail(FaultKind::kInvalidAddress,
                   fmt::format("instruction fetch from {:#x}, outside executable memory {}", pc_,
                               target::kExecutableRange));
@@ -188,22 +225,21 @@ RunOutcome Tile::run(std::uint64_t budget_end) {
                   fmt::format("instruction fetch from {:#x}, which nothing ever wrote", pc_));
     }
     const CachedInstruction& fetched = decode_at(pc_, word0);
+    if (pc_ % fetched.alignment != 0) {
+      return fail(FaultKind::kInvalidAddress, *isa::misplacement(fetched.instruction, pc_));
+    }
     const std::uint32_t size = fetched.size;
     const isa::Instruction instruction = fetched.instruction;
     const std::uint64_t before = cycle_;
     cycle_ += options_.supervisor_instruction_cycles;
     const std::uint32_t pc = pc_;
+    last_pc_ = pc;
     pc_ += 4 * size;
-    // A `br` ends the row only once the row has begun.
-    const bool row_instruction =
-        exchange_ && !exchange_->done && target::exchange_advance(instruction) &&
-        !std::holds_alternative<isa::Sync>(instruction) &&
-        (exchange_->started || !std::holds_alternative<isa::Br>(instruction));
-    Continue outcome = row_instruction
-                           ? exchange_step(instruction, pc, 4 * size, before)
-                           : execute(instruction);
+    Continue outcome = in_row(instruction) ? exchange_step(instruction, pc, 4 * size, before)
+                                           : execute(instruction);
     if (outcome) {
-      if (outcome->kind == RunOutcome::Kind::kFaulted || outcome->kind == RunOutcome::Kind::kTrapped ||
+      if (outcome->kind == RunOutcome::Kind::kFaulted ||
+          outcome->kind == RunOutcome::Kind::kTrapped ||
           outcome->kind == RunOutcome::Kind::kHalted) {
         // Report the instruction that faulted, trapped or halted, as the
         // hardware's PC does.
@@ -218,6 +254,22 @@ RunOutcome Tile::run(std::uint64_t budget_end) {
   return RunOutcome{RunOutcome::Kind::kBudget};
 }
 
+// A row begins at the first exchange instruction after the phase-entry sync
+// (a `br` before it is the call's return, not the row's end) and ends at its
+// `br`. Everything in between goes to the outgoing stream, which refuses an
+// instruction with no place in a row: the fabric replays sends and controls
+// on the event clock, not stores or branches, so one inside a row would
+// change what the row sends without the model seeing when. A sync leaves the
+// phase (the chip handles it) and an unknown word stays INVALID_INSTR.
+bool Tile::in_row(const isa::Instruction& instruction) const noexcept {
+  if (!exchange_ || exchange_->done || std::holds_alternative<isa::Sync>(instruction) ||
+      std::holds_alternative<isa::Unknown>(instruction)) {
+    return false;
+  }
+  return exchange_->started || (target::exchange_advance(instruction).has_value() &&
+                                !std::holds_alternative<isa::Br>(instruction));
+}
+
 // One instruction of an exchange row: the outgoing stream decides when it
 // sends and which receive controls it applies; it costs its events (one
 // event is one cycle) instead of a supervisor issue slot.
@@ -229,14 +281,23 @@ Continue Tile::exchange_step(const isa::Instruction& instruction, std::uint32_t 
     record.incoming_base = csrs_[static_cast<std::uint8_t>(isa::Csr::kIncomingBase)];
     record.outgoing_base = csrs_[static_cast<std::uint8_t>(isa::Csr::kOutgoingBase)];
   }
+  // The closing br is row code too: its fetch lookahead reaches 64 bytes past
+  // it (the compiler's element rule counts it the same way).
+  record.note_instruction(pc, bytes);
   if (std::holds_alternative<isa::Br>(instruction)) {
     Continue outcome = execute(instruction);
     (void)record.stream.step(instruction);
-    record.done = true;
+    record.finish();
     return outcome ? outcome : Continue{RunOutcome{RunOutcome::Kind::kRowDone}};
   }
-  record.note_instruction(pc, bytes);
-  const target::RowStep step = record.stream.step(instruction);
+  target::RowStep step;
+  try {
+    step = record.stream.step(instruction);
+  } catch (const target::ExchangeTimingError& error) {
+    return fail(FaultKind::kExchangeTiming,
+                fmt::format("exchange phase {}: {}, inside the row that began at {:#x}",
+                            record.phase, error.message(), record.row_code->begin));
+  }
   if (step.send) record.sends.push_back(*step.send);
   for (const auto& control : step.controls) {
     if (control) record.controls.push_back(*control);
@@ -258,31 +319,46 @@ Continue Tile::call(const isa::Call& instruction) {
   const std::uint32_t call_pc = pc_ - 4;
   const std::uint32_t return_address = pc_;
   write_register(instruction.link, return_address);
-  const schema::Symbol* symbol = debug_.symbol_at(instruction.target);
-  const bool is_model = symbol != nullptr && (symbol->kind == schema::SymbolKind::kKernel ||
-                                              symbol->kind == schema::SymbolKind::kRuntimeHelper);
-  if (!is_model) return branch_to(instruction.target);
+  const auto model = models_.find(instruction.target);
+  if (model == models_.end()) return branch_to(instruction.target);
 
   const schema::CallSite* site = debug_.call_site_at(call_pc);
-  const std::string provenance = site != nullptr ? debug_.provenance(site->provenance) : "";
-  const kernels::KernelSpec* kernel = registry_.find(symbol->name);
+  const auto provenance = [&] {
+    return site != nullptr ? debug_.provenance(site->provenance) : std::string();
+  };
+  const kernels::KernelSpec* kernel = model->second;
   if (kernel == nullptr) {
     pc_ = call_pc;
     return fail(FaultKind::kNotModelled,
-                fmt::format("call to kernel '{}', which has no host model", symbol->name),
-                provenance);
+                fmt::format("call to kernel '{}', which has no host model",
+                            debug_.symbol_at(instruction.target)->name),
+                provenance());
   }
   if (auto violation = kernel->precondition ? kernel->precondition(registers_) : std::nullopt) {
     pc_ = call_pc;
     return fail(FaultKind::kKernelPrecondition,
-                fmt::format("kernel '{}' called with {}", kernel->name, *violation), provenance);
+                fmt::format("kernel '{}' called with {}", kernel->name, *violation), provenance());
   }
-  CheckedKernelMemory memory(*this, *kernel, call_pc, site, cycle_);
-  kernels::KernelCall kernel_call{registers_, memory, cycle_, 0};
+  // A call site always calls the same target (the target is in the
+  // instruction), so its resolution is kept for the next call.
+  auto resolved = call_sites_.find(call_pc);
+  if (resolved == call_sites_.end() || resolved->second.kernel != kernel) {
+    resolved = call_sites_.insert_or_assign(call_pc, ResolvedCallSite::resolve(*kernel, site, call_pc, debug_)).first;
+  }
+  CheckedKernelMemory memory(*this, resolved->second, cycle_);
+  kernels::KernelCall kernel_call{registers_, memory, cycle_, 0, id_.value, options_.rounding};
+  kernel_call.prng = &prng_;
+  std::optional<Fault> fault;
   try {
     kernel->model(kernel_call);
+    memory.commit();
   } catch (const KernelFault& error) {
-    fault_ = error.fault();
+    fault = error.fault();
+  } catch (const kernels::SpanOverrun& error) {
+    fault = memory.span_overrun(error);
+  }
+  if (fault) {
+    fault_ = std::move(fault);
     status_ = TileStatus::kFaulted;
     exception_ = ExceptionType::kInvalidAddress;
     return RunOutcome{RunOutcome::Kind::kFaulted};
@@ -337,8 +413,8 @@ Continue Tile::execute(const isa::Instruction& instruction) {
           [&](const isa::Get& i) -> Continue {
             // Reading $PC gives the address of the `get` itself [INF]; a
             // debugger's view of the PC is the next instruction.
-            write_register(i.dst, i.csr == isa::Csr::kPc ? pc_ - 4
-                                                          : csr(static_cast<std::uint8_t>(i.csr)));
+            write_register(
+                i.dst, i.csr == isa::Csr::kPc ? pc_ - 4 : csr(static_cast<std::uint8_t>(i.csr)));
             return std::nullopt;
           },
           [&](const isa::Put& i) -> Continue {
@@ -374,7 +450,8 @@ Continue Tile::execute(const isa::Instruction& instruction) {
           [&](const isa::Delay& i) -> Continue {
             // Outside an exchange row `delay` stalls the supervisor; the
             // instruction's own issue slot is one of the cycles.
-            cycle_ += i.events - std::min<std::uint64_t>(i.events, options_.supervisor_instruction_cycles);
+            cycle_ += i.events -
+                      std::min<std::uint64_t>(i.events, options_.supervisor_instruction_cycles);
             return std::nullopt;
           },
           [&](const isa::Unknown& i) -> Continue {

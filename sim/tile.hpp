@@ -10,9 +10,12 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "kernels/registry.hpp"
+#include "kernels/rounding.hpp"
+#include "sim/call_site.hpp"
 #include "sim/exchange_record.hpp"
 #include "sim/fault.hpp"
 #include "sim/options.hpp"
@@ -73,7 +76,7 @@ class Tile {
   // ranges (kernel models may not touch them) and the debug records.
   void reset();
   void load_segment(std::uint32_t address, std::span<const std::uint8_t> bytes, bool executable);
-  void set_debug(TileDebugIndex debug) { debug_ = std::move(debug); }
+  void set_debug(TileDebugIndex debug);
   void start(std::uint32_t entry_point, std::uint64_t cycle);
 
   // Executes until an interaction or until the tile's cycle count reaches
@@ -92,7 +95,8 @@ class Tile {
   const TileCycles& cycles() const noexcept { return cycles_; }
   const std::optional<Fault>& fault() const noexcept { return fault_; }
 
-  // Faults the tile from outside (the chip's sync handling, the fabric).
+  // Faults the tile from outside (the chip's sync handling, the fabric), at
+  // the instruction it executed last (the sync it waits at, its row's br).
   void raise(FaultKind kind, std::string message);
 
   // Exchange phases: the chip opens one when the tile leaves a device-wide
@@ -123,6 +127,7 @@ class Tile {
     std::uint32_t word0 = 0;
     std::uint32_t word1 = 0;
     std::uint8_t size = 0;
+    std::uint8_t alignment = 4;  // the table's: where the instruction may sit
     isa::Instruction instruction;
   };
   static constexpr std::size_t kDecodeCacheSize = 512;
@@ -133,9 +138,11 @@ class Tile {
   std::optional<RunOutcome> execute(const isa::Instruction& instruction);
   std::optional<RunOutcome> call(const isa::Call& instruction);
   std::optional<RunOutcome> branch_to(std::uint32_t target);
+  static bool fetchable(std::uint32_t pc) noexcept;
   bool data_address_ok(std::uint32_t address) const noexcept;
   void write_register(isa::Reg reg, std::uint32_t value) noexcept;
   std::uint32_t read_register(isa::Reg reg) const noexcept;
+  bool in_row(const isa::Instruction& instruction) const noexcept;
   std::optional<RunOutcome> exchange_step(const isa::Instruction& instruction, std::uint32_t pc,
                                           std::uint32_t bytes, std::uint64_t issued_at);
 
@@ -146,12 +153,18 @@ class Tile {
   const kernels::KernelRegistry& registry_;
   TileSram sram_;
   TileDebugIndex debug_;
+  // Call targets the debug section names as kernels or runtime helpers, with
+  // their host models (null: the registry has none), resolved once per load;
+  // and each kernel call site, resolved at its first call.
+  std::unordered_map<std::uint32_t, const kernels::KernelSpec*> models_;
+  std::unordered_map<std::uint32_t, ResolvedCallSite> call_sites_;
   std::vector<target::AddressRange> code_ranges_;
 
   TileStatus status_ = TileStatus::kIdle;
   std::array<std::uint32_t, 16> registers_{};
   std::array<std::uint32_t, 256> csrs_{};
   std::uint32_t pc_ = 0;
+  std::uint32_t last_pc_ = 0;  // the instruction executed last (where a raised fault points)
   ExceptionType exception_ = ExceptionType::kNone;
   std::uint64_t cycle_ = 0;
   TileCycles cycles_;
@@ -161,6 +174,10 @@ class Tile {
   std::vector<CachedInstruction> decode_cache_;
   std::optional<ExchangeRecord> exchange_;
   std::uint32_t incoming_pointer_ = 0;
+  // The six worker PRNG streams stochastic rounding draws from: this tile's
+  // own, seeded at reset and carried across kernel calls as on the device
+  // (kernels/rounding.hpp), so no tile's results depend on another's.
+  kernels::TilePrng prng_;
 };
 
 }  // namespace tessera::sim

@@ -4,7 +4,10 @@ namespace tessera::sim {
 
 TileDebugIndex::TileDebugIndex(const schema::TileDebug& debug,
                                const std::vector<std::string>& provenance)
-    : provenance_(provenance) {
+    : TileDebugIndex(debug, std::make_shared<const std::vector<std::string>>(provenance)) {}
+
+TileDebugIndex::TileDebugIndex(const schema::TileDebug& debug, Provenance provenance)
+    : provenance_(std::move(provenance)) {
   for (const auto& symbol : debug.symbols) symbols_.emplace(symbol.address, symbol);
   for (const auto& site : debug.call_sites) call_sites_.emplace(site.pc, site);
   for (const auto& allocation : debug.allocations) {
@@ -39,7 +42,7 @@ const schema::Allocation* TileDebugIndex::allocation_containing(std::uint32_t ad
 
 const std::string& TileDebugIndex::provenance(std::uint32_t index) const {
   static const std::string kNone;
-  return index < provenance_.size() ? provenance_[index] : kNone;
+  return provenance_ != nullptr && index < provenance_->size() ? (*provenance_)[index] : kNone;
 }
 
 }  // namespace tessera::sim

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -15,11 +16,16 @@ namespace tessera::sim {
 
 class TileDebugIndex {
  public:
+  using Provenance = std::shared_ptr<const std::vector<std::string>>;
+
   TileDebugIndex() = default;
+  // `provenance` is the package's table, shared by every tile's index.
+  TileDebugIndex(const schema::TileDebug& debug, Provenance provenance);
   TileDebugIndex(const schema::TileDebug& debug, const std::vector<std::string>& provenance);
 
   // The symbol starting exactly at `address`, if any.
   const schema::Symbol* symbol_at(std::uint32_t address) const;
+  const std::map<std::uint32_t, schema::Symbol>& symbols() const noexcept { return symbols_; }
   const schema::CallSite* call_site_at(std::uint32_t pc) const;
   const schema::Allocation* allocation(std::uint32_t id) const;
   // The allocation containing `address` (the lowest-addressed one, when
@@ -33,7 +39,7 @@ class TileDebugIndex {
   std::unordered_map<std::uint32_t, schema::CallSite> call_sites_;
   std::map<std::uint32_t, schema::Allocation> allocations_by_id_;
   std::multimap<std::uint32_t, std::uint32_t> allocation_ids_by_address_;
-  std::vector<std::string> provenance_;
+  Provenance provenance_;
 };
 
 }  // namespace tessera::sim

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <limits>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -50,23 +51,31 @@ std::vector<std::string_view> split_operands(std::string_view text) {
   return operands;
 }
 
-// An integer literal: decimal, or hex with 0x; an optional leading '-'.
+// An integer literal: decimal, or hex with 0x; one optional leading '-'.
+// The digits are read as an unsigned magnitude, which takes no sign of its
+// own (`--5` and `0x-5` are not numbers) and can hold 2^63, so the most
+// negative value needs no negation that would overflow.
 std::optional<std::int64_t> parse_integer(std::string_view text) {
-  bool negative = false;
-  if (!text.empty() && text.front() == '-') {
-    negative = true;
-    text.remove_prefix(1);
-  }
+  const bool negative = text.starts_with('-');
+  if (negative) text.remove_prefix(1);
   int base = 10;
   if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
     base = 16;
     text.remove_prefix(2);
   }
   if (text.empty()) return std::nullopt;
-  std::int64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, base);
+  std::uint64_t magnitude = 0;
+  const auto [end, error] =
+      std::from_chars(text.data(), text.data() + text.size(), magnitude, base);
   if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return negative ? -value : value;
+  constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  if (!negative) {
+    if (magnitude > kMax) return std::nullopt;
+    return static_cast<std::int64_t>(magnitude);
+  }
+  if (magnitude > kMax + 1) return std::nullopt;
+  if (magnitude == kMax + 1) return std::numeric_limits<std::int64_t>::min();
+  return -static_cast<std::int64_t>(magnitude);
 }
 
 std::int64_t parse_operand(const FieldSpec& field, std::string_view text) {

@@ -151,12 +151,16 @@ Event earliest_send_start(PhysicalTile source, PhysicalTile destination) {
   return std::max<Event>(0, -ttm(source, destination));
 }
 
-Word32Timing word32_transfer(PhysicalTile source, PhysicalTile destination, Event send_start,
-                             std::uint32_t words) {
+void check_message_words(PhysicalTile source, PhysicalTile destination, std::uint64_t words) {
   if (words < 1 || words > kMaxTransferWords) {
     throw ExchangeTimingError(fmt::format("{} → {}: {} words is outside 1..{}", source,
                                           destination, words, kMaxTransferWords));
   }
+}
+
+Word32Timing word32_transfer(PhysicalTile source, PhysicalTile destination, Event send_start,
+                             std::uint32_t words) {
+  check_message_words(source, destination, words);
   const Event earliest = earliest_send_start(source, destination);
   if (send_start < earliest) {
     throw ExchangeTimingError(fmt::format(

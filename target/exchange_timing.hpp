@@ -163,12 +163,20 @@ struct Word32Timing {
   Event write_end() const noexcept { return pointer + words; }
 };
 
+// One message: the words a receiver takes from `source` under one source
+// select (from an XPIC control to the next). Throws ExchangeTimingError when
+// `words` is outside 1..kMaxTransferWords, the longest message verified on
+// hardware [HW] (the limit is read from the primitive rows' 12-bit XPIC
+// teardown field [INF]). The scheduler's messages and the simulator's
+// deliveries are both held to it here.
+void check_message_words(PhysicalTile source, PhysicalTile destination, std::uint64_t words);
+
 // The earliest S at which `source` can send to `destination`: the receiver's
 // source select must fall on event 1 or later (after the phase-entry sync).
 Event earliest_send_start(PhysicalTile source, PhysicalTile destination);
 
-// Throws ExchangeTimingError when words is outside 1..kMaxTransferWords or
-// send_start is too early for this destination.
+// Throws ExchangeTimingError when words is not a message's (check_message_words)
+// or send_start is too early for this destination.
 Word32Timing word32_transfer(PhysicalTile source, PhysicalTile destination, Event send_start,
                              std::uint32_t words);
 

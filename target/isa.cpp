@@ -226,6 +226,15 @@ std::optional<Csr> csr_from_name(std::string_view name) noexcept {
   return std::nullopt;
 }
 
+void Setzi::check(const Setzi& instruction) {
+  if (instruction.dst == Reg::m14 && instruction.value == 0) {
+    throw EncodingError(fmt::format(
+        "setzi $m14, 0 has no encoding: its word {:#010x} is nop's, which leaves $m14 as it was; "
+        "write `add $m14, $m15, 0` to zero $m14",
+        kNopWord));
+  }
+}
+
 void SendPic::check(const SendPic& instruction) {
   constexpr std::uint32_t kXpicLimit = 1u << 13;
   if (instruction.control < 2 && instruction.value >= kXpicLimit) {
@@ -272,6 +281,42 @@ const InstructionSpec* spec_of(const Instruction& instruction) noexcept {
         }
       },
       instruction);
+}
+
+std::uint32_t alignment_of(const Instruction& instruction) noexcept {
+  const InstructionSpec* spec = spec_of(instruction);
+  return spec == nullptr ? 4u : spec->alignment;
+}
+
+std::optional<std::string> misplacement(const Instruction& instruction, std::uint32_t address) {
+  const std::uint32_t alignment = alignment_of(instruction);
+  if (address % alignment == 0) return std::nullopt;
+  const InstructionSpec* spec = spec_of(instruction);
+  return fmt::format("{} at {:#x}: the instruction needs {} {}-byte boundary",
+                     spec == nullptr ? std::string_view(".word") : spec->mnemonic, address,
+                     alignment == 8 ? "an" : "a", alignment);
+}
+
+Encoded encode_at(const Instruction& instruction, std::uint32_t address) {
+  if (auto why = misplacement(instruction, address)) throw EncodingError(std::move(*why));
+  return encode(instruction);
+}
+
+std::vector<std::uint32_t> encode_program(std::span<const Instruction> program,
+                                          std::uint32_t base) {
+  std::vector<std::uint32_t> words;
+  std::uint64_t address = base;
+  for (std::size_t i = 0; i < program.size(); ++i) {
+    if (address > 0xFFFFFFFFu) {
+      throw EncodingError(fmt::format("instruction {}: past the end of the address space", i));
+    }
+    const Encoded encoded = with_context(fmt::format("instruction {}", i), [&] {
+      return encode_at(program[i], static_cast<std::uint32_t>(address));
+    });
+    words.insert(words.end(), encoded.words.begin(), encoded.words.begin() + encoded.count);
+    address += 4 * std::uint64_t{encoded.count};
+  }
+  return words;
 }
 
 std::size_t word_count(const Instruction& instruction) noexcept {

@@ -31,7 +31,8 @@ namespace tessera::target::isa {
 // ---- Supervisor scalar and control instructions (§4.1) --------------------
 
 // nop [HW/SDK]. Its word is also what `setzi $m14, 0` would encode; the
-// decoder prefers nop (it is listed first), so that setzi has no encoding.
+// decoder prefers nop (it is listed first), so that setzi has no encoding:
+// the encoder and the assembler refuse it (Setzi::check).
 struct Nop {
   static constexpr std::array<FieldSpec, 0> kFields{};
   static constexpr InstructionSpec kSpec{.mnemonic = "nop", .opcode = 0x19E00000, .fields = kFields};
@@ -48,6 +49,8 @@ struct Setzi {
   });
   static constexpr InstructionSpec kSpec{.mnemonic = "setzi", .opcode = 0x19000000, .fields = kFields};
   friend constexpr bool operator==(const Setzi&, const Setzi&) = default;
+  // `setzi $m14, 0` is nop's word, which would leave $m14 as it was.
+  static void check(const Setzi& instruction);
 };
 
 // call $mR, target: the return address goes to $mR; target < 2 MiB, 4-aligned.
@@ -388,6 +391,26 @@ Decoded decode(std::span<const std::uint32_t> words);
 
 // The table row of an instruction (nullptr for Unknown).
 const InstructionSpec* spec_of(const Instruction& instruction) noexcept;
+
+// ---- Placement -------------------------------------------------------------
+
+// The byte alignment an instruction needs in memory: its table row's
+// (sendpicp 8 [SDK], §2.5; every other instruction, and a raw word, 4).
+std::uint32_t alignment_of(const Instruction& instruction) noexcept;
+
+// Why `instruction` may not sit at byte address `address` ("sendpicp at
+// 0x4c014: the instruction needs an 8-byte boundary"), or nullopt. The one
+// rule the simulator applies before executing an instruction and the
+// assembler before placing one.
+std::optional<std::string> misplacement(const Instruction& instruction, std::uint32_t address);
+
+// encode() for an instruction placed at `address`: also an EncodingError
+// when it may not sit there.
+Encoded encode_at(const Instruction& instruction, std::uint32_t address);
+
+// The words of `program` placed from `base` on, every instruction encoded
+// at its own address; an error names the instruction's index.
+std::vector<std::uint32_t> encode_program(std::span<const Instruction> program, std::uint32_t base);
 
 // How many words an instruction occupies.
 std::size_t word_count(const Instruction& instruction) noexcept;

@@ -166,9 +166,8 @@ void check_row(const TileActions& actions, const ExchangeRow& row) {
   std::uint32_t address = row.address;
   for (std::size_t i = 0; i < row.instructions.size(); ++i) {
     const isa::Instruction& instruction = row.instructions[i];
-    if (std::holds_alternative<isa::SendPicP>(instruction) && address % 8 != 0) {
-      fail(tile, "rule 5", fmt::format("sendpicp at {:#x} (instruction {}) is not 8-aligned",
-                                       address, i));
+    if (const auto why = isa::misplacement(instruction, address)) {
+      fail(tile, "rule 5", fmt::format("instruction {}: {}", i, *why));
     }
     if (std::holds_alternative<isa::Sync>(instruction) ||
         (std::holds_alternative<isa::Br>(instruction) && i + 1 != row.instructions.size())) {

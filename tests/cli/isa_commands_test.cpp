@@ -98,4 +98,18 @@ TEST(AsmCommand, OutOfRangeOperandNamesLineFieldAndValue) {
       << result.err;
 }
 
+TEST(AsmCommand, EachInstructionIsCheckedWhereItWillSit) {
+  // From the load base 0x4c010, a sendpicp after one nop lands at 0x4c014.
+  const std::string pair = "sendpicp 52, 0x0, 0, 0, 0, 0xc0, 0x14048";
+  const auto misaligned = tessera({"asm", "nop", pair});
+  EXPECT_EQ(misaligned.exit_status, 1);
+  EXPECT_NE(misaligned.err.find("argument 2: sendpicp at 0x4c014: the instruction needs an 8-byte "
+                                "boundary"),
+            std::string::npos)
+      << misaligned.err;
+  const auto aligned = tessera({"asm", "--base", "0x4c00c", "nop", pair});
+  EXPECT_EQ(aligned.exit_status, 0) << aligned.err;
+  EXPECT_EQ(aligned.out, "19e00000\nf6600000 03014048\n");
+}
+
 }  // namespace

@@ -83,6 +83,17 @@ TEST_F(RunCommand, TakesRawBinFilesAndHostJitter) {
   EXPECT_EQ(read_words(y, "y"), runtime::testing::ring_reference(ring(), x_values()));
 }
 
+TEST_F(RunCommand, TakesAThreadCountForTheSimulator) {
+  const std::string y = scratch_.path("y.npy");
+  const auto result = run_tessera({"run", package_, "-i", "x=" + x_npy_, "-o", "y=" + y,
+                                   "--threads", "2"});
+  ASSERT_EQ(result.exit_status, 0) << result.err;
+  EXPECT_EQ(read_words(y, "y"), runtime::testing::ring_reference(ring(), x_values()));
+  const auto refused = run_tessera({"run", package_, "-i", "x=" + x_npy_, "--threads", "0"});
+  EXPECT_EQ(refused.exit_status, 2);
+  EXPECT_NE(refused.err.find("--threads: 0 is outside 1 to 1024"), std::string::npos) << refused.err;
+}
+
 TEST_F(RunCommand, AShapeMismatchIsAClearErrorBeforeAnythingRuns) {
   const std::string wrong = scratch_.path("wrong.npy");
   runtime::write_tensor_file(wrong, HostTensor(schema::DType::kU32, {30, 30},

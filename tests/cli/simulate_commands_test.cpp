@@ -75,6 +75,27 @@ TEST_F(SimulateCommand, SimulateStopsAtTheCycleLimit) {
   EXPECT_NE(run.out.find("cycle limit"), std::string::npos) << run.out;
 }
 
+TEST_F(SimulateCommand, AnyThreadCountGivesTheSameReport) {
+  const auto source = write("program.s", kProgram);
+  const auto package = path("program.ipuexe");
+  ASSERT_EQ(run_tessera({"pack", source, "-o", package}).exit_status, 0);
+  std::vector<std::string> reports;
+  for (const char* threads : {"1", "2", "3"}) {
+    const auto report = path(std::string("report") + threads + ".json");
+    const auto run = run_tessera({"simulate", package, "--threads", threads, "--report", report});
+    ASSERT_EQ(run.exit_status, 0) << run.err << run.out;
+    std::ifstream in(report);
+    reports.emplace_back(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  EXPECT_EQ(reports[1], reports[0]);
+  EXPECT_EQ(reports[2], reports[0]);
+  for (const char* bad : {"0", "-1", "1025", "two"}) {
+    const auto run = run_tessera({"simulate", package, "--threads", bad});
+    EXPECT_EQ(run.exit_status, 2) << bad;
+    EXPECT_NE(run.err.find("--threads"), std::string::npos) << run.err;
+  }
+}
+
 TEST_F(SimulateCommand, PackRejectsBadInput) {
   EXPECT_EQ(run_tessera({"pack", write("e.s", "# nothing\n"), "-o", path("e.ipuexe")}).exit_status, 1);
   EXPECT_EQ(run_tessera({"pack", write("x.s", "nop\n"), "-o", path("x.ipuexe"), "--tiles", "0"})

@@ -3,10 +3,15 @@
 #include "backends/sim/sim_transport.hpp"
 #include "runtime/session.hpp"
 
+#include <nlohmann/json.hpp>
+
 namespace tessera::compiler::testing {
 
-GraphRun run_on_simulator(const schema::Application& package, const TensorBytes& bindings) {
-  backends::SimTransport transport;
+GraphRun run_on_simulator(const schema::Application& package, const TensorBytes& bindings,
+                          const sim::SimOptions& options) {
+  backends::SimTransportOptions transport_options;
+  transport_options.sim = options;
+  backends::SimTransport transport(target::Topology::c600(), transport_options);
   runtime::Session session(transport, package);
   GraphRun result;
   for (const auto& call : package.host_exchange.calls) {
@@ -16,6 +21,8 @@ GraphRun run_on_simulator(const schema::Application& package, const TensorBytes&
   }
   session.finish();
   result.cycles = transport.chip().now();
+  result.report = transport.chip().report().to_json().dump();
+  if (options.trace) result.trace = transport.chip().trace().dump();
   result.checked_phases = transport.chip().exchange_stats().checked_phases;
   result.unchecked_phases = transport.chip().exchange_stats().unchecked_phases;
   return result;

@@ -15,9 +15,10 @@ constexpr std::uint32_t kKernelEntry = 0x4D000;  // the kernel symbol; its code 
 }  // namespace
 
 KernelRun::KernelRun(std::string_view kernel, const Registers& registers,
-                     const std::vector<Buffer>& buffers, sim::SimOptions options)
-    : chip_(small_topology(1), options) {
-  const KernelSpec* spec = KernelRegistry::standard().find(kernel);
+                     const std::vector<Buffer>& buffers, sim::SimOptions options,
+                     const KernelRegistry& registry)
+    : chip_(small_topology(1), options, registry) {
+  const KernelSpec* spec = registry.find(kernel);
   if (spec == nullptr) throw std::invalid_argument("no kernel " + std::string(kernel));
   std::vector<isa::Instruction> program;
   for (unsigned reg = kOutputRegister; reg <= kLastArgumentRegister; ++reg) {
@@ -25,18 +26,19 @@ KernelRun::KernelRun(std::string_view kernel, const Registers& registers,
   }
   call_pc_ = target::kLoadBase + 4 * static_cast<std::uint32_t>(program.size());
   supervisor_instructions_ = program.size() + 1 + halt().size();
-  load_program(chip_, kTile, program + std::vector<isa::Instruction>{isa::Call{Reg::m10, kKernelEntry}} + halt());
+  load_program(chip_, kTile,
+               program + std::vector<isa::Instruction>{isa::Call{Reg::m10, kKernelEntry}} + halt());
   load_program(chip_, kTile, {isa::Br{Reg::m10}}, kKernelEntry);
 
   schema::TileDebug debug;
   debug.tile = kTile;
-  debug.symbols = {schema::Symbol{std::string(kernel), kKernelEntry, 4, schema::SymbolKind::kKernel}};
+  debug.symbols = {
+      schema::Symbol{std::string(kernel), kKernelEntry, 4, schema::SymbolKind::kKernel}};
   for (std::size_t i = 0; i < buffers.size(); ++i) {
     const Buffer& buffer = buffers[i];
-    debug.allocations.push_back(schema::Allocation{static_cast<std::uint32_t>(i + 1), buffer.name,
-                                                   "%" + buffer.name, buffer.address, buffer.size, 0,
-                                                   schema::kLiveToEnd,
-                                                   schema::AllocationKind::kTensor, 0});
+    debug.allocations.push_back(schema::Allocation{
+        static_cast<std::uint32_t>(i + 1), buffer.name, "%" + buffer.name, buffer.address,
+        buffer.size, 0, schema::kLiveToEnd, schema::AllocationKind::kTensor, 0});
     if (!buffer.contents.empty()) chip_.load_segment(kTile, buffer.address, buffer.contents, false);
   }
   schema::CallSite site{call_pc_, std::string(kernel), {}, 0};
@@ -71,15 +73,22 @@ std::vector<std::uint8_t> KernelRun::read(std::uint32_t address, std::uint32_t s
   return bytes;
 }
 
-std::vector<std::uint8_t> to_bytes(const std::vector<std::uint32_t>& elements, unsigned element_bytes) {
+bool KernelRun::initialized(std::uint32_t address, std::uint32_t size) const {
+  return chip_.tile(kTile).sram().initialized(address, size);
+}
+
+std::vector<std::uint8_t> to_bytes(const std::vector<std::uint32_t>& elements,
+                                   unsigned element_bytes) {
   std::vector<std::uint8_t> bytes;
   for (const std::uint32_t value : elements) {
-    for (unsigned b = 0; b < element_bytes; ++b) bytes.push_back(static_cast<std::uint8_t>(value >> (8 * b)));
+    for (unsigned b = 0; b < element_bytes; ++b)
+      bytes.push_back(static_cast<std::uint8_t>(value >> (8 * b)));
   }
   return bytes;
 }
 
-std::vector<std::uint32_t> from_bytes(const std::vector<std::uint8_t>& bytes, unsigned element_bytes) {
+std::vector<std::uint32_t> from_bytes(const std::vector<std::uint8_t>& bytes,
+                                      unsigned element_bytes) {
   std::vector<std::uint32_t> elements(bytes.size() / element_bytes);
   for (std::size_t i = 0; i < elements.size(); ++i) {
     for (unsigned b = 0; b < element_bytes; ++b) {

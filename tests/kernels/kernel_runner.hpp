@@ -29,14 +29,18 @@ inline constexpr std::uint32_t kBufferBase = 0x60000;
 
 class KernelRun {
  public:
-  // `registers[i]` is loaded into $m(i) for i in 2..9.
+  // `registers[i]` is loaded into $m(i) for i in 2..9. The kernel comes from
+  // `registry`, which must outlive the run.
   KernelRun(std::string_view kernel, const Registers& registers, const std::vector<Buffer>& buffers,
-            sim::SimOptions options = {});
+            sim::SimOptions options = {},
+            const KernelRegistry& registry = KernelRegistry::standard());
 
   bool halted() const { return result_.reason == sim::StopReason::kAllHalted; }
   const sim::Fault& fault() const;
   std::string fault_text() const;  // "" when the run halted cleanly
   std::vector<std::uint8_t> read(std::uint32_t address, std::uint32_t size);
+  // Whether every byte of the range was ever written.
+  bool initialized(std::uint32_t address, std::uint32_t size) const;
   std::uint64_t total_cycles() const { return chip_.report().total_cycles; }
   std::uint32_t call_pc() const { return call_pc_; }
   // Cycles the supervisor spends on its own instructions: the register loads,
@@ -51,7 +55,9 @@ class KernelRun {
 };
 
 // Little-endian element vectors <-> bytes (1-, 2- or 4-byte elements).
-std::vector<std::uint8_t> to_bytes(const std::vector<std::uint32_t>& elements, unsigned element_bytes);
-std::vector<std::uint32_t> from_bytes(const std::vector<std::uint8_t>& bytes, unsigned element_bytes);
+std::vector<std::uint8_t> to_bytes(const std::vector<std::uint32_t>& elements,
+                                   unsigned element_bytes);
+std::vector<std::uint32_t> from_bytes(const std::vector<std::uint8_t>& bytes,
+                                      unsigned element_bytes);
 
 }  // namespace tessera::kernels::testing

@@ -234,6 +234,37 @@ TEST(MoveKernels, ZeroPairsTouchNothingAndCostTheLaunch) {
   }
 }
 
+// The moves are granted their whole regions but say which elements they
+// read and wrote, so the simulator's record of never-written bytes stays
+// exact (--check-uninitialized, an instruction fetch from data).
+TEST(MoveKernels, OnlyTheElementsTheTableNamesCountAsWritten) {
+  MoveCall call{2, to_bytes({1, 2, 3, 4}, 2), {}, 4, {{0, 3}, {2, 1}}};
+  KernelRun run(call.kernel(), call.registers(), call.buffers());
+  ASSERT_TRUE(run.halted()) << run.fault_text();
+  EXPECT_TRUE(run.initialized(kOut, 2));
+  EXPECT_FALSE(run.initialized(kOut + 2, 2));
+  EXPECT_TRUE(run.initialized(kOut + 4, 2));
+  EXPECT_FALSE(run.initialized(kOut + 6, 2));
+  EXPECT_EQ(run.read(kOut, 2), to_bytes({4}, 2));
+  EXPECT_EQ(run.read(kOut + 4, 2), to_bytes({2}, 2));
+}
+
+TEST(MoveKernels, ANeverWrittenSourceElementIsReportedWhenAsked) {
+  sim::SimOptions options;
+  options.check_uninitialized = true;
+  MoveCall call{4, {}, {}, 2, {{0, 1}}};
+  Registers r = call.registers();
+  r[7] = 2;  // two source elements, never written
+  std::vector<Buffer> buffers = {Buffer{"in", kIn, 8, {}},
+                                 Buffer{"table", kTable, 8, call.table_bytes()},
+                                 Buffer{"out", kOut, 8, {}}};
+  KernelRun run(call.kernel(), r, buffers, options);
+  ASSERT_FALSE(run.halted());
+  EXPECT_EQ(run.fault().kind, sim::FaultKind::kUninitializedRead) << run.fault_text();
+  EXPECT_NE(run.fault().message.find("operand $m3 reads [0x60004, 0x60008)"), std::string::npos)
+      << run.fault().message;
+}
+
 TEST(MoveKernels, CyclesFollowTheCostFunction) {
   // Worker 0 has 17 of 100 pairs: 17·(8 + 2s) bytes in words of 8.
   EXPECT_EQ(move_elements_cycles(100, 4), kKernelLaunchCycles + kWorkerBarrierCycles + 6 * 34);

@@ -247,5 +247,38 @@ TEST(Chip, MemoryGrowsOnlyWithWhatIsTouched) {
   EXPECT_EQ(chip.report().sram_bytes_touched, 4096u);
 }
 
+TEST(HostSync, ARoundEveryTileSkipsCompletesWithoutTheHost) {
+  // Every tile runs `sans 1; sync 1` (no part in the host phase), then joins
+  // the next phase's two rounds. The skipped rounds involve no host sync, so
+  // they take no credit [INF].
+  Chip chip(small_topology(2));
+  for (std::uint16_t i = 0; i < 2; ++i) {
+    load_program(
+        chip, tile_at(i),
+        std::vector<isa::Instruction>{isa::Sans{1}, isa::Sync{1}, isa::Sync{7}, isa::Sync{7}} +
+            halt());
+  }
+  chip.start();
+  chip.write_hsp_mark(target::kHspGs2Control, 2);
+  ASSERT_EQ(chip.run().reason, StopReason::kAllHalted);
+  EXPECT_EQ(chip.read_hsp_mark(target::kHspGs2Control), 0u);
+}
+
+TEST(HostSync, WaitingForTilesThatHaltedIsADeadlockWhateverTheCredits) {
+  Chip chip(small_topology(2));
+  load_program(chip, tile_at(0), std::vector<isa::Instruction>{isa::Sync{7}} + halt());
+  load_program(chip, tile_at(1), halt());
+  chip.start();
+  chip.write_hsp_mark(target::kHspGs2Control, 5);
+  const RunResult result = chip.run();
+  ASSERT_EQ(result.reason, StopReason::kDeadlock);
+  const Fault& fault = chip.faults().all().at(0);
+  EXPECT_EQ(fault.kind, FaultKind::kDeadlock);
+  EXPECT_EQ(fault.message,
+            "no tile can make progress: p0 waits at sync 7 (pc 0x4c010, cycle 6, host round 0: 1 "
+            "of 2 tiles present); p2 halted (pc 0x4c014, cycle 12)");
+  EXPECT_EQ(chip.read_hsp_mark(target::kHspGs2Control), 5u) << "no round completed";
+}
+
 }  // namespace
 }  // namespace tessera::sim

@@ -4,10 +4,12 @@
 // cycle-sample helper before the phase and after the tile's row.
 //
 // The timing rules are target/'s and are never tuned to this table. What the
-// model does not describe — the sampling handoff and the skew between sender
-// and receivers — are two calibration offsets, fitted here and documented in
-// sim/README.md; the test checks what the model does claim: the per-word
-// slope of every interval and the difference between the two receivers.
+// model does not describe — mostly the phase-entry sync's release, charged at
+// 600 cycles, and the skew between sender and receivers; not the sampling
+// handoff, which the sample helper models — are two calibration offsets,
+// fitted here and documented in sim/README.md with what they are not; the
+// test checks what the model does claim: the per-word slope of every
+// interval and the difference between the two receivers.
 #include <gtest/gtest.h>
 
 #include <cmath>

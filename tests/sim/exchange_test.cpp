@@ -389,5 +389,80 @@ TEST(Exchange, TilesWithoutRowsWaitForNothing) {
   EXPECT_EQ(phase.chip().exchange_stats().words_sent, 0u);
 }
 
+// A receiver that selects p0 at X and tears down n events later, with p0
+// sending n words in one stream (send, then sendoffs), by hand: n may exceed
+// what word32_transfer accepts.
+target::Word32Timing unchecked_timing(PhysicalTile s, PhysicalTile d, Event start,
+                                      std::uint32_t n) {
+  target::Word32Timing t;
+  t.send_start = start;
+  t.words = n;
+  t.source_select = start + target::ttm(s, d) + 1;
+  t.pointer = t.source_select + target::kPointerLag + target::kPointerLagPerRow * target::row(d);
+  t.teardown = t.source_select + n;
+  t.horizon = std::max(t.teardown, t.write_end()) + target::kReceiveGuard;
+  return t;
+}
+
+TEST(Exchange, MoreThanTheMessageLimitUnderOneSourceSelectIsAFault) {
+  // 4148 words is the longest message verified on hardware (§5.2).
+  const std::uint32_t n = 5000;
+  Phase phase({p(0), p(53)});
+  const Event start = target::earliest_send_start(p(0), p(53));
+  const auto timing = unchecked_timing(p(0), p(53), start, n);
+  phase.row(p(0), sender_row(p(0), {p(53)}, start, n));
+  phase.row(p(53), build_row(receive_actions(timing, 0, kDestination / 4), timing.horizon, kRow));
+  phase.source(p(0), n);
+  phase.guarded_destination(p(53), kDestination, n);
+  ASSERT_EQ(phase.run().reason, StopReason::kFault);
+  const Fault& fault = phase.chip().faults().all().at(0);
+  EXPECT_EQ(fault.kind, FaultKind::kExchangeTiming);
+  EXPECT_EQ(fault.tile, p(53));
+  EXPECT_NE(fault.message.find("5000 words"), std::string::npos) << fault.message;
+  EXPECT_NE(fault.message.find("4148"), std::string::npos) << fault.message;
+}
+
+TEST(Exchange, ALongStreamTakenAsTwoMessagesPasses) {
+  // The compiler cuts 5000 words into two messages of 2500; back to back,
+  // the receiver re-selects the same source where the first one ends.
+  const std::uint32_t n = 5000, half = 2500;
+  Phase phase({p(0), p(53)});
+  const Event start = target::earliest_send_start(p(0), p(53));
+  const auto first = target::word32_transfer(p(0), p(53), start, half);
+  const auto second = target::word32_transfer(p(0), p(53), start + half, half);
+  ASSERT_EQ(second.source_select, first.teardown);
+  phase.row(p(0), sender_row(p(0), {p(53)}, start, n));
+  phase.row(p(53), build_row({{Kind::kSelectSource, first.source_select, 0},
+                              {Kind::kSetPointer, first.pointer, kDestination / 4},
+                              {Kind::kSelectSource, second.source_select, 0},
+                              {Kind::kSelectSource, second.teardown, target::kNeutralMux}},
+                             second.horizon, kRow));
+  phase.source(p(0), n);
+  phase.guarded_destination(p(53), kDestination, n);
+  ASSERT_EQ(phase.run().reason, StopReason::kAllHalted)
+      << describe(phase.chip().faults().all().at(0));
+  phase.expect_received(p(53), kDestination, p(0), n);
+}
+
+TEST(Exchange, APointerSetAfterTheLastWordIsKeptForTheNextPhase) {
+  // The receive pointer persists between phases: it is what the last PIC
+  // control set, even when that control comes after the last word.
+  Phase phase({p(0), p(53)});
+  const Event start = target::earliest_send_start(p(0), p(53));
+  const auto timing = target::word32_transfer(p(0), p(53), start, 16);
+  const std::uint32_t next = (kDestination + 0x1000) / 4;
+  auto actions = receive_actions(timing, 0, kDestination / 4);
+  actions.push_back(RowAction{Kind::kSetPointer, timing.write_end() + 2, next});
+  ASSERT_LT(timing.write_end() + 2, timing.horizon);
+  phase.row(p(0), sender_row(p(0), {p(53)}, start, 16));
+  phase.row(p(53), build_row(actions, timing.horizon, kRow));
+  phase.source(p(0), 16);
+  phase.guarded_destination(p(53), kDestination, 16);
+  ASSERT_EQ(phase.run().reason, StopReason::kAllHalted)
+      << describe(phase.chip().faults().all().at(0));
+  phase.expect_received(p(53), kDestination, p(0), 16);
+  EXPECT_EQ(phase.chip().tile(p(53)).incoming_pointer(), next);
+}
+
 }  // namespace
 }  // namespace tessera::sim

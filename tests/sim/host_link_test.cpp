@@ -232,5 +232,30 @@ TEST(HostLink, FourKibRoundTripsOnAllTilesAtOnce) {
   EXPECT_EQ(run.chip().host_stats().d2h_bytes, tile_count * kPage);
 }
 
+TEST(HostLink, HostWordsArriveOnlyThroughTheTargetsHostMux) {
+  // The target leaves its INCOMING_MUX neutral instead of selecting its host
+  // endpoint: the host's reply never reaches it, so its `sync 0` would wait
+  // for ever, and nothing lands in its packet window.
+  HostRun run({kOwner, kTarget});
+  run.programs(kOwner, {target::xreq_only_program(XreqBitmap(kOwner).add(kTarget))});
+  auto program =
+      target::target_only_program(target::h2d_target_code({kTarget, 0x50120, 0x40, 64, 0x50170}));
+  ASSERT_EQ(program.instructions.at(0),
+            (isa::Instruction{isa::Setzi{Reg::m8, target::host_mux(kTarget)}}));
+  program.instructions[0] = isa::Setzi{Reg::m8, target::kNeutralMux};
+  run.programs(kTarget, {program});
+  auto host = pattern(8192, 7);
+  ASSERT_EQ(run.run(host, 2).reason, StopReason::kFault);
+  const Fault& fault = run.chip().faults().all().at(0);
+  EXPECT_EQ(fault.tile, kTarget);
+  EXPECT_NE(fault.message.find("INCOMING_MUX is 0x640, not its host endpoint 0x604"),
+            std::string::npos)
+      << fault.message;
+  std::vector<std::uint8_t> window(64);
+  run.chip().tile(kTarget).sram().read(0x50120, window);
+  EXPECT_NE(window, std::vector<std::uint8_t>(host.begin() + 0x40, host.begin() + 0x80));
+  EXPECT_EQ(run.chip().host_stats().h2d_bytes, 0u);
+}
+
 }  // namespace
 }  // namespace tessera::sim

@@ -39,8 +39,10 @@ struct KernelCallFixture {
     call_pc = target::kLoadBase + 4 * 3;  // after three setzi
     load_program(chip, kTile, program);
     // The helpers' device code is never executed; it only has to exist.
-    load_program(chip, kTile, {isa::Br{Reg::m10}, isa::Nop{}, isa::Br{Reg::m10}, isa::Nop{},
-                               isa::Br{Reg::m10}, isa::Nop{}, isa::Br{Reg::m10}}, kHelpers);
+    load_program(chip, kTile,
+                 {isa::Br{Reg::m10}, isa::Nop{}, isa::Br{Reg::m10}, isa::Nop{}, isa::Br{Reg::m10},
+                  isa::Nop{}, isa::Br{Reg::m10}},
+                 kHelpers);
     std::vector<std::uint8_t> x(64);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<std::uint8_t>(i + 1);
     chip.load_segment(kTile, kX, x, false);
@@ -59,11 +61,11 @@ struct KernelCallFixture {
       return address == kX ? 1 : address == kW ? 3 : 2;
     };
     if (with_call_site) {
-      debug.call_sites = {CallSite{call_pc,
-                                   "helper",
-                                   {CallOperand{2, owner(dst), dst, 64, true},
-                                    CallOperand{3, owner(src), src, 64, false}},
-                                   0}};
+      debug.call_sites = {CallSite{
+          call_pc,
+          "helper",
+          {CallOperand{2, owner(dst), dst, 64, true}, CallOperand{3, owner(src), src, 64, false}},
+          0}};
     }
     chip.set_debug(kTile, debug, {"graph: copy %y <- %x", "graph: weights %w"});
     chip.start();
@@ -102,11 +104,13 @@ TEST(KernelCall, OverrunNamesTileKernelOperandAndBothAllocations) {
   EXPECT_EQ(fault.tile, kTile);
   EXPECT_EQ(fault.pc, run.call_pc);
   EXPECT_EQ(fault.provenance, "graph: copy %y <- %x");
-  // The source overruns first (the model reads before it writes).
+  // The model asks for its source span first; the whole span is refused
+  // before any byte moves.
   EXPECT_EQ(fault.message,
-            "kernel 'tessera_copy_words' called at 0x4c01c: operand $m3 read [0x60040, 0x60044) (4 "
-            "bytes) outside its allocation #1 'x' (tensor %x) [0x60000, 0x60040) from 'graph: copy "
-            "%y <- %x'; the bytes at 0x60040 belong to no allocation");
+            "kernel 'tessera_copy_words' called at 0x4c01c: operand $m3 reads [0x60000, 0x60044) "
+            "(68 bytes) outside its allocation #1 'x' (tensor %x) [0x60000, 0x60040) from 'graph: "
+            "copy %y <- %x'; the bytes at 0x60040 belong to no allocation");
+  EXPECT_FALSE(run.chip.tile(kTile).sram().initialized(kY, 4)) << "nothing was copied";
 }
 
 TEST(KernelCall, WriteOverrunNamesTheAllocationHit) {
@@ -114,19 +118,20 @@ TEST(KernelCall, WriteOverrunNamesTheAllocationHit) {
   KernelCallFixture run(kFill, kY, 0xAB, 17);
   ASSERT_EQ(run.result.reason, StopReason::kFault);
   EXPECT_EQ(run.fault().message,
-            "kernel 'tessera_fill_words' called at 0x4c01c: operand $m2 wrote [0x60140, 0x60144) "
-            "(4 bytes) outside its allocation #2 'y' (tensor %y) [0x60100, 0x60140) from 'graph: "
+            "kernel 'tessera_fill_words' called at 0x4c01c: operand $m2 writes [0x60100, 0x60144) "
+            "(68 bytes) outside its allocation #2 'y' (tensor %y) [0x60100, 0x60140) from 'graph: "
             "copy %y <- %x'; the bytes at 0x60140 belong to allocation #3 'w' (tensor %w) "
             "[0x60140, 0x60180) from 'graph: weights %w'");
-  EXPECT_EQ(run.word(kY + 60), 0xABu) << "the words inside y were written";
-  EXPECT_NE(run.word(kW), 0xABu) << "the stray word was not";
+  // The span is checked before the model writes: neither y nor w changed.
+  EXPECT_NE(run.word(kY + 60), 0xABu);
+  EXPECT_NE(run.word(kW), 0xABu) << "the stray word was not written";
 }
 
 TEST(KernelCall, WriteIntoCodeIsCaught) {
   KernelCallFixture run(kFill, target::kLoadBase, 0, 1);
   ASSERT_EQ(run.result.reason, StopReason::kFault);
   EXPECT_EQ(run.fault().kind, FaultKind::kKernelOverrun);
-  EXPECT_NE(run.fault().message.find("operand $m2 wrote [0x4c010, 0x4c014) (4 bytes) inside the "
+  EXPECT_NE(run.fault().message.find("operand $m2 writes [0x4c010, 0x4c014) (4 bytes) inside the "
                                      "tile's code"),
             std::string::npos)
       << run.fault().message;
@@ -151,6 +156,25 @@ TEST(KernelCall, PreconditionViolationIsAFault) {
   EXPECT_NE(run.fault().message.find("$m2 = 0x60102 is not word-aligned"), std::string::npos);
 }
 
+// Six workers copy their shares at once on the device, so an overlapping copy
+// has no one result; the sequential model would smear x forwards (issue 14).
+TEST(KernelCall, ACopyOntoAnOverlappingDestinationIsRefused) {
+  KernelCallFixture run(kCopy, kX + 4, kX, 4);
+  ASSERT_EQ(run.result.reason, StopReason::kFault);
+  EXPECT_EQ(run.fault().kind, FaultKind::kKernelPrecondition);
+  EXPECT_NE(run.fault().message.find("$m2 (destination) [0x60004, 0x60014) partially overlaps $m3 "
+                                     "(source) [0x60000, 0x60010)"),
+            std::string::npos)
+      << run.fault().message;
+  EXPECT_EQ(run.word(kX + 4), 0x08070605u) << "nothing was copied";
+}
+
+TEST(KernelCall, ACopyOntoItselfIsAllowed) {
+  KernelCallFixture run(kCopy, kX, kX, 16);
+  ASSERT_EQ(run.result.reason, StopReason::kAllHalted) << describe(run.fault());
+  EXPECT_EQ(run.word(kX), 0x04030201u);
+}
+
 TEST(KernelCall, UninitializedReadsAreReportedWhenAsked) {
   SimOptions options;
   options.check_uninitialized = true;
@@ -169,9 +193,11 @@ TEST(KernelCall, UninitializedMemoryReadsAsThePoison) {
 TEST(KernelCall, CycleSampleStoresTheCounter) {
   KernelCallFixture run(kSample, kY, 0, 0);
   ASSERT_EQ(run.result.reason, StopReason::kAllHalted) << describe(run.fault());
-  // Three setzi and the call issue first (4 × 6 cycles); the sample lands
-  // half-way through the handoff.
-  EXPECT_EQ(run.word(kY), 4u * 6 + kernels::kWorkerBarrierCycles / 2);
+  // Three setzi and the call issue first (4 × 6 cycles); worker 0 reads the
+  // counter at its first issue after the runall; the supervisor resumes
+  // after the whole handoff.
+  EXPECT_EQ(run.word(kY), 4u * 6 + kernels::kCycleSampleReadCycles);
+  EXPECT_EQ(run.chip.report().total_cycles, 6u * 6 + kernels::kWorkerBarrierCycles);
 }
 
 TEST(KernelCall, WorkerBarrierTakesItsHandoffAndTouchesNothing) {

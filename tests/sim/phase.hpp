@@ -37,8 +37,10 @@ class Phase {
       : tiles_(tiles), chip_(target::Topology::from_physical(std::move(tiles)), options),
         sampled_(sampled) {}
 
-  void row(PhysicalTile tile, std::vector<isa::Instruction> instructions) {
-    rows_.emplace_back(tile, std::move(instructions));
+  // The tile's row, placed at `address` (8-aligned, as rows are placed).
+  void row(PhysicalTile tile, std::vector<isa::Instruction> instructions,
+           std::uint32_t address = kRow) {
+    rows_.push_back(Row{tile, std::move(instructions), address});
   }
   // Source words source_word(tile, i) for i < words at kSource.
   void source(PhysicalTile tile, std::uint32_t words) {
@@ -59,15 +61,18 @@ class Phase {
   RunResult run() {
     schema::Application app;
     app.compiler_version = "exchange test";
-    std::map<std::uint16_t, std::vector<isa::Instruction>> rows;
-    for (auto& [tile, row] : rows_) rows[tile.value] = row;
+    std::map<std::uint16_t, Row> rows;
+    for (auto& row : rows_) rows[row.tile.value] = row;
     for (const auto tile : tiles_) {
       schema::TileImage image{tile, target::kEntryPoint, {}};
       const bool has_row = rows.contains(tile.value);
       std::vector<isa::Instruction> program;
       if (sampled_) program = program + sample_into(kSampleBefore);
       program = program + std::vector<isa::Instruction>{isa::Sync{3}};
-      if (has_row) program = program + std::vector<isa::Instruction>{isa::Call{Reg::m10, kRow}};
+      if (has_row) {
+        program =
+            program + std::vector<isa::Instruction>{isa::Call{Reg::m10, rows[tile.value].address}};
+      }
       if (sampled_) program = program + sample_into(kSampleAfter);
       program = program + std::vector<isa::Instruction>{isa::Sync{3}} + halt();
       add_segment(app, image, target::kLoadBase, assemble(program), true);
@@ -76,7 +81,10 @@ class Phase {
         add_segment(app, image, kSampleBefore, std::vector<std::uint8_t>(8, 0), false);
         app.debug.tiles.push_back(sample_debug(tile, program));
       }
-      if (has_row) add_segment(app, image, kRow, assemble(rows[tile.value]), true);
+      if (has_row) {
+        const Row& row = rows[tile.value];
+        add_segment(app, image, row.address, assemble(row.instructions), true);
+      }
       for (const auto& [data_tile, address, bytes] : data_) {
         if (data_tile == tile) add_segment(app, image, address, bytes, false);
       }
@@ -154,7 +162,12 @@ class Phase {
   std::vector<PhysicalTile> tiles_;
   Chip chip_;
   bool sampled_ = false;
-  std::vector<std::pair<PhysicalTile, std::vector<isa::Instruction>>> rows_;
+  struct Row {
+    PhysicalTile tile;
+    std::vector<isa::Instruction> instructions;
+    std::uint32_t address = kRow;
+  };
+  std::vector<Row> rows_;
   std::vector<std::tuple<PhysicalTile, std::uint32_t, std::vector<std::uint8_t>>> data_;
   std::optional<schema::ExchangePhase> planned_;
   std::uint64_t planned_rounds_ = 0;

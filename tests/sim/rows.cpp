@@ -1,7 +1,9 @@
 #include "tests/sim/rows.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include "target/host_exchange.hpp"
 
@@ -28,9 +30,75 @@ std::vector<isa::Instruction> build_row(std::vector<RowAction> actions, target::
   std::vector<isa::Instruction> row;
   std::uint32_t address = row_address;
   target::Event now = 0;
+  std::size_t after_last_pair = 0;  // the first instruction after the last sendpicp
   const auto emit = [&](isa::Instruction instruction) {
     address += 4 * static_cast<std::uint32_t>(isa::word_count(instruction));
     row.push_back(instruction);
+  };
+  // A sendpicp sits on an 8-byte boundary: split an instruction since the
+  // previous sendpicp (or that one) in two, which moves no event. A nop
+  // would do it too, but has no place inside a row.
+  const auto split =
+      [&](const isa::Instruction& instruction,
+          std::uint32_t sctl) -> std::optional<std::pair<isa::Instruction, isa::Instruction>> {
+    const auto rest = [&](std::uint32_t words) { return isa::SendOff{words - 1, 0, sctl}; };
+    if (const auto* i = std::get_if<isa::Delay>(&instruction); i && i->events > 1) {
+      return std::pair{isa::Instruction{isa::Delay{1}},
+                       isa::Instruction{isa::Delay{i->events - 1}}};
+    }
+    if (const auto* i = std::get_if<isa::DelayPic>(&instruction); i && i->events > 1) {
+      return std::pair{isa::Instruction{isa::Delay{1}},
+                       isa::Instruction{isa::DelayPic{i->events - 1, i->selector, i->value}}};
+    }
+    if (const auto* i = std::get_if<isa::DelayXpic>(&instruction); i && i->events > 1) {
+      return std::pair{isa::Instruction{isa::Delay{1}},
+                       isa::Instruction{isa::DelayXpic{i->events - 1, i->paired, i->source}}};
+    }
+    if (const auto* i = std::get_if<isa::Send>(&instruction); i && i->words > 1) {
+      return std::pair{isa::Instruction{isa::Send{1, i->source, i->sctl}},
+                       isa::Instruction{rest(i->words)}};
+    }
+    if (const auto* i = std::get_if<isa::SendOff>(&instruction); i && i->words > 1) {
+      return std::pair{isa::Instruction{isa::SendOff{1, i->delta, i->sctl}},
+                       isa::Instruction{rest(i->words)}};
+    }
+    if (const auto* i = std::get_if<isa::SendPic>(&instruction); i && i->words > 1) {
+      return std::pair{isa::Instruction{isa::SendPic{1, i->control, i->value}},
+                       isa::Instruction{rest(i->words)}};
+    }
+    if (const auto* i = std::get_if<isa::SendPicP>(&instruction); i && i->words > 1) {
+      isa::SendPicP first = *i;
+      first.words = 1;
+      return std::pair{isa::Instruction{first}, isa::Instruction{rest(i->words)}};
+    }
+    return std::nullopt;
+  };
+  const auto align_for_pair = [&] {
+    if (address % 8 == 0) return;
+    // The sctl in force at each instruction, to continue a split send with it.
+    std::vector<std::uint32_t> sctls;
+    std::uint32_t sctl = 0;
+    for (const auto& instruction : row) {
+      if (const auto* i = std::get_if<isa::Send>(&instruction)) sctl = i->sctl;
+      if (const auto* i = std::get_if<isa::SendOff>(&instruction)) sctl = i->sctl;
+      if (const auto* i = std::get_if<isa::SendPicP>(&instruction)) sctl = i->sctl;
+      sctls.push_back(sctl);
+    }
+    const std::size_t from = after_last_pair > 0 ? after_last_pair - 1 : 0;
+    for (std::size_t i = row.size(); i-- > from;) {
+      if (auto parts = split(row[i], sctls[i])) {
+        row[i] = parts->second;
+        row.insert(row.begin() + static_cast<std::ptrdiff_t>(i), parts->first);
+        address += 4;
+        return;
+      }
+    }
+    throw std::logic_error("no instruction since the previous sendpicp can be split to align it");
+  };
+  const auto emit_pair = [&](const isa::SendPicP& pair) {
+    align_for_pair();
+    emit(pair);
+    after_last_pair = row.size();
   };
   const auto delay_to = [&](target::Event until) {
     while (until > now) {
@@ -103,9 +171,8 @@ std::vector<isa::Instruction> build_row(std::vector<RowAction> actions, target::
         const auto words = static_cast<std::uint32_t>(until - at);
         const std::uint32_t first = std::min(words, 64u);
         if (group.select != nullptr && group.pointer != nullptr) {
-          if (address % 8 != 0) emit(isa::Nop{});
-          emit(isa::SendPicP{first, item_at(at), action.sctl, 0, 0, group.select->value,
-                             group.pointer->value});
+          emit_pair(isa::SendPicP{first, item_at(at), action.sctl, 0, 0, group.select->value,
+                                  group.pointer->value});
         } else if (at == start) {
           throw std::logic_error(
               "a lone control one event after a send starts cannot ride on the send");
@@ -125,8 +192,7 @@ std::vector<isa::Instruction> build_row(std::vector<RowAction> actions, target::
       // One XPIC and one PIC at the same event: a non-sending sendpicp whose
       // controls act at its first event.
       delay_to(group.event() - 1);
-      if (address % 8 != 0) emit(isa::Nop{});
-      emit(isa::SendPicP{1, 0, 0, 0, 0, group.select->value, group.pointer->value});
+      emit_pair(isa::SendPicP{1, 0, 0, 0, 0, group.select->value, group.pointer->value});
       now = group.event();
       continue;
     }

@@ -21,7 +21,8 @@ struct RowAction {
 
 // The row's instructions (ending with `br $m10`) that perform the actions
 // and then wait until `horizon`. Two controls at one event become one
-// sendpicp (padded to 8-byte alignment with a nop when `row_address` needs it).
+// sendpicp (8-aligned from `row_address` on: an earlier instruction is split
+// in two when needed, which moves no event).
 // Controls acting inside a send's window (after its first event, up to its
 // end) ride on the send as sendpic/sendpicp, which keep the stream contiguous;
 // a lone control one event after the send starts cannot (std::logic_error).

@@ -2,6 +2,8 @@
 // on hand-assembled programs.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "sim/chip.hpp"
 #include "tests/sim/program.hpp"
 
@@ -44,6 +46,15 @@ TEST(Supervisor, ArithmeticAndStores) {
   EXPECT_EQ(run.word(kData + 4), 0x00Fu);
   EXPECT_EQ(run.word(kData + 8), 48u);
   EXPECT_EQ(run.word(kData + 12), 0xDEADBEEFu);
+}
+
+TEST(Supervisor, LoadingZeroIntoM14ZeroesIt) {
+  // `setzi $m14, 0` would be nop's word; load_constant writes it another way.
+  OneTile run(load_constant(Reg::m1, kData) +
+              std::vector<isa::Instruction>{isa::Setzi{Reg::m14, 5}} + load_constant(Reg::m14, 0) +
+              std::vector<isa::Instruction>{isa::St32{Reg::m14, Reg::m1, Reg::m15, 0}} + halt());
+  ASSERT_EQ(run.result.reason, StopReason::kAllHalted) << describe(run.chip.faults().all().at(0));
+  EXPECT_EQ(run.word(kData), 0u);
 }
 
 TEST(Supervisor, ZeroRegisterIgnoresWrites) {
@@ -196,6 +207,33 @@ TEST(Supervisor, CycleLimitStopsARunawayTile) {
   // The run can continue.
   EXPECT_EQ(chip.run(2'000'000).reason, StopReason::kCycleLimit);
   EXPECT_GE(chip.tile(kTile0).cycle(), 2'000'000u);
+}
+
+TEST(Supervisor, ABranchPastTheTopOfTheAddressSpaceIsAFetchFault) {
+  // $m1 = 0 − 4 = 0xFFFFFFFC: its fetch range would wrap past 2^32.
+  std::optional<OneTile> run;
+  ASSERT_NO_THROW(run.emplace(
+      std::vector<isa::Instruction>{isa::Add{Reg::m1, Reg::m15, -4}, isa::Br{Reg::m1}}));
+  ASSERT_EQ(run->result.reason, StopReason::kFault);
+  const Fault& fault = run->chip.faults().all().at(0);
+  EXPECT_EQ(fault.kind, FaultKind::kInvalidAddress);
+  EXPECT_EQ(fault.tile, kTile0);
+  EXPECT_EQ(fault.pc, 0xFFFFFFFCu);
+  EXPECT_EQ(fault.cycle, 12u);
+}
+
+TEST(Supervisor, ARowThatLoopsIsAFaultNotAnInternalError) {
+  // The row's bri jumps back to its sendoff, so the outgoing stream's item
+  // would grow past 32 bits; the bri itself has no place inside a row.
+  std::optional<OneTile> run;
+  ASSERT_NO_THROW(run.emplace(std::vector<isa::Instruction>{
+      isa::Sync{3}, isa::SendOff{4096, 2047, 0}, isa::Bri{target::kLoadBase + 4}}));
+  ASSERT_EQ(run->result.reason, StopReason::kFault);
+  const Fault& fault = run->chip.faults().all().at(0);
+  EXPECT_EQ(fault.tile, kTile0);
+  ASSERT_TRUE(fault.pc.has_value());
+  EXPECT_EQ(*fault.pc, target::kLoadBase + 8);
+  EXPECT_GT(fault.cycle, 0u);
 }
 
 }  // namespace

@@ -128,6 +128,19 @@ TEST(Word32Transfer, RejectsBadCountsAndEarlyStarts) {
   EXPECT_EQ(earliest_send_start(p(32), p(260)), 0) << "ttm 49 ≥ 0 needs no wait";
 }
 
+TEST(Word32Transfer, OneMessageCarriesAtMostTheVerifiedWords) {
+  // The rule the simulator holds every delivery to as well (§5.2).
+  EXPECT_NO_THROW(check_message_words(p(0), p(53), kMaxTransferWords));
+  EXPECT_NO_THROW(check_message_words(p(0), p(53), 1));
+  EXPECT_THROW(check_message_words(p(0), p(53), 0), ExchangeTimingError);
+  try {
+    check_message_words(p(0), p(53), 5000);
+    ADD_FAILURE() << "5000 words passed";
+  } catch (const ExchangeTimingError& error) {
+    EXPECT_EQ(error.message(), "p0 → p53: 5000 words is outside 1..4148");
+  }
+}
+
 TEST(Multicast, StartsSoThatTheEarliestReceiverSelectsAtEventOne) {
   // The hardware-verified 1→2 multicast to physical 32 and 53 (§5.6), from 0.
   const std::vector<PhysicalTile> receivers = {p(32), p(53)};

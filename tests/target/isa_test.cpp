@@ -163,7 +163,6 @@ TEST(IsaGolden, ReferenceMatchPatternsAreTheTablesOpcodes) {
 
 TEST(IsaDecode, NopWinsOverSetziOfM14) {
   EXPECT_EQ(decode(std::vector<std::uint32_t>{kNopWord}).instruction, Instruction{Nop{}});
-  EXPECT_EQ(encode(Setzi{Reg::m14, 0}).words[0], kNopWord);
   EXPECT_EQ(decode(std::vector<std::uint32_t>{0x19E00001}).instruction,
             Instruction(Setzi{Reg::m14, 1}));
 }
@@ -247,6 +246,74 @@ TEST(IsaSpecs, EveryRowHasAUniqueMnemonic) {
     EXPECT_TRUE(seen.insert(spec->mnemonic).second) << spec->mnemonic;
   }
   EXPECT_EQ(seen.size(), 23u);  // §4.1–§4.3: 16 scalar/control + 7 exchange
+}
+
+TEST(IsaEncode, SetziOfM14ZeroIsRefusedBecauseItIsTheNopWord) {
+  // 0x19000000 | 14 << 20 | 0 is 0x19E00000, nop's word: encoding it would
+  // emit an instruction that leaves $m14 alone.
+  try {
+    (void)encode(Setzi{Reg::m14, 0});
+    ADD_FAILURE() << "setzi $m14, 0 encoded";
+  } catch (const EncodingError& error) {
+    EXPECT_NE(std::string(error.what()).find("add $m14, $m15, 0"), std::string::npos)
+        << error.what();
+  }
+  EXPECT_THROW(parse_instruction("setzi $m14, 0"), AssemblyError);
+  EXPECT_EQ(encode(Add{Reg::m14, Reg::m15, 0}).words[0], 0x22FE0000u);
+  EXPECT_NO_THROW(encode(Setzi{Reg::m14, 1}));
+  EXPECT_NO_THROW(encode(Setzi{Reg::m13, 0}));
+}
+
+TEST(IsaPlacement, TheTablesAlignmentIsWhereAnInstructionMaySit) {
+  // §2.5, §5.5 rule 5: sendpicp starts on an 8-byte boundary.
+  const SendPicP pair{43, 0x14021, 1, 0, 0, 0x640, 0x15000};
+  EXPECT_EQ(alignment_of(pair), 8u);
+  EXPECT_EQ(alignment_of(Nop{}), 4u);
+  EXPECT_EQ(misplacement(pair, 0x4C018), std::nullopt);
+  EXPECT_EQ(misplacement(pair, 0x4C014),
+            "sendpicp at 0x4c014: the instruction needs an 8-byte boundary");
+  EXPECT_EQ(misplacement(Nop{}, 0x4C016),
+            "nop at 0x4c016: the instruction needs a 4-byte boundary");
+  EXPECT_THROW(encode_at(pair, 0x4C014), EncodingError);
+  EXPECT_EQ(encode_at(pair, 0x4C018).words, encode(pair).words);
+}
+
+TEST(IsaPlacement, AssemblingAProgramChecksEveryInstructionAtItsAddress) {
+  const SendPicP pair{43, 0x14021, 1, 0, 0, 0x640, 0x15000};
+  try {
+    (void)encode_program(std::vector<Instruction>{Nop{}, pair}, 0x4C010);
+    ADD_FAILURE() << "a sendpicp at 0x4c014 assembled";
+  } catch (const EncodingError& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "instruction 1: sendpicp at 0x4c014: the instruction needs an 8-byte boundary");
+  }
+  EXPECT_EQ(encode_program(std::vector<Instruction>{Nop{}, Nop{}, pair}, 0x4C010),
+            (std::vector<std::uint32_t>{kNopWord, kNopWord, 0xF54A0109, 0x19015000}));
+}
+
+TEST(AssemblyParse, AnIntegerHasOneSignAndItComesFirst) {
+  const auto error_of = [](std::string_view text) -> std::string {
+    try {
+      (void)parse_instruction(text);
+    } catch (const AssemblyError& error) {
+      return error.what();
+    }
+    return "no error";
+  };
+  for (const char* text :
+       {"add $m1, $m2, --5", "add $m1, $m2, 0x-5", "add $m1, $m2, -0x-5", "add $m1, $m2, +5",
+        "add $m1, $m2, --9223372036854775808", "add $m1, $m2, -0x-8000000000000000",
+        "add $m1, $m2, -", "add $m1, $m2, -0x"}) {
+    EXPECT_NE(error_of(text).find("is not a number"), std::string::npos)
+        << text << ": " << error_of(text);
+  }
+  EXPECT_EQ(parse_instruction("add $m1, $m2, -5"), (Instruction{Add{Reg::m1, Reg::m2, -5}}));
+  EXPECT_EQ(parse_instruction("add $m1, $m2, -0x8000"),
+            (Instruction{Add{Reg::m1, Reg::m2, -32768}}));
+  // The most negative 64-bit value is a number, just not one the field holds.
+  EXPECT_NE(error_of("add $m1, $m2, -9223372036854775808").find("out of range"), std::string::npos);
+  EXPECT_NE(error_of("add $m1, $m2, -9223372036854775809").find("is not a number"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -161,7 +161,8 @@ Tensor add(const Tensor& a, const Tensor& b, const TensorType& type) {
   for_each_index(type.shape, [&](const std::vector<std::uint32_t>& index) {
     const std::uint32_t x = load_bits(a, broadcast_source(a.type.shape, a_strides, index));
     const std::uint32_t y = load_bits(b, broadcast_source(b.type.shape, b_strides, index));
-    store_bits(result, element++, E::add(x, y));
+    using Bits = typename E::Bits;
+    store_bits(result, element++, E::add(static_cast<Bits>(x), static_cast<Bits>(y)));
   });
   return result;
 }
@@ -190,7 +191,8 @@ Tensor reduce_sum(const Tensor& input, const std::vector<std::uint32_t>& axes,
     for_each_index(reduced_shape, [&](const std::vector<std::uint32_t>& reduced) {
       std::uint64_t source = base;
       for (std::size_t i = 0; i < reduced.size(); ++i) source += reduced[i] * reduced_strides[i];
-      const std::uint32_t value = E::widen(load_bits(input, source));
+      const std::uint32_t value =
+          E::widen(static_cast<typename E::Bits>(load_bits(input, source)));
       accumulator = accumulator ? kernels::add_f32_bits(*accumulator, value) : value;
     });
     store_bits(result, element++, E::narrow(*accumulator));

@@ -1,0 +1,130 @@
+#include "tests/kernels/gemm_testing.hpp"
+
+#include <gtest/gtest.h>
+
+#include "kernels/amp_layout.hpp"
+
+namespace tessera::kernels::testing {
+namespace {
+
+void put(std::vector<std::uint8_t>& bytes, std::uint64_t element, unsigned size,
+         std::uint32_t bits) {
+  for (unsigned b = 0; b < size; ++b) {
+    bytes.at(element * size + b) = static_cast<std::uint8_t>(bits >> (8 * b));
+  }
+}
+
+std::uint32_t get(const std::vector<std::uint8_t>& bytes, std::uint64_t element, unsigned size) {
+  std::uint32_t bits = 0;
+  for (unsigned b = 0; b < size; ++b)
+    bits |= std::uint32_t{bytes.at(element * size + b)} << (8 * b);
+  return bits;
+}
+
+std::uint32_t weights_address(GemmFamily family) {
+  return gemm_format(family).interleaved_weights ? kGemmExpandedWeightsAt : kGemmWeightsAt;
+}
+
+}  // namespace
+
+std::string_view GemmOperands::kernel() const {
+  const bool init = variant == GemmVariant::kInit;
+  switch (family) {
+    case GemmFamily::kF32:
+      return init ? kGemmF32Init : kGemmF32Accumulate;
+    case GemmFamily::kF16:
+      return init ? kGemmF16Init : kGemmF16Accumulate;
+    case GemmFamily::kF16ExpandedF143:
+      return init ? kGemmF16ExpandedF143Init : kGemmF16ExpandedF143Accumulate;
+    case GemmFamily::kF143:
+      return init ? kGemmF143Init : kGemmF143Accumulate;
+  }
+  return {};
+}
+
+Registers GemmOperands::registers() const {
+  Registers r{};
+  r[kGemmOutputRegister] = kGemmOutAt;
+  r[kGemmLeftRegister] = kGemmLeftAt;
+  r[kGemmWeightRegister] = weights_address(family);
+  r[kGemmRowsRegister] = rows;
+  r[kGemmInnerRegister] = inner;
+  r[kGemmColumnsRegister] = columns;
+  r[kGemmScaleRegister] = static_cast<std::uint32_t>(scale);
+  return r;
+}
+
+std::vector<Buffer> GemmOperands::buffers(unsigned short_reg) const {
+  const GemmFormat f = gemm_format(family);
+  const unsigned m = f.pass;
+  std::vector<std::uint8_t> a(std::size_t{rows} * inner * f.left_bytes + f.left_tail_bytes, 0xA5);
+  for (std::uint32_t r = 0; r < rows; ++r) {
+    for (std::uint32_t k = 0; k < inner; ++k) {
+      put(a, amp::left_offset(r, k, rows, m), f.left_bytes, left.at(std::size_t{r} * inner + k));
+    }
+  }
+  std::vector<std::uint8_t> b(std::size_t{inner} * columns * f.weight_bytes);
+  for (std::uint32_t k = 0; k < inner; ++k) {
+    for (std::uint32_t n = 0; n < columns; ++n) {
+      put(b, amp::weight_offset(k, n, inner, m), f.weight_bytes,
+          weights.at(std::size_t{k} * columns + n));
+    }
+  }
+  std::vector<std::uint8_t> c;
+  if (variant == GemmVariant::kAccumulate) {
+    c.resize(std::size_t{rows} * columns * f.output_bytes);
+    for (std::uint32_t r = 0; r < rows; ++r) {
+      for (std::uint32_t n = 0; n < columns; ++n) {
+        put(c, amp::output_offset(r, n, rows), f.output_bytes,
+            partials.at(std::size_t{r} * columns + n));
+      }
+    }
+  }
+  const auto size = [&](unsigned reg, std::size_t bytes, unsigned shortfall) {
+    return static_cast<std::uint32_t>(bytes - (short_reg == reg ? shortfall : 0));
+  };
+  const std::size_t out_bytes = std::size_t{rows} * columns * f.output_bytes;
+  std::vector<Buffer> result = {
+      Buffer{"left", kGemmLeftAt, size(kGemmLeftRegister, a.size(), 1), a},
+      Buffer{"weights", weights_address(family),
+             size(kGemmWeightRegister, b.size(), f.weight_bytes), b},
+      Buffer{"output", kGemmOutAt, size(kGemmOutputRegister, out_bytes, f.output_bytes), c}};
+  // What lies past a shortened allocation is no longer its bytes.
+  for (Buffer& buffer : result) {
+    if (buffer.contents.size() > buffer.size) buffer.contents.resize(buffer.size);
+  }
+  return result;
+}
+
+GemmOperands zero_gemm(GemmFamily family, GemmVariant variant, std::uint32_t rows,
+                       std::uint32_t inner, std::uint32_t columns) {
+  GemmOperands call;
+  call.family = family;
+  call.variant = variant;
+  call.rows = rows;
+  call.inner = inner;
+  call.columns = columns;
+  call.left.assign(std::size_t{rows} * inner, 0);
+  call.weights.assign(std::size_t{inner} * columns, 0);
+  if (variant == GemmVariant::kAccumulate) call.partials.assign(std::size_t{rows} * columns, 0);
+  return call;
+}
+
+std::vector<std::uint32_t> run_gemm(const GemmOperands& call, sim::SimOptions options) {
+  KernelRun run(call.kernel(), call.registers(), call.buffers(), options);
+  EXPECT_TRUE(run.halted()) << call.kernel() << ": " << run.fault_text();
+  const GemmFormat f = gemm_format(call.family);
+  const auto bytes =
+      run.read(kGemmOutAt,
+               static_cast<std::uint32_t>(std::size_t{call.rows} * call.columns * f.output_bytes));
+  std::vector<std::uint32_t> out(std::size_t{call.rows} * call.columns);
+  for (std::uint32_t r = 0; r < call.rows; ++r) {
+    for (std::uint32_t n = 0; n < call.columns; ++n) {
+      out[std::size_t{r} * call.columns + n] =
+          get(bytes, amp::output_offset(r, n, call.rows), f.output_bytes);
+    }
+  }
+  return out;
+}
+
+}  // namespace tessera::kernels::testing
