@@ -201,22 +201,72 @@ ValueId Graph::reduce_sum(ValueId input, std::vector<std::uint32_t> axes, bool k
   return append(OpKind::kReduceSum, {input}, ReduceAttributes{std::move(axes), keep_dims})[0];
 }
 
+ValueId Graph::matmul(ValueId a, ValueId b) {
+  return append(OpKind::kMatmul, {a, b}, NoAttributes{})[0];
+}
+
+ValueId Graph::mul(ValueId a, ValueId b) { return append(OpKind::kMul, {a, b}, NoAttributes{})[0]; }
+
+ValueId Graph::gelu(ValueId input, GeluApproximation approximation) {
+  return append(OpKind::kGelu, {input}, GeluAttributes{approximation})[0];
+}
+
+ValueId Graph::layer_norm(ValueId input, ValueId gamma, ValueId beta, double epsilon) {
+  return append(OpKind::kLayerNorm, {input, gamma, beta}, LayerNormAttributes{epsilon})[0];
+}
+
+ValueId Graph::softmax(ValueId input, std::uint32_t axis) {
+  return append(OpKind::kSoftmax, {input}, SoftmaxAttributes{axis})[0];
+}
+
+ValueId Graph::attention(ValueId q, ValueId k, ValueId v, double scale) {
+  return append(OpKind::kAttention, {q, k, v}, AttentionAttributes{scale})[0];
+}
+
+ValueId Graph::convert(ValueId input, ElementType to) {
+  return append(OpKind::kConvert, {input}, ConvertAttributes{to})[0];
+}
+
+ValueId Graph::block_scale(ValueId codes, ValueId scales) {
+  return append(OpKind::kBlockScale, {codes, scales}, NoAttributes{})[0];
+}
+
 std::vector<ValueId> Graph::repeat(std::uint32_t count, const std::vector<ValueId>& carried,
                                    const std::vector<ValueId>& invariant, const RepeatBody& body) {
+  SequenceRepeatBody without_sequence;
+  if (body) {
+    without_sequence = [&body](Graph& graph, std::span<const ValueId> carried_arguments,
+                               std::span<const ValueId>,
+                               std::span<const ValueId> invariant_arguments) {
+      return body(graph, carried_arguments, invariant_arguments);
+    };
+  }
+  return repeat(count, carried, {}, invariant, without_sequence);
+}
+
+std::vector<ValueId> Graph::repeat(std::uint32_t count, const std::vector<ValueId>& carried,
+                                   const std::vector<ValueId>& sequence,
+                                   const std::vector<ValueId>& invariant,
+                                   const SequenceRepeatBody& body) {
   std::vector<ValueId> inputs = carried;
+  inputs.insert(inputs.end(), sequence.begin(), sequence.end());
   inputs.insert(inputs.end(), invariant.begin(), invariant.end());
   const OpId id{checked_cast<std::uint32_t>(operations_.size(), "operation count")};
   const BlockId parent = current_block();
   const BlockId body_id{checked_cast<std::uint32_t>(blocks_.size(), "block count")};
-  const RepeatAttributes attributes{count, static_cast<std::uint32_t>(carried.size()), body_id};
+  const RepeatAttributes attributes{count, checked_cast<std::uint32_t>(carried.size(), "carried"),
+                                    body_id,
+                                    checked_cast<std::uint32_t>(sequence.size(), "sequence")};
   const std::string description = describe_new(OpKind::kRepeat, inputs, attributes);
 
-  std::vector<TensorType> input_types;
+  std::vector<TensorType> argument_types;
   std::vector<TensorType> result_types;
   try {
     check_visible(id, inputs, OpKind::kRepeat);
+    std::vector<TensorType> input_types;
     for (const ValueId input : inputs) input_types.push_back(type(input));
     result_types = infer_result_types(OpKind::kRepeat, input_types, attributes);
+    argument_types = repeat_body_argument_types(input_types, attributes);
     if (!body) throw GraphError("has no body builder");
   } catch (GraphError& error) {
     error.add_context(description);
@@ -241,16 +291,17 @@ std::vector<ValueId> Graph::repeat(std::uint32_t count, const std::vector<ValueI
     repeat_op.attributes = attributes;
     blocks_.push_back(Block{id, {}, {}, {}});
     std::vector<ValueId> arguments;
-    for (std::uint32_t i = 0; i < input_types.size(); ++i) {
+    for (std::uint32_t i = 0; i < argument_types.size(); ++i) {
       arguments.push_back(ValueId{checked_cast<std::uint32_t>(values_.size(), "value count")});
-      values_.push_back(Value{input_types[i], body_id, std::nullopt, i});
+      values_.push_back(Value{argument_types[i], body_id, std::nullopt, i});
     }
     blocks_[body_id.index].arguments = arguments;
 
     open_blocks_.push_back(body_id);
     const std::span<const ValueId> all(arguments);
     std::vector<ValueId> yields =
-        body(*this, all.first(carried.size()), all.subspan(carried.size()));
+        body(*this, all.first(carried.size()), all.subspan(carried.size(), sequence.size()),
+             all.subspan(carried.size() + sequence.size()));
     open_blocks_.resize(open_before);
 
     if (yields.size() != carried.size()) {

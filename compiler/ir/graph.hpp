@@ -38,6 +38,12 @@ class Graph {
   // value, of the same types), all defined in the body.
   using RepeatBody = std::function<std::vector<ValueId>(
       Graph& body, std::span<const ValueId> carried, std::span<const ValueId> invariant)>;
+  // The same with sequence values: `sequence` holds the body's arguments for
+  // this iteration's entries (axis 0 dropped), between the carried and the
+  // invariant ones.
+  using SequenceRepeatBody = std::function<std::vector<ValueId>(
+      Graph& body, std::span<const ValueId> carried, std::span<const ValueId> sequence,
+      std::span<const ValueId> invariant)>;
 
   Graph();
 
@@ -62,6 +68,24 @@ class Graph {
   // returns the repeat's results: the carried values after `count` iterations.
   std::vector<ValueId> repeat(std::uint32_t count, const std::vector<ValueId>& carried,
                               const std::vector<ValueId>& invariant, const RepeatBody& body);
+  // With sequence values, each of extent `count` on axis 0: iteration i's
+  // body receives entry i of each (27 layers' weights entering one body).
+  std::vector<ValueId> repeat(std::uint32_t count, const std::vector<ValueId>& carried,
+                              const std::vector<ValueId>& sequence,
+                              const std::vector<ValueId>& invariant,
+                              const SequenceRepeatBody& body);
+
+  // Transformer operations (issue 18; typing rules in shape_inference.hpp).
+  ValueId matmul(ValueId a, ValueId b);
+  ValueId mul(ValueId a, ValueId b);
+  ValueId gelu(ValueId input, GeluApproximation approximation = GeluApproximation::kTanh);
+  ValueId layer_norm(ValueId input, ValueId gamma, ValueId beta, double epsilon);
+  ValueId softmax(ValueId input, std::uint32_t axis);
+  ValueId attention(ValueId q, ValueId k, ValueId v, double scale);
+  ValueId convert(ValueId input, ElementType to);
+  ValueId convert(ValueId input, DType to) { return convert(input, ElementType{to, 0}); }
+  // u8 codes [..., K, N] and i32 scales [..., ⌈K/64⌉, ⌈N/64⌉] → block-scaled f8f143.
+  ValueId block_scale(ValueId codes, ValueId scales);
 
   // ---- Reading ------------------------------------------------------------------
   // GraphError for an id that is not in the graph.

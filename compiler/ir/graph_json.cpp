@@ -1,5 +1,6 @@
 #include "compiler/ir/graph_json.hpp"
 
+#include <cmath>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -136,15 +137,25 @@ class Reader {
     return result;
   }
 
-  static TensorType tensor_type(const Json& op, const std::string& path) {
-    TensorType type;
+  // A JSON number (integer or not) that is finite as a double.
+  static double number(const Json& value, const std::string& path) {
+    if (!value.is_number()) fail(path, "expected a number, found " + json_type_name(value));
+    const auto number = value.get<double>();
+    if (!std::isfinite(number)) fail(path, "is not a finite number");
+    return number;
+  }
+
+  // `dtype` and, for f8f143, its `scale` (tensor-wide: block-scaled values
+  // are never declared, block_scale makes them).
+  static ElementType element_type(const Json& op, const std::string& path) {
+    ElementType element;
     const std::string name = string(op.at("dtype"), join(path, "dtype"));
     const auto dtype = dtype_from_name(name);
     if (!dtype) {
       fail(join(path, "dtype"),
            fmt::format("\"{}\" is not a dtype (f32, f16, u32, f8f143, i32, u8)", name));
     }
-    type.element.dtype = *dtype;
+    element.dtype = *dtype;
     if (*dtype == DType::kF8F143) {
       if (!op.contains("scale")) fail(path, "an f8f143 tensor needs its \"scale\"");
       const Json& scale = op.at("scale");
@@ -159,12 +170,15 @@ class Reader {
         fail(scale_path,
              fmt::format("{} is outside [{}, {}]", scale.dump(), kMinF8Scale, kMaxF8Scale));
       }
-      type.element.scale = scale.get<std::int32_t>();
+      element.scale = scale.get<std::int32_t>();
     } else if (op.contains("scale")) {
       fail(join(path, "scale"), fmt::format("only f8f143 tensors have a scale, not {}", name));
     }
-    type.shape = shape(op.at("shape"), join(path, "shape"));
-    return type;
+    return element;
+  }
+
+  static TensorType tensor_type(const Json& op, const std::string& path) {
+    return TensorType{element_type(op, path), shape(op.at("shape"), join(path, "shape"))};
   }
 
   // Labels are the file's names for values; each is defined once in the
@@ -312,16 +326,78 @@ class Reader {
       case OpKind::kRepeat:
         read_repeat(op, path, nesting);
         return;
+      case OpKind::kMatmul:
+      case OpKind::kMul:
+      case OpKind::kBlockScale: {
+        object(op, path, {"op", "inputs", "result"}, {});
+        const auto inputs = input(2);
+        result(build(path, [&] {
+          switch (*kind) {
+            case OpKind::kMatmul:
+              return graph_.matmul(inputs[0], inputs[1]);
+            case OpKind::kMul:
+              return graph_.mul(inputs[0], inputs[1]);
+            default:
+              return graph_.block_scale(inputs[0], inputs[1]);
+          }
+        }));
+        return;
+      }
+      case OpKind::kGelu: {
+        object(op, path, {"op", "inputs", "approximation", "result"}, {});
+        const ValueId value = input(1)[0];
+        const std::string name_path = join(path, "approximation");
+        const std::string approximation = string(op.at("approximation"), name_path);
+        const auto known = gelu_approximation_from_name(approximation);
+        if (!known) {
+          fail(name_path, fmt::format("\"{}\" is not an approximation gelu has (only \"tanh\")",
+                                      approximation));
+        }
+        result(build(path, [&] { return graph_.gelu(value, *known); }));
+        return;
+      }
+      case OpKind::kLayerNorm: {
+        object(op, path, {"op", "inputs", "epsilon", "result"}, {});
+        const auto inputs = input(3);
+        const double epsilon = number(op.at("epsilon"), join(path, "epsilon"));
+        result(build(path,
+                     [&] { return graph_.layer_norm(inputs[0], inputs[1], inputs[2], epsilon); }));
+        return;
+      }
+      case OpKind::kSoftmax: {
+        object(op, path, {"op", "inputs", "axis", "result"}, {});
+        const ValueId value = input(1)[0];
+        const std::uint32_t axis = u32(op.at("axis"), join(path, "axis"));
+        result(build(path, [&] { return graph_.softmax(value, axis); }));
+        return;
+      }
+      case OpKind::kAttention: {
+        object(op, path, {"op", "inputs", "scale", "result"}, {});
+        const auto inputs = input(3);
+        const double scale = number(op.at("scale"), join(path, "scale"));
+        result(
+            build(path, [&] { return graph_.attention(inputs[0], inputs[1], inputs[2], scale); }));
+        return;
+      }
+      case OpKind::kConvert: {
+        object(op, path, {"op", "inputs", "dtype", "result"}, {"scale"});
+        const ValueId value = input(1)[0];
+        const ElementType to = element_type(op, path);
+        result(build(path, [&] { return graph_.convert(value, to); }));
+        return;
+      }
     }
   }
 
   void read_repeat(const Json& op, const std::string& path, unsigned nesting) {
-    object(op, path, {"op", "count", "carried", "invariant", "results", "body"}, {});
+    object(op, path, {"op", "count", "carried", "invariant", "results", "body"}, {"sequence"});
     if (nesting >= kMaxRepeatNesting) {
       fail(path, fmt::format("repeats are nested more than {} deep", kMaxRepeatNesting));
     }
     const std::uint32_t count = u32(op.at("count"), join(path, "count"));
     const auto carried = uses(op.at("carried"), join(path, "carried"));
+    const auto sequence = op.contains("sequence") ? uses(op.at("sequence"), join(path, "sequence"))
+                                                  : std::vector<ValueId>{};
     const auto invariant = uses(op.at("invariant"), join(path, "invariant"));
     const Json& results = array(op.at("results"), join(path, "results"), carried.size());
     if (results.size() != carried.size()) {
@@ -332,26 +408,32 @@ class Reader {
     const Json& body = object(op.at("body"), body_path, {"arguments", "operations", "yield"}, {});
 
     const auto read_body = [&](Graph&, std::span<const ValueId> carried_arguments,
+                               std::span<const ValueId> sequence_arguments,
                                std::span<const ValueId> invariant_arguments) {
       const std::string arguments_path = join(body_path, "arguments");
-      const std::size_t arity = carried_arguments.size() + invariant_arguments.size();
-      const Json& arguments = array(body.at("arguments"), arguments_path, arity);
-      if (arguments.size() != arity) {
+      std::vector<ValueId> all(carried_arguments.begin(), carried_arguments.end());
+      all.insert(all.end(), sequence_arguments.begin(), sequence_arguments.end());
+      all.insert(all.end(), invariant_arguments.begin(), invariant_arguments.end());
+      const Json& arguments = array(body.at("arguments"), arguments_path, all.size());
+      if (arguments.size() != all.size()) {
         fail(arguments_path,
-             fmt::format("names {} arguments for {} carried and {} invariant "
-                         "values",
-                         arguments.size(), carried_arguments.size(), invariant_arguments.size()));
+             sequence_arguments.empty()
+                 ? fmt::format("names {} arguments for {} carried and {} invariant values",
+                               arguments.size(), carried_arguments.size(),
+                               invariant_arguments.size())
+                 : fmt::format("names {} arguments for {} carried, {} sequence and {} invariant "
+                               "values",
+                               arguments.size(), carried_arguments.size(),
+                               sequence_arguments.size(), invariant_arguments.size()));
       }
-      for (std::size_t i = 0; i < arity; ++i) {
-        define(arguments[i], index(arguments_path, i),
-               i < carried_arguments.size() ? carried_arguments[i]
-                                            : invariant_arguments[i - carried_arguments.size()]);
+      for (std::size_t i = 0; i < all.size(); ++i) {
+        define(arguments[i], index(arguments_path, i), all[i]);
       }
       read_operations(body.at("operations"), join(body_path, "operations"), nesting + 1);
       return uses(body.at("yield"), join(body_path, "yield"));
     };
     const auto values =
-        build(path, [&] { return graph_.repeat(count, carried, invariant, read_body); });
+        build(path, [&] { return graph_.repeat(count, carried, sequence, invariant, read_body); });
     for (std::size_t i = 0; i < values.size(); ++i) {
       define(results[i], index(join(path, "results"), i), values[i]);
     }
@@ -434,11 +516,25 @@ Json operation_json(const Graph& graph, OpId id) {
         } else if constexpr (std::is_same_v<T, ReduceAttributes>) {
           out["axes"] = attributes.axes;
           if (attributes.keep_dims) out["keep_dims"] = true;
+        } else if constexpr (std::is_same_v<T, GeluAttributes>) {
+          out["approximation"] = std::string(gelu_approximation_name(attributes.approximation));
+        } else if constexpr (std::is_same_v<T, LayerNormAttributes>) {
+          out["epsilon"] = attributes.epsilon;
+        } else if constexpr (std::is_same_v<T, SoftmaxAttributes>) {
+          out["axis"] = attributes.axis;
+        } else if constexpr (std::is_same_v<T, AttentionAttributes>) {
+          out["scale"] = attributes.scale;
+        } else if constexpr (std::is_same_v<T, ConvertAttributes>) {
+          out["dtype"] = std::string(schema::dtype_name(attributes.to.dtype));
+          if (attributes.to.dtype == DType::kF8F143) out["scale"] = attributes.to.scale;
         } else if constexpr (std::is_same_v<T, RepeatAttributes>) {
           const std::span<const ValueId> inputs(op.inputs);
           out["count"] = attributes.count;
           out["carried"] = labels(inputs.first(attributes.carried));
-          out["invariant"] = labels(inputs.subspan(attributes.carried));
+          if (attributes.sequence > 0) {
+            out["sequence"] = labels(inputs.subspan(attributes.carried, attributes.sequence));
+          }
+          out["invariant"] = labels(inputs.subspan(attributes.carried + attributes.sequence));
           out["results"] = labels(op.results);
           const Block& body = graph.block(attributes.body);
           out["body"] = Json{{"arguments", labels(body.arguments)},
@@ -497,6 +593,10 @@ Graph read_graph_json(std::string_view text) {
     document = Json::parse(text.begin(), text.end(), DuplicateKeyCheck{});
   } catch (const Json::parse_error& error) {
     throw GraphFormatError(fmt::format("not valid JSON: byte {}: {}", error.byte, error.what()));
+  } catch (const Json::out_of_range& error) {
+    // A number too large for a double ("1e999"): nlohmann reports it apart
+    // from syntax errors, and it must not escape as a foreign exception.
+    throw GraphFormatError(fmt::format("not valid JSON: {}", error.what()));
   }
   return Reader().read(document);
 }

@@ -43,8 +43,8 @@ struct BlockId {
 
 inline constexpr BlockId kTopBlock{0};
 
-// The operations of issue 8. GEMM, attention and LayerNorm will be further
-// kinds with their own attribute structs.
+// The operations of issue 8, and issue 18's transformer operations (matmul …
+// block_scale). Their typing rules are in shape_inference.hpp.
 enum class OpKind : std::uint8_t {
   kHostInput,   // a tensor the host sends for every run
   kParameter,   // a weight, bound once
@@ -58,16 +58,24 @@ enum class OpKind : std::uint8_t {
   kAdd,
   kReduceSum,
   kRepeat,
+  kMatmul,
+  kMul,
+  kGelu,
+  kLayerNorm,
+  kSoftmax,
+  kAttention,
+  kConvert,
+  kBlockScale,  // u8 codes + i32 scales → f8f143 with one scale per 64 × 64 block
 };
 
 // "host_input", "broadcast_to", … (the JSON graph format's names).
 std::string_view op_kind_name(OpKind kind) noexcept;
 std::optional<OpKind> op_kind_from_name(std::string_view name) noexcept;
-inline constexpr OpKind kLastOpKind = OpKind::kRepeat;
+inline constexpr OpKind kLastOpKind = OpKind::kBlockScale;
 
 // ---- Attributes, one struct per family of operations ---------------------------
 
-// copy, add.
+// copy, add, mul, matmul, block_scale.
 struct NoAttributes {
   friend bool operator==(const NoAttributes&, const NoAttributes&) = default;
 };
@@ -112,19 +120,59 @@ struct ReduceAttributes {
   friend bool operator==(const ReduceAttributes&, const ReduceAttributes&) = default;
 };
 
-// repeat: inputs are carried values then invariant values; the body's
-// arguments match them one for one; the body yields the next carried values
-// and the results are the carried values after `count` iterations.
+// repeat: inputs are the carried values, then the sequence values, then the
+// invariant values; the body's arguments match them one for one (a sequence
+// value's argument is its entry for the iteration: axis 0 dropped); the body
+// yields the next carried values and the results are the carried values after
+// `count` iterations.
 struct RepeatAttributes {
   std::uint32_t count = 1;
   std::uint32_t carried = 0;  // how many of the inputs are carried
   BlockId body;
+  std::uint32_t sequence = 0;  // how many inputs follow the carried ones as sequences
   friend bool operator==(const RepeatAttributes&, const RepeatAttributes&) = default;
 };
 
-using Attributes =
-    std::variant<NoAttributes, BindingAttributes, SliceAttributes, ConcatAttributes,
-                 ShapeAttributes, TransposeAttributes, ReduceAttributes, RepeatAttributes>;
+// gelu: which approximation of 0.5·x·(1 + erf(x/√2)). Only the tanh form,
+// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))), which every device kernel
+// computes (kernels-siglip-f143.md §2; HF SigLIP's gelu_pytorch_tanh).
+enum class GeluApproximation : std::uint8_t { kTanh };
+std::string_view gelu_approximation_name(GeluApproximation approximation) noexcept;
+std::optional<GeluApproximation> gelu_approximation_from_name(std::string_view name) noexcept;
+
+struct GeluAttributes {
+  GeluApproximation approximation = GeluApproximation::kTanh;
+  friend bool operator==(const GeluAttributes&, const GeluAttributes&) = default;
+};
+
+// layer_norm: (x − mean)/√(var + epsilon)·gamma + beta over the last axis.
+struct LayerNormAttributes {
+  double epsilon = 1e-6;
+  friend bool operator==(const LayerNormAttributes&, const LayerNormAttributes&) = default;
+};
+
+// softmax along `axis`.
+struct SoftmaxAttributes {
+  std::uint32_t axis = 0;
+  friend bool operator==(const SoftmaxAttributes&, const SoftmaxAttributes&) = default;
+};
+
+// attention: softmax(scale·q·kᵀ)·v.
+struct AttentionAttributes {
+  double scale = 1.0;
+  friend bool operator==(const AttentionAttributes&, const AttentionAttributes&) = default;
+};
+
+// convert: the result's element type (dtype and, for f8f143, the scale).
+struct ConvertAttributes {
+  ElementType to;
+  friend bool operator==(const ConvertAttributes&, const ConvertAttributes&) = default;
+};
+
+using Attributes = std::variant<NoAttributes, BindingAttributes, SliceAttributes, ConcatAttributes,
+                                ShapeAttributes, TransposeAttributes, ReduceAttributes,
+                                RepeatAttributes, GeluAttributes, LayerNormAttributes,
+                                SoftmaxAttributes, AttentionAttributes, ConvertAttributes>;
 
 // ---- Values, operations, blocks ------------------------------------------------
 

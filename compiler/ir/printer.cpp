@@ -59,6 +59,15 @@ class Printer {
           } else if constexpr (std::is_same_v<T, ReduceAttributes>) {
             return fmt::format(" axes {}{}", format_shape(attributes.axes),
                                attributes.keep_dims ? " keep_dims" : "");
+          } else if constexpr (std::is_same_v<T, GeluAttributes>) {
+            return fmt::format(" approximation {}",
+                               gelu_approximation_name(attributes.approximation));
+          } else if constexpr (std::is_same_v<T, LayerNormAttributes>) {
+            return fmt::format(" epsilon {}", attributes.epsilon);
+          } else if constexpr (std::is_same_v<T, SoftmaxAttributes>) {
+            return fmt::format(" axis {}", attributes.axis);
+          } else if constexpr (std::is_same_v<T, AttentionAttributes>) {
+            return fmt::format(" scale {}", attributes.scale);
           } else if constexpr (std::is_same_v<T, ShapeAttributes>) {
             // reshape and broadcast_to: the target is the result type.
             return op.results.empty() ? fmt::format(" to {}", format_shape(attributes.shape)) : "";
@@ -83,13 +92,17 @@ class Printer {
     }
     const auto* repeat = std::get_if<RepeatAttributes>(&op.attributes);
     if (repeat != nullptr && op.kind == OpKind::kRepeat) {
+      // Malformed attributes print what they can (counts clamped to the inputs).
       const std::size_t carried = std::min<std::size_t>(repeat->carried, op.inputs.size());
-      text += fmt::format(
-          " {} carried {}", repeat->count,
-          values({op.inputs.begin(), op.inputs.begin() + static_cast<std::ptrdiff_t>(carried)}));
-      if (carried < op.inputs.size()) {
-        text += " invariant " +
-                values({op.inputs.begin() + static_cast<std::ptrdiff_t>(carried), op.inputs.end()});
+      const std::size_t sequence_end =
+          std::min<std::size_t>(carried + repeat->sequence, op.inputs.size());
+      const auto at = [&op](std::size_t i) {
+        return op.inputs.begin() + static_cast<std::ptrdiff_t>(i);
+      };
+      text += fmt::format(" {} carried {}", repeat->count, values({at(0), at(carried)}));
+      if (carried < sequence_end) text += " sequence " + values({at(carried), at(sequence_end)});
+      if (sequence_end < op.inputs.size()) {
+        text += " invariant " + values({at(sequence_end), op.inputs.end()});
       }
       line(depth, fmt::format("{} {{  // op {}", text, id.index));
       print_body(*repeat, depth);

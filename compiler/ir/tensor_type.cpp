@@ -19,7 +19,14 @@ std::optional<std::string> element_type_problem(const ElementType& element) {
     default:
       return fmt::format("unknown dtype {}", static_cast<unsigned>(element.dtype));
   }
+  if (element.scaling != F8Scaling::kTensor && element.scaling != F8Scaling::kBlock64) {
+    return fmt::format("unknown f8 scaling {}", static_cast<unsigned>(element.scaling));
+  }
   if (element.dtype == DType::kF8F143) {
+    if (element.block_scaled() && element.scale != 0) {
+      return fmt::format("a block-scaled f8f143 has no tensor-wide scale, but scale is {}",
+                         element.scale);
+    }
     if (element.scale < kMinF8Scale || element.scale > kMaxF8Scale) {
       return fmt::format("f8f143 scale {} is outside [{}, {}]", element.scale, kMinF8Scale,
                          kMaxF8Scale);
@@ -27,6 +34,8 @@ std::optional<std::string> element_type_problem(const ElementType& element) {
   } else if (element.scale != 0) {
     return fmt::format("{} has no scale, but scale is {}", schema::dtype_name(element.dtype),
                        element.scale);
+  } else if (element.block_scaled()) {
+    return fmt::format("only f8f143 is block-scaled, not {}", schema::dtype_name(element.dtype));
   }
   return std::nullopt;
 }
@@ -79,6 +88,10 @@ std::string format_shape(std::span<const std::uint32_t> shape) {
 
 std::string format_element_type(const ElementType& element) {
   if (element.dtype == DType::kF8F143) {
+    if (element.block_scaled()) {
+      return fmt::format("f8f143({}x{} blocks)", kernels::f143::kBlockRows,
+                         kernels::f143::kBlockColumns);
+    }
     return fmt::format("f8f143(2^{})", element.scale);
   }
   return std::string(schema::dtype_name(element.dtype));

@@ -204,10 +204,24 @@ class Verifier {
       problem(fmt::format("{}: the body has {} arguments for {} inputs", where,
                           body.arguments.size(), op.inputs.size()));
     } else if (inputs_ok) {
-      for (std::size_t i = 0; i < body.arguments.size(); ++i) {
+      std::vector<TensorType> expected;
+      try {
+        expected = repeat_body_argument_types(input_types, *attributes);
+      } catch (const Error&) {
+        expected.clear();  // reported by the type check
+      }
+      for (std::size_t i = 0; i < body.arguments.size() && i < expected.size(); ++i) {
         if (!valid(body.arguments[i])) continue;
         const TensorType& argument = graph_.type(body.arguments[i]);
-        if (argument != input_types[i]) {
+        const bool sequence =
+            i >= attributes->carried && i < attributes->carried + attributes->sequence;
+        if (argument != expected[i] && sequence) {
+          problem(
+              fmt::format("{}: body argument {} ({}) is {}, but the entries of sequence input "
+                          "{} ({}) are {}",
+                          where, i, format_value(body.arguments[i]), format_type(argument), i,
+                          format_type(input_types[i]), format_type(expected[i])));
+        } else if (argument != expected[i]) {
           problem(fmt::format("{}: body argument {} ({}) is {}, but input {} is {}", where, i,
                               format_value(body.arguments[i]), format_type(argument), i,
                               format_type(input_types[i])));

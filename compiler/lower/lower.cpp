@@ -194,9 +194,26 @@ class Lowerer {
         program_.outputs.push_back(HostBinding{binding_name(id), graph_.type(value), slices(storage(value))});
         return;
       }
-      case OpKind::kRepeat: return lower_repeat(id, op, described);
+      case OpKind::kRepeat:
+        if (std::get<RepeatAttributes>(op.attributes).sequence > 0) {
+          // Iteration i's addresses into each sequence are issue 18's later work.
+          throw LoweringError(
+              fmt::format("{}: a repeat with sequence values is not lowered yet", described));
+        }
+        return lower_repeat(id, op, described);
       case OpKind::kAdd: return lower_add(id, op, described);
       case OpKind::kReduceSum: return lower_reduce_sum(id, op, described);
+      // Issue 18's operations are in the IR and the CPU reference; planning,
+      // layouts and lowering come later.
+      case OpKind::kMatmul:
+      case OpKind::kMul:
+      case OpKind::kGelu:
+      case OpKind::kLayerNorm:
+      case OpKind::kSoftmax:
+      case OpKind::kAttention:
+      case OpKind::kConvert:
+      case OpKind::kBlockScale:
+        throw LoweringError(fmt::format("{}: not lowered yet", described));
       default: return lower_data_movement(id, op, described);
     }
   }

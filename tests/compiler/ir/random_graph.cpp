@@ -67,7 +67,7 @@ class RandomBuilder {
     const ValueId v = pick();
     const Shape& shape = shape_of(v);
     const auto rank = static_cast<std::uint32_t>(shape.size());
-    switch (in_range(0, 10)) {
+    switch (in_range(0, 12)) {
       case 0:
         pool_.push_back(graph_.copy(v));
         return;
@@ -128,8 +128,65 @@ class RandomBuilder {
         pool_.push_back(graph_.reduce_sum(v, axes, chance(50)));
         return;
       }
+      case 9:
+      case 10:
+        transformer_step(v);
+        return;
       default:
         if (depth_ < 2) repeat();
+        return;
+    }
+  }
+
+  // Issue 18's operations, built so that they often type-check.
+  void transformer_step(ValueId v) {
+    const Shape shape = shape_of(v);
+    const auto rank = static_cast<std::uint32_t>(shape.size());
+    switch (in_range(0, 8)) {
+      case 0: {
+        if (rank < 2) return;
+        std::vector<std::uint32_t> swap_last(rank);
+        std::iota(swap_last.begin(), swap_last.end(), 0u);
+        std::swap(swap_last[rank - 1], swap_last[rank - 2]);
+        // v · vᵀ always has matching inner extents; a random partner rarely does.
+        const ValueId b = chance(70) ? graph_.transpose(v, swap_last) : pick();
+        pool_.push_back(graph_.matmul(v, b));
+        return;
+      }
+      case 1:
+        pool_.push_back(graph_.mul(v, chance(50) ? v : pick()));
+        return;
+      case 2:
+        pool_.push_back(graph_.gelu(v));
+        return;
+      case 3:
+        pool_.push_back(graph_.softmax(v, rank == 0 ? 0 : rank - 1));
+        return;
+      case 4: {
+        if (rank == 0) return;
+        // gamma and beta: the first row of v, as [C].
+        std::vector<std::uint32_t> begin(rank, 0), end(rank, 1);
+        end.back() = shape.back();
+        const ValueId row = graph_.reshape(graph_.slice(v, begin, end), {shape.back()});
+        pool_.push_back(graph_.layer_norm(v, row, row, chance(50) ? 1e-6 : 0.25));
+        return;
+      }
+      case 5: {
+        if (rank == 0) return;
+        const std::uint32_t d = shape.back();
+        const auto rows = static_cast<std::uint32_t>(element_count(shape) / d);
+        const ValueId q = graph_.reshape(v, {1, 1, rows, d});
+        pool_.push_back(graph_.attention(q, q, q, chance(50) ? 0.125 : 1.0));
+        return;
+      }
+      case 6: {
+        const ElementType targets[] = {
+            {DType::kF32, 0}, {DType::kF16, 0}, {DType::kF8F143, in_range(-4, 5)}};
+        pool_.push_back(graph_.convert(v, targets[in_range(0, 3)]));
+        return;
+      }
+      default:
+        pool_.push_back(graph_.matmul(pick(), v));  // block-scaled weights, when v is one
         return;
     }
   }
@@ -139,12 +196,23 @@ class RandomBuilder {
     for (auto& value : carried) value = pick();
     std::vector<ValueId> invariant(in_range<std::size_t>(0, 3));
     for (auto& value : invariant) value = pick();
+    std::uint32_t count = in_range<std::uint32_t>(1, 30);
+    // Sometimes sequences: values whose axis 0 is the count (often refused).
+    std::vector<ValueId> sequence;
+    if (chance(40)) {
+      const ValueId first = pick();
+      if (!shape_of(first).empty()) count = shape_of(first)[0];
+      sequence.push_back(first);
+      if (chance(30)) sequence.push_back(pick());
+    }
     const int body_steps = in_range(0, 6);
     const auto results = graph_.repeat(
-        in_range<std::uint32_t>(1, 30), carried, invariant,
+        count, carried, sequence, invariant,
         [&](Graph& graph, std::span<const ValueId> carried_arguments,
+            std::span<const ValueId> sequence_arguments,
             std::span<const ValueId> invariant_arguments) {
           std::vector<ValueId> pool(carried_arguments.begin(), carried_arguments.end());
+          pool.insert(pool.end(), sequence_arguments.begin(), sequence_arguments.end());
           pool.insert(pool.end(), invariant_arguments.begin(), invariant_arguments.end());
           RandomBuilder body(graph, pool, depth_ + 1);
           body.steps(body_steps);
@@ -178,10 +246,40 @@ Graph random_graph() {
     pool.push_back(chance(50) ? graph.host_input(fmt::format("in{}", i), type)
                               : graph.parameter(fmt::format("w{}", i), type));
   }
+  if (chance(30)) {
+    // Block-scaled F143 weights [K, N] from codes and scales, with the
+    // activations that multiply them.
+    const auto k = in_range<std::uint32_t>(1, 130);
+    const auto n = in_range<std::uint32_t>(1, 70);
+    const ValueId codes = graph.parameter("codes", DType::kU8, {k, n});
+    const ValueId scales = graph.parameter("scales", DType::kI32, {(k + 63) / 64, (n + 63) / 64});
+    pool.push_back(graph.block_scale(codes, scales));
+    pool.push_back(
+        graph.host_input("activations", DType::kF16, {in_range<std::uint32_t>(1, 5), k}));
+  }
+  if (chance(30)) {
+    // Activations and a weight of issue 18's extents (the small ones, and a
+    // head dimension of 72), multiplied once, for the other steps to build on.
+    const std::uint32_t extents[] = {1, 12, 13, 72};
+    const DType dtype = chance(50) ? DType::kF16 : DType::kF32;
+    const std::uint32_t rows = extents[in_range(0, 3)];
+    const std::uint32_t inner = extents[in_range(0, 4)];
+    const std::uint32_t columns = extents[in_range(0, 4)];
+    const ValueId tokens = graph.host_input("tokens", dtype, {rows, inner});
+    const ValueId weight = graph.parameter("weight", dtype, {inner, columns});
+    pool.push_back(tokens);
+    pool.push_back(weight);
+    pool.push_back(graph.matmul(tokens, weight));
+  }
   RandomBuilder builder(graph, pool, 0);
   builder.steps(in_range(0, 12));
   const int outputs = in_range(1, 3);
-  for (int i = 0; i < outputs; ++i) graph.host_output(fmt::format("out{}", i), builder.pick());
+  for (int i = 0; i < outputs; ++i) {
+    ValueId value = builder.pick();
+    // A block-scaled value is not a host output; its expansion is.
+    if (graph.type(value).element.block_scaled()) value = graph.convert(value, DType::kF16);
+    graph.host_output(fmt::format("out{}", i), value);
+  }
   return graph;
 }
 
