@@ -11,4 +11,5 @@ Command pack_command();
 Command simulate_command();
 Command run_command();
 Command compile_command();
+Command siglip_command();
 }  // namespace tessera::cli

@@ -62,6 +62,23 @@ tessera_find_config(nlohmann_json nlohmann-json3-dev)
 tessera_find_config(GTest libgtest-dev)
 tessera_find_config(rapidcheck librapidcheck-dev)
 
+# OpenBLAS's CBLAS: the GEMMs of the SigLIP CPU reference (models/). Debian's
+# config file gives paths, not a target, so the target is made here.
+tessera_find_config(OpenBLAS libopenblas-dev)
+add_library(tessera::openblas INTERFACE IMPORTED GLOBAL)
+target_include_directories(tessera::openblas SYSTEM INTERFACE ${OpenBLAS_INCLUDE_DIRS})
+target_link_libraries(tessera::openblas INTERFACE ${OpenBLAS_LIBRARIES})
+
+# Image decoding for `tessera siglip ... --image` (models/siglip/image).
+find_package(PNG QUIET)
+if(NOT PNG_FOUND)
+  tessera_missing(libpng libpng-dev)
+endif()
+find_package(JPEG QUIET)
+if(NOT JPEG_FOUND)
+  tessera_missing(libjpeg libjpeg62-turbo-dev)
+endif()
+
 # Host threads (the simulator's tile pool, support/thread_pool.hpp).
 set(THREADS_PREFER_PTHREAD_FLAG ON)
 find_package(Threads REQUIRED)

@@ -1,0 +1,330 @@
+// `tessera siglip` as a user runs it: random-weights → reference (--pixels
+// and --image) → quantize, each output checked against the library run in
+// this process; every subcommand's --help; bad files and bad command lines
+// are one clear line and a non-zero status, never a crash.
+#include <png.h>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "models/siglip/image_processor.hpp"
+#include "models/siglip/quantizer/quantize.hpp"
+#include "models/siglip/random_weights.hpp"
+#include "models/siglip/reference.hpp"
+#include "models/siglip/weights.hpp"
+#include "runtime/tensor.hpp"
+#include "runtime/tensor_file.hpp"
+#include "tests/cli/tessera_cli.hpp"
+#include "tests/testing/scratch.hpp"
+
+namespace tessera {
+namespace {
+
+namespace siglip = models::siglip;
+using runtime::HostTensor;
+using testing::run_tessera;
+
+// A full SiglipConfig as transformers writes it, text tower included: head
+// dim 72 (2 × 72 = 144), a 4 × 4 grid of 8-pixel patches.
+constexpr const char* kConfig = R"({
+  "architectures": ["SiglipModel"],
+  "model_type": "siglip",
+  "text_config": {"hidden_size": 64, "num_hidden_layers": 1, "model_type": "siglip_text_model"},
+  "vision_config": {"hidden_size": 144, "intermediate_size": 272, "num_hidden_layers": 2,
+                    "num_attention_heads": 2, "image_size": 32, "patch_size": 8,
+                    "model_type": "siglip_vision_model"},
+  "torch_dtype": "float32"
+})";
+
+std::vector<float> floats_of(const HostTensor& tensor) {
+  std::vector<float> values(tensor.byte_size() / 4);
+  std::memcpy(values.data(), tensor.bytes().data(), tensor.byte_size());
+  return values;
+}
+
+void write_pixels(const std::string& path, std::vector<std::uint64_t> shape,
+                  const std::vector<float>& values) {
+  std::vector<std::uint8_t> bytes(values.size() * 4);
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  runtime::write_tensor_file(path, HostTensor(schema::DType::kF32, std::move(shape), std::move(bytes)));
+}
+
+std::vector<float> smooth_pixels(std::uint32_t images) {
+  siglip::NormalStream stream(4);
+  std::vector<float> pixels(std::size_t{images} * 3 * 32 * 32);
+  for (std::size_t i = 0; i < pixels.size(); ++i) {
+    pixels[i] = static_cast<float>(0.7 * std::sin(0.11 * static_cast<double>(i % 1024) +
+                                                  static_cast<double>(i / 1024)) +
+                                   0.1 * stream.normal());
+  }
+  return pixels;
+}
+
+double max_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double worst = 0.0;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    worst = std::max(worst, std::fabs(double{a[i]} - double{b[i]}));
+  }
+  return worst;
+}
+
+class SiglipCommand : public ::testing::Test {
+ protected:
+  SiglipCommand() {
+    config_ = scratch_.write("config.json", kConfig);
+    model_ = scratch_.path("model");
+    pixels_ = scratch_.path("pixels.npy");
+    write_pixels(pixels_, {3, 3, 32, 32}, smooth_pixels(3));
+  }
+  testing::ProcessResult make_model(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"siglip", "random-weights", "--config", config_, "-o", model_,
+                                     "--seed", "5"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_tessera(args);
+  }
+
+  tessera::testing::ScratchDirectory scratch_;
+  std::string config_, model_, pixels_;
+};
+
+TEST_F(SiglipCommand, EverySubcommandHasHelp) {
+  const auto group = run_tessera({"siglip", "--help"});
+  EXPECT_EQ(group.exit_status, 0);
+  for (const char* sub : {"random-weights", "reference", "quantize"}) {
+    EXPECT_NE(group.out.find(sub), std::string::npos) << group.out;
+    const auto help = run_tessera({"siglip", sub, "--help"});
+    EXPECT_EQ(help.exit_status, 0) << sub << help.err;
+    EXPECT_NE(help.out.find(std::string("Usage: tessera siglip ") + sub), std::string::npos)
+        << help.out;
+  }
+  EXPECT_NE(run_tessera({"--help"}).out.find("siglip"), std::string::npos);
+  EXPECT_EQ(run_tessera({"siglip"}).exit_status, 2);
+  const auto unknown = run_tessera({"siglip", "train"});
+  EXPECT_EQ(unknown.exit_status, 2);
+  EXPECT_NE(unknown.err.find("unknown subcommand 'train'"), std::string::npos) << unknown.err;
+}
+
+TEST_F(SiglipCommand, RandomWeightsWritesTheModelTheLibraryDraws) {
+  const auto made = make_model();
+  ASSERT_EQ(made.exit_status, 0) << made.err;
+  EXPECT_NE(made.out.find("head dim 72"), std::string::npos) << made.out;
+  EXPECT_NE(made.err.find("random-weights: writing"), std::string::npos) << made.err;  // progress
+  const siglip::SiglipModel model = siglip::load_model(model_);
+  EXPECT_EQ(model.config_json, kConfig);  // copied as is
+  const siglip::SiglipVisionWeights expected = siglip::random_weights(model.weights.config, 5);
+  siglip::for_each_tensor(expected, [&](const std::string& name, const siglip::FloatTensor& t) {
+    const siglip::FloatTensor* got = nullptr;
+    siglip::for_each_tensor(model.weights, [&](const std::string& n, const siglip::FloatTensor& g) {
+      if (n == name) got = &g;
+    });
+    ASSERT_NE(got, nullptr) << name;
+    EXPECT_EQ(got->values, t.values) << name;
+  });
+
+  const auto bf16 = run_tessera({"siglip", "random-weights", "--config", config_, "-o",
+                                 scratch_.path("bf16"), "--dtype", "bf16"});
+  ASSERT_EQ(bf16.exit_status, 0) << bf16.err;
+  EXPECT_EQ(siglip::load_model(scratch_.path("bf16")).dtype, models::SafeTensorsDType::kBF16);
+}
+
+TEST_F(SiglipCommand, ReferenceWritesBothOutputsOfPixels) {
+  ASSERT_EQ(make_model().exit_status, 0);
+  const auto pooled = scratch_.path("pooled.npy"), hidden = scratch_.path("hidden.npy");
+  const auto ran = run_tessera({"siglip", "reference", "--model", model_, "--pixels", pixels_, "-o",
+                                pooled, "--hidden", hidden});
+  ASSERT_EQ(ran.exit_status, 0) << ran.err;
+  EXPECT_NE(ran.out.find("pooler_output f32[3, 144]"), std::string::npos) << ran.out;
+  EXPECT_NE(ran.err.find("encoder layer 2/2"), std::string::npos) << ran.err;
+  const HostTensor p = runtime::read_npy_file(pooled), h = runtime::read_npy_file(hidden);
+  EXPECT_EQ(p.shape(), (runtime::TensorShape{3, 144}));
+  EXPECT_EQ(h.shape(), (runtime::TensorShape{3, 16, 144}));
+  const auto model = siglip::load_model(model_);
+  const auto expected = siglip::run_reference(model.weights, smooth_pixels(3), 3);
+  EXPECT_LT(max_difference(floats_of(p), expected.pooler_output), 1e-5);
+  EXPECT_LT(max_difference(floats_of(h), expected.last_hidden_state), 1e-5);
+}
+
+void write_png(const std::string& path, std::uint32_t width, std::uint32_t height) {
+  std::vector<std::uint8_t> rgb(std::size_t{width} * height * 3);
+  for (std::size_t i = 0; i < rgb.size(); ++i) rgb[i] = static_cast<std::uint8_t>((i * 37) % 251);
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  image.width = width;
+  image.height = height;
+  image.format = PNG_FORMAT_RGB;
+  ASSERT_NE(png_image_write_to_file(&image, path.c_str(), 0, rgb.data(), 0, nullptr), 0);
+}
+
+TEST_F(SiglipCommand, ReferencePreprocessesImagesAsTheLibraryDoes) {
+  ASSERT_EQ(make_model().exit_status, 0);
+  const auto a = scratch_.path("a.png"), b = scratch_.path("b.png");
+  write_png(a, 50, 40);
+  write_png(b, 20, 33);
+  const auto pooled = scratch_.path("pooled.npy");
+  const auto ran =
+      run_tessera({"siglip", "reference", "--model", model_, "--image", a, b, "-o", pooled});
+  ASSERT_EQ(ran.exit_status, 0) << ran.err;
+  const auto model = siglip::load_model(model_);
+  const std::vector<std::filesystem::path> files = {a, b};
+  const auto expected = siglip::run_reference(
+      model.weights, siglip::pixel_values_from_files(files, model.weights.config), 2);
+  EXPECT_LT(max_difference(floats_of(runtime::read_npy_file(pooled)), expected.pooler_output), 1e-5);
+}
+
+TEST_F(SiglipCommand, QuantizeWritesAModelTheReferenceRunsAndTheScalesReEncode) {
+  ASSERT_EQ(make_model().exit_status, 0);
+  const auto pooled = scratch_.path("pooled.npy");
+  ASSERT_EQ(run_tessera({"siglip", "reference", "--model", model_, "--pixels", pixels_, "-o", pooled})
+                .exit_status,
+            0);
+  const std::vector<float> fp32 = floats_of(runtime::read_npy_file(pooled));
+  for (const char* algorithm : {"nearest", "gptq"}) {
+    const auto out = scratch_.path(std::string("q-") + algorithm);
+    std::vector<std::string> args = {"siglip", "quantize", "--model", model_, "--calibration",
+                                     pixels_, "--algorithm", algorithm, "-o", out};
+    if (std::string(algorithm) == "gptq") {
+      args.push_back("--equalize-layernorm");
+      args.push_back("--sequential-layers");
+    }
+    const auto quantized = run_tessera(args);
+    ASSERT_EQ(quantized.exit_status, 0) << quantized.err;
+    EXPECT_NE(quantized.out.find("12 weights of"), std::string::npos) << quantized.out;
+    EXPECT_NE(quantized.out.find("calibration: 3 images, 48 tokens"), std::string::npos)
+        << quantized.out;
+    EXPECT_NE(quantized.err.find("quantizing encoder layer 2/2"), std::string::npos);
+    const auto model = siglip::load_model(out);
+    const auto f143 = siglip::quantizer::read_quantization(out, model.weights);
+    ASSERT_TRUE(f143.has_value());
+    EXPECT_EQ(f143->size(), 12u);
+
+    const auto q_pooled = scratch_.path(std::string("pooled-") + algorithm + ".npy");
+    ASSERT_EQ(run_tessera({"siglip", "reference", "--model", out, "--pixels", pixels_, "-o", q_pooled})
+                  .exit_status,
+              0);
+    const std::vector<float> quantized_output = floats_of(runtime::read_npy_file(q_pooled));
+    double dot = 0, a2 = 0, b2 = 0;
+    for (std::size_t i = 0; i < fp32.size(); ++i) {
+      dot += double{fp32[i]} * double{quantized_output[i]};
+      a2 += double{fp32[i]} * double{fp32[i]};
+      b2 += double{quantized_output[i]} * double{quantized_output[i]};
+    }
+    EXPECT_GT(dot / std::sqrt(a2 * b2), 0.99) << algorithm;
+  }
+  // Calibration images go through the same preprocessing as --image.
+  const auto a = scratch_.path("a.png"), b = scratch_.path("b.png");
+  write_png(a, 40, 50);
+  write_png(b, 64, 64);
+  const auto from_images = scratch_.path("q-images");
+  const auto imaged = run_tessera({"siglip", "quantize", "--model", model_, "--calibration-image", a,
+                                   b, "--algorithm", "gptq", "-o", from_images});
+  ASSERT_EQ(imaged.exit_status, 0) << imaged.err;
+  EXPECT_NE(imaged.out.find("calibration: 2 images, 32 tokens"), std::string::npos) << imaged.out;
+  {
+    const std::vector<std::filesystem::path> files = {a, b};
+    auto weights = siglip::load_model(model_).weights;
+    const auto pixels = siglip::pixel_values_from_files(files, weights.config);
+    siglip::quantizer::QuantizeOptions options;
+    (void)siglip::quantizer::quantize(weights, siglip::quantizer::Calibration{pixels, 2}, options);
+    const auto written = siglip::load_model(from_images).weights;
+    EXPECT_EQ(written.layers[1].mlp.fc2.weight.values, weights.layers[1].mlp.fc2.weight.values);
+    EXPECT_EQ(written.layers[0].self_attn.q_proj.bias.values,
+              weights.layers[0].self_attn.q_proj.bias.values);
+  }
+  // nearest needs no calibration.
+  const auto plain = run_tessera({"siglip", "quantize", "--model", model_, "--algorithm", "nearest",
+                                  "-o", scratch_.path("q-plain")});
+  ASSERT_EQ(plain.exit_status, 0) << plain.err;
+}
+
+TEST_F(SiglipCommand, BadCommandLinesAreUsageErrors) {
+  ASSERT_EQ(make_model().exit_status, 0);
+  const std::string out = scratch_.path("x");
+  struct Case {
+    std::vector<std::string> args;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {{"quantize", "--model", model_, "--algorithm", "gptq", "-o", out},
+       "--algorithm gptq needs --calibration PIXELS.npy"},
+      {{"quantize", "--model", model_, "--calibration", pixels_, "--calibration-image", config_,
+        "--algorithm", "gptq", "-o", out},
+       "give --calibration or --calibration-image, not both"},
+      {{"quantize", "--model", model_, "--algorithm", "nearest", "--sequential-layers", "-o", out},
+       "--sequential-layers needs --calibration PIXELS.npy or --calibration-image FILE..."},
+      {{"quantize", "--model", model_, "--algorithm", "round", "-o", out},
+       "--algorithm 'round' is not nearest or gptq"},
+      {{"quantize", "--model", model_, "--algorithm", "nearest", "-o", model_},
+       "-o names the model directory itself"},
+      {{"quantize", "--model", model_, "--calibration", pixels_, "--algorithm", "gptq", "--damp",
+        "-1", "-o", out},
+       "--damp -1 is outside [0, 1]"},
+      {{"reference", "--model", model_, "-o", out}, "give exactly one of --pixels and --image"},
+      {{"reference", "--model", model_, "--pixels", pixels_}, "nothing to write"},
+      {{"random-weights", "--config", config_, "-o", out, "--dtype", "f64"},
+       "--dtype 'f64' is not one of f32, f16, bf16"},
+      {{"random-weights", "--config", config_, "-o", out, "--seed", "-3"}, "--seed"},
+      {{"random-weights", "-o", out}, "config"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"siglip"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const auto result = run_tessera(args);
+    EXPECT_EQ(result.exit_status, 2) << c.expected << ": " << result.err;
+    EXPECT_NE(result.err.find(c.expected), std::string::npos) << result.err;
+  }
+}
+
+TEST_F(SiglipCommand, BadFilesAreOneLineErrorsNamingThem) {
+  ASSERT_EQ(make_model().exit_status, 0);
+  const std::string relu = scratch_.write(
+      "relu.json", R"({"model_type": "siglip_vision_model", "hidden_act": "relu"})");
+  const std::string wrong_shape = scratch_.path("wrong.npy");
+  write_pixels(wrong_shape, {1, 3, 30, 32}, std::vector<float>(3 * 30 * 32, 0.0F));
+  const std::string nan_pixels = scratch_.path("nan.npy");
+  std::vector<float> nan_values(3 * 32 * 32, 0.0F);
+  nan_values[7] = NAN;
+  write_pixels(nan_pixels, {1, 3, 32, 32}, nan_values);
+  const std::string truncated = scratch_.path("truncated");
+  std::filesystem::copy(model_, truncated);
+  std::filesystem::resize_file(truncated + "/model.safetensors",
+                               std::filesystem::file_size(truncated + "/model.safetensors") - 10);
+  const std::string out = scratch_.path("x.npy");
+  struct Case {
+    std::vector<std::string> args;
+    std::string expected;
+  };
+  const Case cases[] = {
+      {{"random-weights", "--config", relu, "-o", scratch_.path("r")},
+       relu + ": config: hidden_act: 'relu' is not supported"},
+      {{"random-weights", "--config", scratch_.path("absent.json"), "-o", scratch_.path("r")},
+       "absent.json: cannot read"},
+      {{"reference", "--model", model_, "--pixels", wrong_shape, "-o", out},
+       wrong_shape + ": is f32[1, 3, 30, 32], but the model takes pixel values f32[B, 3, 32, 32]"},
+      {{"reference", "--model", model_, "--pixels", nan_pixels, "-o", out},
+       nan_pixels + ": element 7 is nan"},
+      {{"reference", "--model", truncated, "--pixels", pixels_, "-o", out},
+       "vision_model.head.mlp.fc2.bias: data_offsets"},
+      {{"reference", "--model", scratch_.path("nowhere"), "--pixels", pixels_, "-o", out},
+       "nowhere/config.json: cannot read"},
+      {{"reference", "--model", model_, "--image", config_, "-o", out}, config_},
+      {{"quantize", "--model", model_, "--calibration", wrong_shape, "--algorithm", "gptq", "-o",
+        scratch_.path("q")},
+       wrong_shape + ": is f32[1, 3, 30, 32]"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"siglip"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const auto result = run_tessera(args);
+    EXPECT_EQ(result.exit_status, 1) << c.expected << ": " << result.err;
+    EXPECT_NE(result.err.find(c.expected), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find(": error: "), std::string::npos) << result.err;
+    EXPECT_EQ(result.err.find("internal error"), std::string::npos) << result.err;
+  }
+}
+
+}  // namespace
+}  // namespace tessera
