@@ -59,15 +59,9 @@ KernelSpec mul(std::string_view name) {
                      OperandSpec{kLeft, Access::kRead, "left", count_bytes<s>},
                      OperandSpec{kRight, Access::kRead, "right", count_bytes<s>}},
                     [](const Registers& r) -> Violation {
-                      const OperandExtent out{kOut, "product", count_bytes<s>(r)};
-                      const OperandExtent left{kLeft, "left", count_bytes<s>(r)};
-                      const OperandExtent right{kRight, "right", count_bytes<s>(r)};
-                      if (auto v = misaligned(r, {kOut, kLeft, kRight}, 4)) return v;
-                      for (const auto& operand : {out, left, right}) {
-                        if (auto v = beyond_address_space(r, operand)) return v;
-                      }
-                      if (auto v = overlaps_unless_aliased(r, out, left)) return v;
-                      return overlaps_unless_aliased(r, out, right);
+                      return elementwise_binary_violation(r, {kOut, "product", count_bytes<s>(r)},
+                                                          {kLeft, "left", count_bytes<s>(r)},
+                                                          {kRight, "right", count_bytes<s>(r)});
                     },
                     [](KernelCall& call) {
                       const std::uint64_t count = call.reg(kCount);

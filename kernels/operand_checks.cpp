@@ -46,4 +46,14 @@ Violation overlaps(const Registers& r, const OperandExtent& output, const Operan
                      describe(r, output), describe(r, input));
 }
 
+Violation elementwise_binary_violation(const Registers& r, const OperandExtent& out,
+                                       const OperandExtent& left, const OperandExtent& right) {
+  if (auto v = misaligned(r, {out.reg, left.reg, right.reg}, 4)) return v;
+  for (const auto& operand : {out, left, right}) {
+    if (auto v = beyond_address_space(r, operand)) return v;
+  }
+  if (auto v = overlaps_unless_aliased(r, out, left)) return v;
+  return overlaps_unless_aliased(r, out, right);
+}
+
 }  // namespace tessera::kernels

@@ -38,4 +38,10 @@ Violation overlaps_unless_aliased(const Registers& r, const OperandExtent& outpu
 // are written, such as a broadcast row).
 Violation overlaps(const Registers& r, const OperandExtent& output, const OperandExtent& input);
 
+// The rules of an element-wise kernel with two inputs of the output's size
+// (add, mul): every pointer word-aligned, every operand inside the address
+// space, and the output aliasing each input exactly or not at all.
+Violation elementwise_binary_violation(const Registers& r, const OperandExtent& out,
+                                       const OperandExtent& left, const OperandExtent& right);
+
 }  // namespace tessera::kernels
