@@ -791,7 +791,8 @@ int main(int argc, char** argv) {
           stderr,
           "usage: %s [--calls N] [--only TEXT] [--chip-calls N] [--threads N]...\n"
           "  --calls N       calls per kernel family on one tile (default 2000)\n"
-          "  --only TEXT     only the families whose label contains TEXT\n"
+          "  --only TEXT     only the families whose label contains TEXT (no GEMM,\n"
+          "                  attention or cycle tables)\n"
           "  --chip-calls N  calls per tile in the whole-chip step (default 20; 0 skips it)\n"
           "  --threads N     host threads for the whole-chip step (repeatable;\n"
           "                  default: 1 and the machine's cores)\n",
@@ -805,9 +806,11 @@ int main(int argc, char** argv) {
   }
   if (thread_counts.empty()) thread_counts = {1, ThreadPool::machine_threads()};
   families(calls, only);
-  gemm_families(calls);
-  gemm_cycles_table();
-  attention_families(calls);
+  if (only.empty()) {  // --only narrows the run to the families it names
+    gemm_families(calls);
+    gemm_cycles_table();
+    attention_families(calls);
+  }
   if (chip_calls != 0) whole_chip(chip_calls, thread_counts);
   return 0;
 }
