@@ -738,9 +738,10 @@ void gemm_cycles_table() {
 }
 
 // Every tile of the C600 runs the same kernel loop: the compute step the
-// host pool runs in parallel (wall time: it uses several threads).
-void whole_chip(std::uint32_t calls, const std::vector<unsigned>& thread_counts) {
-  const Workload workload = workloads(16384)[2];  // add_f32 on 16 KiB operands
+// host pool runs in parallel (wall time: it uses several threads). GB/s of
+// the bytes a call moves, and GFLOP/s for the arithmetic kernels.
+void whole_chip_step(const Workload& workload, std::uint32_t calls,
+                     const std::vector<unsigned>& thread_counts) {
   std::printf("\nWhole-chip compute step: 1472 tiles x %u calls of %s (wall time, best of 3)\n",
               calls, workload.label.c_str());
   double one_thread = 0;
@@ -763,10 +764,28 @@ void whole_chip(std::uint32_t calls, const std::vector<unsigned>& thread_counts)
       cycles = chip.report().total_cycles;
     }
     if (one_thread == 0) one_thread = best;
-    const double moved = static_cast<double>(workload.moved_bytes) * calls * 1472;
-    std::printf("  %u thread%s: %.3f s, %.2f GB/s, %llu simulated cycles, speed-up %.2fx\n",
-                threads, threads == 1 ? " " : "s", best, moved / best / 1e9,
+    const double per_run = static_cast<double>(calls) * 1472 / best / 1e9;
+    char gflops[48] = "";
+    if (workload.flops != 0) {
+      std::snprintf(gflops, sizeof gflops, ", %.2f GFLOP/s",
+                    static_cast<double>(workload.flops) * per_run);
+    }
+    std::printf("  %u thread%s: %.3f s, %.2f GB/s%s, %llu simulated cycles, speed-up %.2fx\n",
+                threads, threads == 1 ? " " : "s", best,
+                static_cast<double>(workload.moved_bytes) * per_run, gflops,
                 static_cast<unsigned long long>(cycles), one_thread / best);
+  }
+}
+
+// The whole-chip step for a memory-speed family (add_f32 on 16 KiB
+// operands) and for each GEMM family at its largest SigLIP shard.
+void whole_chip(std::uint32_t calls, const std::vector<unsigned>& thread_counts) {
+  whole_chip_step(workloads(16384)[2], calls, thread_counts);
+  for (const Workload& workload : gemm_workloads()) {
+    if (workload.label.find("129x") != std::string::npos ||
+        workload.label.find("f32_init 64x") != std::string::npos) {
+      whole_chip_step(workload, calls, thread_counts);
+    }
   }
 }
 
