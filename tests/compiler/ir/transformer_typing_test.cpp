@@ -9,45 +9,12 @@
 
 #include "compiler/ir/graph_error.hpp"
 #include "compiler/ir/shape_inference.hpp"
+#include "tests/compiler/ir/typing_rows.hpp"
 
 namespace tessera::compiler {
 namespace {
 
-TensorType f32(Shape shape) { return {{DType::kF32, 0}, std::move(shape)}; }
-TensorType f16(Shape shape) { return {{DType::kF16, 0}, std::move(shape)}; }
-TensorType f8(std::int32_t scale, Shape shape) {
-  return {{DType::kF8F143, scale}, std::move(shape)};
-}
-TensorType blocks(Shape shape) { return {kBlockScaledF8, std::move(shape)}; }
-TensorType u8(Shape shape) { return {{DType::kU8, 0}, std::move(shape)}; }
-TensorType i32(Shape shape) { return {{DType::kI32, 0}, std::move(shape)}; }
-TensorType u32(Shape shape) { return {{DType::kU32, 0}, std::move(shape)}; }
-
-struct Row {
-  const char* what;
-  OpKind kind;
-  std::vector<TensorType> inputs;
-  Attributes attributes;
-  std::optional<TensorType> result;  // nullopt: refused
-  const char* message = "";          // for refused rows, a substring of the reason
-};
-
-void check(const Row& row) {
-  SCOPED_TRACE(row.what);
-  if (row.result) {
-    const auto results = infer_result_types(row.kind, row.inputs, row.attributes);
-    ASSERT_EQ(results.size(), 1u);
-    EXPECT_EQ(format_type(results[0]), format_type(*row.result));
-    EXPECT_EQ(results[0], *row.result);
-  } else {
-    try {
-      (void)infer_result_types(row.kind, row.inputs, row.attributes);
-      ADD_FAILURE() << "accepted";
-    } catch (const GraphError& error) {
-      EXPECT_NE(error.message().find(row.message), std::string::npos) << error.message();
-    }
-  }
-}
+using namespace typing_rows;
 
 constexpr OpKind kMatmul = OpKind::kMatmul;
 const NoAttributes kNone{};
