@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/f143.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/half.hpp"
 #include "support/error.hpp"
@@ -50,6 +51,11 @@ struct ParameterSpec {
   std::string name;
   Shape shape;
   Values values;
+  // A GEMM's right operand [K, N]: at f143 it is F143 codes with one scale
+  // per 64 × 64 block (kernels::f143::BlockScales), two parameters
+  // "<name>.codes" u8 and "<name>.scales" i32 that the graph joins with
+  // block_scale.
+  bool gemm_weight = false;
 };
 
 // The per-layer tensors, in the order the repeat's body receives them.
@@ -74,7 +80,7 @@ std::vector<ParameterSpec> layer_specs(const SiglipVisionConfig& c) {
   using Get = std::function<const Linear&(const L&)>;
   const auto linear = [&](const std::string& name, Shape shape, Get get) {
     return std::vector<ParameterSpec>{
-        {name + ".weight", shape, layer_values([get](const L& l) { return transposed(get(l).weight); })},
+        {name + ".weight", shape, layer_values([get](const L& l) { return transposed(get(l).weight); }), true},
         {name + ".bias", {shape[1]}, layer_values([get](const L& l) { return get(l).bias.values; })}};
   };
   std::vector<ParameterSpec> specs = {
@@ -109,7 +115,8 @@ std::vector<ParameterSpec> outer_specs(const SiglipVisionConfig& c) {
        [inner, h](const W& w) {
          FloatTensor flat{{h, inner}, w.embeddings.patch_embedding.weight.values};
          return transposed(flat);
-       }},
+       },
+       true},
       {"embeddings.patch_embedding.bias", {h}, [](const W& w) { return w.embeddings.patch_embedding.bias.values; }},
       {"embeddings.position_embedding", {c.num_patches(), h}, [](const W& w) { return w.embeddings.position_embedding.weight.values; }},
       {"post_layernorm.weight", {h}, [](const W& w) { return w.post_layernorm.weight.values; }},
@@ -124,16 +131,16 @@ std::vector<ParameterSpec> outer_specs(const SiglipVisionConfig& c) {
   };
   std::vector<ParameterSpec> head = {
       {"head.probe", {1, h}, [](const W& w) { return w.head->probe.values; }},
-      {"head.q_proj.weight", {h, h}, in_proj(0)}, {"head.q_proj.bias", {h}, in_bias(0)},
-      {"head.k_proj.weight", {h, h}, in_proj(1)}, {"head.k_proj.bias", {h}, in_bias(1)},
-      {"head.v_proj.weight", {h, h}, in_proj(2)}, {"head.v_proj.bias", {h}, in_bias(2)},
-      {"head.out_proj.weight", {h, h}, [](const W& w) { return transposed(w.head->attention.out_proj.weight); }},
+      {"head.q_proj.weight", {h, h}, in_proj(0), true}, {"head.q_proj.bias", {h}, in_bias(0)},
+      {"head.k_proj.weight", {h, h}, in_proj(1), true}, {"head.k_proj.bias", {h}, in_bias(1)},
+      {"head.v_proj.weight", {h, h}, in_proj(2), true}, {"head.v_proj.bias", {h}, in_bias(2)},
+      {"head.out_proj.weight", {h, h}, [](const W& w) { return transposed(w.head->attention.out_proj.weight); }, true},
       {"head.out_proj.bias", {h}, [](const W& w) { return w.head->attention.out_proj.bias.values; }},
       {"head.layernorm.weight", {h}, [](const W& w) { return w.head->layernorm.weight.values; }},
       {"head.layernorm.bias", {h}, [](const W& w) { return w.head->layernorm.bias.values; }},
-      {"head.fc1.weight", {h, i}, [](const W& w) { return transposed(w.head->mlp.fc1.weight); }},
+      {"head.fc1.weight", {h, i}, [](const W& w) { return transposed(w.head->mlp.fc1.weight); }, true},
       {"head.fc1.bias", {i}, [](const W& w) { return w.head->mlp.fc1.bias.values; }},
-      {"head.fc2.weight", {i, h}, [](const W& w) { return transposed(w.head->mlp.fc2.weight); }},
+      {"head.fc2.weight", {i, h}, [](const W& w) { return transposed(w.head->mlp.fc2.weight); }, true},
       {"head.fc2.bias", {h}, [](const W& w) { return w.head->mlp.fc2.bias.values; }},
   };
   specs.insert(specs.end(), head.begin(), head.end());
@@ -144,22 +151,26 @@ DType dtype_of(GraphPrecision precision) {
   return precision == GraphPrecision::kF32 ? DType::kF32 : DType::kF16;
 }
 
+std::string codes_name(const std::string& weight) { return weight + ".codes"; }
+std::string scales_name(const std::string& weight) { return weight + ".scales"; }
+
+// ⌈extent / block⌉: the F143 scale blocks along an axis (kernels/f143.hpp).
+std::uint32_t scale_blocks(std::uint32_t extent, std::uint32_t block) {
+  return (extent + block - 1) / block;
+}
+
 // The builder's state: the graph, the precision, the parameters by name.
 class Builder {
  public:
   Builder(const SiglipVisionConfig& config, std::uint32_t batch, GraphPrecision precision)
-      : c_(config), batch_(batch), dtype_(dtype_of(precision)) {}
+      : c_(config), batch_(batch), precision_(precision), dtype_(dtype_of(precision)) {}
 
   Graph build() {
     const std::uint32_t b = batch_, h = c_.hidden_size, t = c_.num_patches();
     const std::uint32_t g = c_.patches_per_side(), p = c_.patch_size, ch = c_.num_channels;
-    for (const ParameterSpec& spec : outer_specs(c_)) parameters_[spec.name] = g_.parameter(spec.name, dtype_, spec.shape);
+    for (const ParameterSpec& spec : outer_specs(c_)) parameters_[spec.name] = parameter(spec, {});
     std::vector<ValueId> sequence;
-    for (const ParameterSpec& spec : layer_specs(c_)) {
-      Shape shape = spec.shape;
-      shape.insert(shape.begin(), c_.num_hidden_layers);
-      sequence.push_back(g_.parameter(spec.name, dtype_, shape));
-    }
+    for (const ParameterSpec& spec : layer_specs(c_)) sequence.push_back(parameter(spec, {c_.num_hidden_layers}));
 
     ValueId pixels = g_.host_input(std::string(kPixelValues), DType::kF32, {b, ch, c_.image_size, c_.image_size});
     if (dtype_ != DType::kF32) pixels = g_.convert(pixels, dtype_);
@@ -187,6 +198,21 @@ class Builder {
 
  private:
   ValueId param(const std::string& name) const { return parameters_.at(name); }
+
+  // The spec's parameter with `leading` axes before its shape: a plain one,
+  // or at f143 a GEMM weight's codes and block scales joined by block_scale.
+  ValueId parameter(const ParameterSpec& spec, Shape leading) {
+    Shape shape = leading;
+    shape.insert(shape.end(), spec.shape.begin(), spec.shape.end());
+    if (!spec.gemm_weight || precision_ != GraphPrecision::kF143) {
+      return g_.parameter(spec.name, dtype_, shape);
+    }
+    Shape scales = leading;
+    scales.push_back(scale_blocks(spec.shape[0], kernels::f143::kBlockRows));
+    scales.push_back(scale_blocks(spec.shape[1], kernels::f143::kBlockColumns));
+    return g_.block_scale(g_.parameter(codes_name(spec.name), DType::kU8, shape),
+                          g_.parameter(scales_name(spec.name), DType::kI32, scales));
+  }
 
   ValueId to_f32(Graph& graph, ValueId v) const {
     return dtype_ == DType::kF32 ? v : graph.convert(v, DType::kF32);
@@ -251,6 +277,7 @@ class Builder {
 
   const SiglipVisionConfig& c_;
   std::uint32_t batch_;
+  GraphPrecision precision_;
   DType dtype_;
   Graph g_;
   std::map<std::string, ValueId> parameters_;
@@ -271,6 +298,39 @@ std::vector<std::uint8_t> encode(const std::vector<float>& values, GraphPrecisio
   return bytes;
 }
 
+// A GEMM weight, `entries` of [K, N] one after the other, as F143 codes and
+// i32 block scales (each entry's scales chosen from its own values by the
+// one F143 rule, kernels::f143::BlockScales::choose).
+void pack_f143(const ParameterSpec& spec, const std::vector<float>& values, std::uint64_t entries,
+               std::map<std::string, std::vector<std::uint8_t>>& packed) {
+  const std::uint32_t k = spec.shape[0], n = spec.shape[1];
+  const std::size_t entry = std::size_t{k} * n;
+  std::vector<std::uint8_t>& codes = packed[codes_name(spec.name)];
+  std::vector<std::uint8_t>& scales = packed[scales_name(spec.name)];
+  for (std::uint64_t e = 0; e < entries; ++e) {
+    const std::span<const float> one(values.data() + e * entry, entry);
+    const auto block_scales = kernels::f143::BlockScales::choose(one, k, n);
+    const std::vector<std::uint8_t> encoded = kernels::f143::encode(one, block_scales);
+    codes.insert(codes.end(), encoded.begin(), encoded.end());
+    for (const std::int8_t scale : block_scales.scales()) {
+      const std::int32_t wide = scale;
+      std::uint8_t bytes[4];
+      std::memcpy(bytes, &wide, 4);
+      scales.insert(scales.end(), bytes, bytes + 4);
+    }
+  }
+}
+
+void pack(const ParameterSpec& spec, std::uint64_t entries, const SiglipVisionWeights& weights,
+          GraphPrecision precision, std::map<std::string, std::vector<std::uint8_t>>& packed) {
+  const std::vector<float> values = spec.values(weights);
+  if (spec.gemm_weight && precision == GraphPrecision::kF143) {
+    pack_f143(spec, values, entries, packed);
+  } else {
+    packed[spec.name] = encode(values, precision);
+  }
+}
+
 }  // namespace
 
 Graph build_vision_graph(const SiglipVisionConfig& config, std::uint32_t batch,
@@ -282,11 +342,9 @@ Graph build_vision_graph(const SiglipVisionConfig& config, std::uint32_t batch,
 std::map<std::string, std::vector<std::uint8_t>> pack_vision_weights(
     const SiglipVisionWeights& weights, GraphPrecision precision) {
   std::map<std::string, std::vector<std::uint8_t>> packed;
-  for (const ParameterSpec& spec : outer_specs(weights.config)) {
-    packed[spec.name] = encode(spec.values(weights), precision);
-  }
+  for (const ParameterSpec& spec : outer_specs(weights.config)) pack(spec, 1, weights, precision, packed);
   for (const ParameterSpec& spec : layer_specs(weights.config)) {
-    packed[spec.name] = encode(spec.values(weights), precision);
+    pack(spec, weights.config.num_hidden_layers, weights, precision, packed);
   }
   return packed;
 }

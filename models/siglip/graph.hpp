@@ -31,9 +31,11 @@
 
 namespace tessera::models::siglip {
 
-// Activations and weights: f32 throughout, or f16 (weights stored f16, the
-// pixels converted to f16 on entry, the outputs back to f32).
-enum class GraphPrecision : std::uint8_t { kF32, kF16 };
+// Activations and weights: f32 throughout; f16 (weights stored f16, the
+// pixels converted to f16 on entry, the outputs back to f32); or f143: f16
+// activations and every GEMM weight F143 with one scale per 64 × 64 block,
+// expanded on the tile (the prior art's default, which lets so400m fit).
+enum class GraphPrecision : std::uint8_t { kF32, kF16, kF143 };
 
 inline constexpr std::string_view kPixelValues = "pixel_values";
 inline constexpr std::string_view kLastHiddenState = "last_hidden_state";

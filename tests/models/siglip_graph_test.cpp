@@ -76,25 +76,35 @@ void expect_matches_reference(const SiglipVisionConfig& config, std::uint32_t ba
 
 // f32: the interpreter computes matmul, attention, LayerNorm and GeLU in f64
 // rounded once, the reference in f32 with BLAS; over two layers they agree
-// to about 1e-5 of the O(1) activations.
+// to < 1e-5 of the O(1) activations (measured), bounded here at 1e-4.
 TEST(SiglipGraph, F32GraphEqualsTheCpuReference) {
-  expect_matches_reference(testing::tiny_config(), 2, GraphPrecision::kF32, 0.999999, 1e-3);
+  expect_matches_reference(testing::tiny_config(), 2, GraphPrecision::kF32, 0.999999, 1e-4);
 }
 
 TEST(SiglipGraph, F32GraphWithHeadDim72EqualsTheCpuReference) {
-  expect_matches_reference(testing::head_dim_72_config(), 1, GraphPrecision::kF32, 0.999999, 1e-3);
+  expect_matches_reference(testing::head_dim_72_config(), 1, GraphPrecision::kF32, 0.999999, 1e-4);
 }
 
 TEST(SiglipGraph, WithoutTheHeadThereIsNoPooledOutput) {
   SiglipVisionConfig config = testing::tiny_config();
   config.vision_use_head = false;
-  expect_matches_reference(config, 1, GraphPrecision::kF32, 0.999999, 1e-3);
+  expect_matches_reference(config, 1, GraphPrecision::kF32, 0.999999, 1e-4);
 }
 
 // f16 weights and activations (every op rounds to f16): the bar for
-// a model that fits at f16 is pooled cosine ≥ 0.999.
+// a model that fits at f16 is pooled cosine ≥ 0.999 (measured here 0.9999992,
+// max error 0.005).
 TEST(SiglipGraph, F16GraphIsWithinF16OfTheCpuReference) {
-  expect_matches_reference(testing::tiny_config(), 1, GraphPrecision::kF16, 0.999, 0.05);
+  expect_matches_reference(testing::tiny_config(), 1, GraphPrecision::kF16, 0.9999, 0.02);
+}
+
+// F143 GEMM weights (one scale per 64 × 64 block) with f16 activations: the
+// issue's bars for so400m at f143 are pooled cosine ≥ 0.995 and hidden
+// ≥ 0.99; the tiny towers here meet the pooled bar on both outputs
+// (measured 0.9963–0.9984, max error ≤ 0.23).
+TEST(SiglipGraph, F143GraphIsWithinTheQuantizationBoundsOfTheCpuReference) {
+  expect_matches_reference(testing::tiny_config(), 1, GraphPrecision::kF143, 0.995, 0.5);
+  expect_matches_reference(testing::head_dim_72_config(), 1, GraphPrecision::kF143, 0.995, 0.5);
 }
 
 // The encoder is ONE repeat whose weights are sequence values [L, …]: the
