@@ -120,32 +120,15 @@ int reference(const std::vector<std::string>& args, Streams& io) {
   const std::string directory = (*values)["model"].as<std::string>();
   const auto progress = progress_to(io, "reference");
   const auto started = Clock::now();
-  progress(fmt::format("loading {}", directory));
-  const siglip::SiglipModel model = siglip::load_model(directory);
-  const auto& config = model.weights.config;
-  if (values->count("output") && !model.weights.head) {
-    throw InputError(fmt::format("{}: the model has no pooling head (vision_use_head is false), so "
-                                 "no pooler_output: write --hidden only",
-                                 directory));
-  }
-  const Pixels pixels = read_pixels_or_images(
-      has_pixels ? &(*values)["pixels"].as<std::string>() : nullptr,
-      has_images ? &(*values)["image"].as<std::vector<std::string>>() : nullptr, config);
+  const ModelInput input = load_model_input(*values, progress);
+  const auto& config = input.model.weights.config;
+  const Pixels& pixels = input.pixels;
   const auto loaded = Clock::now();
   const siglip::SiglipOutputs outputs =
-      siglip::run_reference(model.weights, pixels.values, pixels.batch, nullptr, progress);
+      siglip::run_reference(input.model.weights, pixels.values, pixels.batch, nullptr, progress);
   const double run_seconds = seconds_since(loaded);
-  const std::uint64_t b = pixels.batch, h = config.hidden_size, t = config.num_patches();
-  if (values->count("output")) {
-    const std::string path = (*values)["output"].as<std::string>();
-    write_f32(path, {b, h}, outputs.pooler_output);
-    io.out << fmt::format("{}: pooler_output f32[{}, {}]\n", path, b, h);
-  }
-  if (values->count("hidden")) {
-    const std::string path = (*values)["hidden"].as<std::string>();
-    write_f32(path, {b, t, h}, outputs.last_hidden_state);
-    io.out << fmt::format("{}: last_hidden_state f32[{}, {}, {}]\n", path, b, t, h);
-  }
+  const std::uint64_t b = pixels.batch;
+  write_outputs(*values, config, pixels.batch, outputs.pooler_output, outputs.last_hidden_state, io);
   io.out << fmt::format("reference: {} image{} through {} ({}) in {:.2f} s ({:.2f} s with loading)\n",
                         b, b == 1 ? "" : "s", directory, siglip::describe(config), run_seconds,
                         seconds_since(started));

@@ -78,4 +78,37 @@ Pixels read_pixels_or_images(const std::string* pixels_file, const std::vector<s
   return pixels;
 }
 
+ModelInput load_model_input(const boost::program_options::variables_map& values,
+                            const siglip::Progress& progress) {
+  const std::string directory = values["model"].as<std::string>();
+  progress(fmt::format("loading {}", directory));
+  ModelInput input{siglip::load_model(directory), {}};
+  if (values.count("output") && !input.model.weights.head) {
+    throw InputError(fmt::format("{}: the model has no pooling head (vision_use_head is false), so "
+                                 "no pooler_output: write --hidden only",
+                                 directory));
+  }
+  input.pixels = read_pixels_or_images(
+      values.count("pixels") ? &values["pixels"].as<std::string>() : nullptr,
+      values.count("image") ? &values["image"].as<std::vector<std::string>>() : nullptr,
+      input.model.weights.config);
+  return input;
+}
+
+void write_outputs(const boost::program_options::variables_map& values,
+                   const siglip::SiglipVisionConfig& config, std::uint32_t batch,
+                   const std::vector<float>& pooled, const std::vector<float>& hidden, Streams& io) {
+  const std::uint64_t b = batch, h = config.hidden_size, t = config.num_patches();
+  if (values.count("output")) {
+    const std::string path = values["output"].as<std::string>();
+    write_f32(path, {b, h}, pooled);
+    io.out << fmt::format("{}: pooler_output f32[{}, {}]\n", path, b, h);
+  }
+  if (values.count("hidden")) {
+    const std::string path = values["hidden"].as<std::string>();
+    write_f32(path, {b, t, h}, hidden);
+    io.out << fmt::format("{}: last_hidden_state f32[{}, {}, {}]\n", path, b, t, h);
+  }
+}
+
 }  // namespace tessera::cli

@@ -7,9 +7,12 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/program_options.hpp>
+
 #include "cli/command.hpp"
 #include "models/siglip/config.hpp"
 #include "models/siglip/reference.hpp"
+#include "models/siglip/weights.hpp"
 
 namespace tessera::cli {
 
@@ -34,5 +37,21 @@ Pixels read_pixels_or_images(const std::string* pixels_file, const std::vector<s
 
 void write_f32(const std::string& path, std::vector<std::uint64_t> shape,
                const std::vector<float>& values);
+
+// What `reference` and `run` read: the model of --model DIR and its input
+// (--pixels or --image). A model without a pooling head refuses -o, which
+// would ask for its pooler_output.
+struct ModelInput {
+  models::siglip::SiglipModel model;
+  Pixels pixels;
+};
+ModelInput load_model_input(const boost::program_options::variables_map& values,
+                            const models::siglip::Progress& progress);
+
+// Writes -o POOLED.npy (f32[B, H]) and --hidden HIDDEN.npy (f32[B, T, H])
+// when they were asked for, saying so on `io.out`.
+void write_outputs(const boost::program_options::variables_map& values,
+                   const models::siglip::SiglipVisionConfig& config, std::uint32_t batch,
+                   const std::vector<float>& pooled, const std::vector<float>& hidden, Streams& io);
 
 }  // namespace tessera::cli

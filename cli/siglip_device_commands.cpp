@@ -194,19 +194,11 @@ int siglip_run(const std::vector<std::string>& args, Streams& io) {
                     runtime::kMaxWaitTimeout);
   session_options.halt_timeout = session_options.rendezvous_timeout;
 
-  const std::string directory = (*values)["model"].as<std::string>();
   const auto progress = progress_to(io, "run", values->count("reference") != 0);
-  progress(fmt::format("loading {}", directory));
-  const siglip::SiglipModel model = siglip::load_model(directory);
+  const ModelInput input = load_model_input(*values, progress);
+  const siglip::SiglipModel& model = input.model;
   const auto& config = model.weights.config;
-  if (values->count("output") && !model.weights.head) {
-    throw InputError(fmt::format("{}: the model has no pooling head (vision_use_head is false), so "
-                                 "no pooler_output: write --hidden only",
-                                 directory));
-  }
-  const Pixels pixels = read_pixels_or_images(
-      has_pixels ? &(*values)["pixels"].as<std::string>() : nullptr,
-      has_images ? &(*values)["image"].as<std::vector<std::string>>() : nullptr, config);
+  const Pixels& pixels = input.pixels;
 
   schema::Application app;
   if (values->count("package")) {
@@ -252,7 +244,7 @@ int siglip_run(const std::vector<std::string>& args, Streams& io) {
   session.finish();
   const double wall = seconds_since(started);
 
-  const std::uint64_t b = pixels.batch, h = config.hidden_size, t = config.num_patches();
+  const std::uint64_t b = pixels.batch;
   const std::vector<float> hidden = floats_of(outputs.at(std::string(siglip::kLastHiddenState)));
   std::vector<float> pooled;
   if (model.weights.head) pooled = floats_of(outputs.at(std::string(siglip::kPoolerOutput)));
@@ -266,16 +258,7 @@ int siglip_run(const std::vector<std::string>& args, Streams& io) {
     io.out << fmt::format("{}: {} image{} in {:.3f} s\n", transport->description(), b,
                           b == 1 ? "" : "s", wall);
   }
-  if (values->count("output")) {
-    const std::string path = (*values)["output"].as<std::string>();
-    write_f32(path, {b, h}, pooled);
-    io.out << fmt::format("{}: pooler_output f32[{}, {}]\n", path, b, h);
-  }
-  if (values->count("hidden")) {
-    const std::string path = (*values)["hidden"].as<std::string>();
-    write_f32(path, {b, t, h}, hidden);
-    io.out << fmt::format("{}: last_hidden_state f32[{}, {}, {}]\n", path, b, t, h);
-  }
+  write_outputs(*values, config, pixels.batch, pooled, hidden, io);
   if (values->count("reference")) {
     progress("running the FP32 CPU reference");
     const siglip::SiglipOutputs expected =
