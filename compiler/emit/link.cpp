@@ -37,6 +37,7 @@ constexpr std::uint32_t kProbeCode = 0x60000;
 constexpr std::uint32_t kStubBytes = 8;  // br $m10; nop
 constexpr isa::Reg kLoopCount = isa::Reg::m12;    // loop code only; never live across other code
 constexpr isa::Reg kLoopCounter = isa::Reg::m13;
+constexpr std::uint32_t kMaxAddImmediate = 0x7FFF;  // add's signed 16-bit immediate
 
 PhysicalTile physical(LogicalTile tile) { return target::c600_physical(tile); }
 
@@ -54,6 +55,16 @@ std::string format_range(std::uint32_t address, std::uint64_t bytes) {
   return fmt::format("[{:#x}, +{})", address, bytes);
 }
 
+// A pointer that moves on by `stride` bytes every iteration of a loop
+// (lower::PointerOperand with a stride): one word of tile memory holds it,
+// set to the start at the loop's begin and advanced at its end.
+struct Cursor {
+  BufferId buffer = 0;
+  std::uint32_t offset = 0;
+  std::uint32_t stride = 0;
+  friend auto operator<=>(const Cursor&, const Cursor&) = default;
+};
+
 // A tile's code pieces and where placement put them.
 struct TileCode {
   std::uint32_t main = kProbeCode;
@@ -62,6 +73,7 @@ struct TileCode {
   std::map<std::size_t, std::uint32_t> rows;          // by step index
   std::map<std::string, std::uint32_t> stubs;         // by kernel name
   std::map<std::size_t, std::uint32_t> loop_counters; // by loop-begin step
+  std::map<std::size_t, std::map<Cursor, std::uint32_t>> cursors;  // by loop-begin step
 };
 
 class Linker {
@@ -387,6 +399,35 @@ class Linker {
     return names;
   }
 
+  // (loop, cursor) of every moving pointer of `tile`'s kernel runs.
+  std::set<std::pair<std::size_t, Cursor>> cursors_of(PhysicalTile tile) const {
+    std::set<std::pair<std::size_t, Cursor>> cursors;
+    const auto logical = logical_.find(tile);
+    if (logical == logical_.end()) return cursors;
+    for (const Step& step : program_.steps) {
+      if (step.kind != StepKind::kCompute) continue;
+      const auto runs = step.runs.find(logical->second);
+      if (runs == step.runs.end()) continue;
+      for (const auto& run : runs->second) {
+        for (const auto& pointer : run.pointers) {
+          if (pointer.stride == 0) continue;
+          if (pointer.loop >= program_.steps.size() ||
+              program_.steps[pointer.loop].kind != StepKind::kLoopBegin) {
+            throw LinkError(fmt::format("internal: {} on {} moves its $m{} with step {}, which begins no loop",
+                                        run.kernel, tile, pointer.reg, pointer.loop));
+          }
+          cursors.emplace(pointer.loop, Cursor{pointer.buffer, pointer.offset, pointer.stride});
+        }
+      }
+    }
+    return cursors;
+  }
+
+  // A cursor's first iteration's address.
+  std::uint32_t pointer_address(const Cursor& cursor, LogicalTile tile) const {
+    return checked_add(allocation(cursor.buffer, tile).address, cursor.offset, "pointer address");
+  }
+
   struct MainCode {
     Code code;
     std::vector<schema::CallSite> sites;
@@ -400,10 +441,20 @@ class Linker {
                               0, schema::kLiveToEnd, schema::AllocationKind::kStaging, schema::kNoProvenance};
   }
 
-  // One kernel call: registers, the footprint assertion, the call.
+  // A pointer register loaded from a cursor word instead of a constant, and
+  // its value in the loop's last iteration (registers[] holds the first).
+  struct MovingPointer {
+    std::uint32_t cursor = 0;
+    std::uint32_t last = 0;
+  };
+
+  // One kernel call: registers, the footprint assertion (for a moving
+  // pointer in its first and its last iteration: the footprint moves
+  // monotonically between them), the call.
   void emit_call(MainCode& main, PhysicalTile tile, const std::string& kernel,
                  const std::vector<std::pair<unsigned, const schema::Allocation*>>& operand_allocations,
-                 const kernels::Registers& registers, std::uint32_t stub, std::uint32_t provenance) const {
+                 const kernels::Registers& registers, std::uint32_t stub, std::uint32_t provenance,
+                 const std::map<unsigned, MovingPointer>& moving = {}) const {
     const kernels::KernelSpec* spec = kernels::KernelRegistry::standard().find(kernel);
     if (spec == nullptr) throw LinkError(fmt::format("internal: no kernel '{}' in the registry", kernel));
     schema::CallSite site;
@@ -419,9 +470,19 @@ class Linker {
       const schema::Allocation& held = *found->second;
       const std::uint32_t pointer = registers[operand.reg];
       const std::uint64_t footprint = operand.footprint(registers);
-      const bool inside = pointer >= held.address &&
-                          std::uint64_t{pointer} + footprint <= std::uint64_t{held.address} + held.size;
-      if (!inside) {
+      const auto inside = [&](std::uint32_t at) {
+        return at >= held.address && std::uint64_t{at} + footprint <= std::uint64_t{held.address} + held.size;
+      };
+      const auto moves = moving.find(operand.reg);
+      if (moves != moving.end() && !inside(moves->second.last)) {
+        throw LinkError(fmt::format(
+            "kernel {} on {} ({}): operand $m{} ({}) footprint {} in the loop's last iteration is not "
+            "inside its allocation '{}' {}",
+            kernel, tile, provenance < program_.provenance.size() ? program_.provenance[provenance] : "",
+            operand.reg, operand.role, format_range(moves->second.last, footprint), held.name,
+            format_range(held.address, held.size)));
+      }
+      if (!inside(pointer)) {
         throw LinkError(fmt::format(
             "kernel {} on {} ({}): operand $m{} ({}) footprint {} is not inside its allocation '{}' {}",
             kernel, tile, provenance < program_.provenance.size() ? program_.provenance[provenance] : "",
@@ -434,6 +495,12 @@ class Linker {
                               operand.access != kernels::Access::kRead});
     }
     for (unsigned reg = kernels::kOutputRegister; reg <= kernels::kLastArgumentRegister; ++reg) {
+      if (const auto moves = moving.find(reg); moves != moving.end()) {
+        // This iteration's pointer, from its cursor word.
+        append(main.code, load_constant(static_cast<Reg>(reg), moves->second.cursor));
+        main.code.push_back(isa::Ld32{static_cast<Reg>(reg), static_cast<Reg>(reg), isa::kZeroReg, 0});
+        continue;
+      }
       if (registers[reg] != 0 || std::any_of(spec->operands.begin(), spec->operands.end(),
                                              [&](const auto& operand) { return operand.reg == reg; })) {
         append(main.code, load_constant(static_cast<Reg>(reg), registers[reg]));
@@ -516,10 +583,31 @@ class Linker {
           append(main.code, load_constant(kLoopCount, step.count));
           append(main.code, load_constant(kLoopCounter, code.loop_counters.at(i)));
           main.code.push_back(isa::St32{kLoopCount, kLoopCounter, isa::kZeroReg, 0});
+          if (const auto cursors = code.cursors.find(i); cursors != code.cursors.end()) {
+            for (const auto& [cursor, at] : cursors->second) {
+              append(main.code, load_constant(kLoopCount, pointer_address(cursor, logical->second)));
+              append(main.code, load_constant(kLoopCounter, at));
+              main.code.push_back(isa::St32{kLoopCount, kLoopCounter, isa::kZeroReg, 0});
+            }
+          }
           loop_top[i] = code.main + main_bytes(main.code);
           break;
         }
         case StepKind::kLoopEnd: {
+          // Every cursor on to the next iteration's entry: add takes a
+          // 16-bit signed immediate, so a long stride is a few adds.
+          if (const auto cursors = code.cursors.find(step.partner); cursors != code.cursors.end()) {
+            for (const auto& [cursor, at] : cursors->second) {
+              append(main.code, load_constant(kLoopCounter, at));
+              main.code.push_back(isa::Ld32{kLoopCount, kLoopCounter, isa::kZeroReg, 0});
+              for (std::uint32_t rest = cursor.stride; rest > 0;) {
+                const std::uint32_t piece = std::min<std::uint32_t>(rest, kMaxAddImmediate);
+                main.code.push_back(isa::Add{kLoopCount, kLoopCount, static_cast<std::int32_t>(piece)});
+                rest -= piece;
+              }
+              main.code.push_back(isa::St32{kLoopCount, kLoopCounter, isa::kZeroReg, 0});
+            }
+          }
           append(main.code, load_constant(kLoopCounter, code.loop_counters.at(step.partner)));
           main.code.push_back(isa::Ld32{kLoopCount, kLoopCounter, isa::kZeroReg, 0});
           main.code.push_back(isa::Add{kLoopCount, kLoopCount, -1});
@@ -536,13 +624,24 @@ class Linker {
           for (const auto& run : runs->second) {
             kernels::Registers registers{};
             std::vector<std::pair<unsigned, const schema::Allocation*>> operands;
+            std::map<unsigned, MovingPointer> moving;
             for (const auto& pointer : run.pointers) {
               const schema::Allocation& held = allocation(pointer.buffer, logical->second);
               registers[pointer.reg] = held.address + pointer.offset;
               operands.emplace_back(pointer.reg, &held);
+              if (pointer.stride != 0) {
+                const Cursor cursor{pointer.buffer, pointer.offset, pointer.stride};
+                const std::uint64_t last =
+                    std::uint64_t{registers[pointer.reg]} +
+                    std::uint64_t{program_.steps[pointer.loop].count - 1} * pointer.stride;
+                moving[pointer.reg] = MovingPointer{
+                    code.cursors.at(pointer.loop).at(cursor),
+                    checked_cast<std::uint32_t>(last, "last iteration's pointer")};
+              }
             }
             for (const auto& [reg, value] : run.scalars) registers[reg] = value;
-            emit_call(main, tile, run.kernel, operands, registers, code.stubs.at(run.kernel), run.provenance);
+            emit_call(main, tile, run.kernel, operands, registers, code.stubs.at(run.kernel), run.provenance,
+                      moving);
           }
           break;
         }
@@ -576,6 +675,7 @@ class Linker {
       for (std::size_t i = 0; i < program_.steps.size(); ++i) {
         if (program_.steps[i].kind == StepKind::kLoopBegin) code.loop_counters[i] = kProbeCode;
       }
+      for (const auto& [loop, cursor] : cursors_of(tile)) code.cursors[loop][cursor] = kProbeCode;
     }
     // Sizes first (no size depends on an address), then one placement per tile.
     for (const PhysicalTile tile : tiles_) {
@@ -623,6 +723,14 @@ class Linker {
       for (auto& [step, counter] : code.loop_counters) {
         request(fmt::format("loop counter (step {})", step), schema::AllocationKind::kRuntime, 4,
                 [&code, at = step](std::uint32_t a) { code.loop_counters[at] = a; });
+      }
+      for (auto& [loop, cursors] : code.cursors) {
+        for (auto& [cursor, at] : cursors) {
+          request(fmt::format("sequence pointer (step {}, {})", loop, program_.buffers[cursor.buffer].name),
+                  schema::AllocationKind::kRuntime, 4, [&code, loop = loop, cursor = cursor](std::uint32_t a) {
+                    code.cursors[loop][cursor] = a;
+                  });
+        }
       }
       if (!code.stubs.empty()) {
         request("kernel stubs", schema::AllocationKind::kCode,
