@@ -36,18 +36,33 @@ LoweringContext::LoweringContext(const Graph& graph, LayoutPolicy layouts, Progr
 
 Storage& LoweringContext::allocate(ValueId value, const TensorType& type, std::string name,
                                    std::uint32_t provenance, bool binding) {
-  const TensorPlacement placement = binding ? layouts_.binding(type) : layouts_.computed(type);
+  const TensorPlacement placement = layouts_.place(value, type, binding);
   return allocate_at(value, type, placement, std::move(name), provenance);
 }
 
 Storage& LoweringContext::allocate_at(ValueId value, const TensorType& type,
                                       const TensorPlacement& placement, std::string name,
                                       std::uint32_t provenance) {
+  return keep(make(type, placement, std::move(name), format_value(value), provenance), value);
+}
+
+const Storage& LoweringContext::scratch_at(const TensorType& type, const TensorPlacement& placement,
+                                           std::string name, std::string tensor,
+                                           std::uint32_t provenance) {
+  std::unique_ptr<Storage> held = make(type, placement, std::move(name), std::move(tensor), provenance);
+  held->locator = std::make_unique<ElementLocator>(held->resolved);
+  owned_.push_back(std::move(held));
+  return *owned_.back();
+}
+
+std::unique_ptr<Storage> LoweringContext::make(const TensorType& type, const TensorPlacement& placement,
+                                               std::string name, std::string tensor,
+                                               std::uint32_t provenance) {
   auto held = std::make_unique<Storage>();
   held->resolved = resolve(placement.layout, type.shape, placement.tiles);
   Buffer buffer;
   buffer.name = std::move(name);
-  buffer.tensor = format_value(value);
+  buffer.tensor = std::move(tensor);
   buffer.alignment = held->resolved.layout.alignment;
   buffer.provenance = provenance;
   require_placeable(buffer, held->resolved);
@@ -55,7 +70,7 @@ Storage& LoweringContext::allocate_at(ValueId value, const TensorType& type,
     buffer.bytes[shard.tile] = checked_cast<std::uint32_t>(shard.allocation_bytes, "shard bytes");
   }
   held->buffer = program_.add_buffer(std::move(buffer));
-  return keep(std::move(held), value);
+  return held;
 }
 
 const Storage& LoweringContext::scratch_like(const Storage& like, std::string name,

@@ -49,7 +49,7 @@ class LoweringContext {
 
   const Graph& graph() const { return graph_; }
   Program& program() { return program_; }
-  const LayoutPolicy& layouts() const { return layouts_; }
+  LayoutPolicy& layouts() { return layouts_; }
 
   // Lowers one operation (and, for a repeat, its body): lower.cpp's dispatch.
   virtual void lower(OpId op) = 0;
@@ -59,12 +59,17 @@ class LoweringContext {
   void alias(ValueId value, const Storage& held) { storage_[value] = &held; }
 
   // A buffer for `value` where the layout policy puts it (a host input or
-  // parameter is a binding, everything else a computed value).
+  // parameter is a binding, everything else a computed value; a value a
+  // repeat reads as a sequence entry-major).
   Storage& allocate(ValueId value, const TensorType& type, std::string name,
                     std::uint32_t provenance, bool binding = false);
   // A buffer for `value` in a placement the caller chose.
   Storage& allocate_at(ValueId value, const TensorType& type, const TensorPlacement& placement,
                        std::string name, std::uint32_t provenance);
+  // A buffer in a placement the caller chose for a copy of a value that is
+  // not that value's own storage (an entry-major copy of a sequence).
+  const Storage& scratch_at(const TensorType& type, const TensorPlacement& placement,
+                            std::string name, std::string tensor, std::uint32_t provenance);
   // A buffer with the same layout as `like`, for values that are not graph
   // values of their own (a broadcast operand, a saved loop state).
   const Storage& scratch_like(const Storage& like, std::string name, std::string tensor,
@@ -95,6 +100,8 @@ class LoweringContext {
 
  private:
   Storage& keep(std::unique_ptr<Storage> held, ValueId value);
+  std::unique_ptr<Storage> make(const TensorType& type, const TensorPlacement& placement,
+                                std::string name, std::string tensor, std::uint32_t provenance);
 
   std::vector<std::unique_ptr<Storage>> owned_;
   std::map<ValueId, const Storage*> storage_;  // block arguments alias their sources

@@ -13,7 +13,9 @@ namespace {
 class Lowerer final : public LoweringContext {
  public:
   Lowerer(const Graph& graph, const LowerOptions& options, Program& program)
-      : LoweringContext(graph, LayoutPolicy(options.tiles, options.min_shard_bytes), program) {}
+      : LoweringContext(graph,
+                        LayoutPolicy(options.tiles, options.min_shard_bytes, sequence_inputs(graph)),
+                        program) {}
 
   void run() {
     const auto parameters = graph_.top_level(OpKind::kParameter);
@@ -44,13 +46,7 @@ class Lowerer final : public LoweringContext {
         program_.outputs.push_back(HostBinding{binding_name(id), graph_.type(value), slices(storage(value))});
         return;
       }
-      case OpKind::kRepeat:
-        if (std::get<RepeatAttributes>(op.attributes).sequence > 0) {
-          // Iteration i's addresses into each sequence are issue 18's later work.
-          throw LoweringError(
-              fmt::format("{}: a repeat with sequence values is not lowered yet", described));
-        }
-        return lower_repeat(*this, id, described);
+      case OpKind::kRepeat: return lower_repeat(*this, id, described);
       case OpKind::kAdd: return lower_add(*this, id, described);
       case OpKind::kReduceSum: return lower_reduce_sum(*this, id, described);
       case OpKind::kMul:

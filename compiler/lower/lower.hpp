@@ -20,7 +20,11 @@
 //       never unrolled: loop-state buffers for the carried values, the body's
 //       steps once between a loop begin and end, the yields copied into the
 //       state at the end of each iteration (in an order that reads each state
-//       before it is overwritten; a permutation saves one state first).
+//       before it is overwritten; a permutation saves one state first). A
+//       sequence value lies entry-major (layout_policy.hpp) and each
+//       iteration begins by copying entry i into the body's argument on every
+//       tile (tessera_copy_words from base + i·stride: a PointerOperand with
+//       a stride, which the emitted code advances every iteration).
 
 #include <cstdint>
 

@@ -56,10 +56,18 @@ struct Transfer {
   std::uint32_t provenance = schema::kNoProvenance;
 };
 
+// A kernel operand: `offset` bytes into `buffer` on the calling tile. With a
+// `stride`, the pointer moves on by `stride` bytes every iteration of the
+// loop that begins at step `loop` (iteration i reads offset + i·stride): how
+// a loop body reaches entry i of a sequence value without unrolling. The
+// emitted code keeps that pointer in a word of tile memory, set at the
+// loop's begin and advanced at its end (emit/link.cpp).
 struct PointerOperand {
   unsigned reg = 2;
   BufferId buffer = 0;
   std::uint32_t offset = 0;
+  std::uint32_t stride = 0;  // bytes per iteration of `loop`; 0: a fixed pointer
+  std::size_t loop = 0;      // the loop-begin step `stride` counts iterations of
 };
 
 // One kernel call with the register ABI (kernels/kernel_abi.hpp): pointer
