@@ -15,6 +15,7 @@
 #include <functional>
 
 #include "compiler/compile.hpp"
+#include "compiler/emit/link.hpp"
 #include "compiler/lower/lower.hpp"
 #include "kernels/half.hpp"
 #include "schema/writer.hpp"
@@ -319,6 +320,40 @@ TEST(Sequence, CompilingTwiceGivesIdenticalBytes) {
   const auto first = schema::serialize_package(compile(g, {.tiles = 4}).application);
   const auto second = schema::serialize_package(compile(g, {.tiles = 4}).application);
   EXPECT_EQ(first, second);
+}
+
+// The footprint assertion follows a moving pointer to the loop's last
+// iteration: a stride that would read past the sequence there (its first
+// iteration is inside) is a LinkError naming kernel, operand and allocation.
+TEST(Sequence, AStrideReadingPastTheSequenceIsALinkError) {
+  TensorBytes inputs;
+  const Graph g = build({3, DType::kF32, {6, 4}, Source::kParameter}, false, inputs);
+  lower::Program program = lower::lower_graph(g, {.tiles = 2});
+  bool tampered = false;
+  for (auto& step : program.steps) {
+    for (auto& [tile, runs] : step.runs) {
+      for (auto& run : runs) {
+        for (auto& pointer : run.pointers) {
+          if (pointer.stride != 0 && !tampered) {
+            pointer.stride += 4;  // iteration 2 ends 8 bytes past the sequence
+            tampered = true;
+          }
+        }
+      }
+    }
+  }
+  ASSERT_TRUE(tampered);
+  try {
+    emit::link_program(program, {});
+    FAIL() << "linked a moving pointer that overruns";
+  } catch (const emit::LinkError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("kernel tessera_copy_words on p"), std::string::npos) << message;
+    EXPECT_NE(message.find("operand $m3 (source) footprint [0x"), std::string::npos) << message;
+    EXPECT_NE(message.find("in the loop's last iteration is not inside its allocation 's'"),
+              std::string::npos)
+        << message;
+  }
 }
 
 // Sub-word scalar entries have no axis to pad to whole words: refused,
