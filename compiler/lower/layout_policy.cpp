@@ -26,7 +26,8 @@ Layout default_layout(const TensorType& type, std::uint32_t tiles, std::uint64_t
   const std::uint64_t block = word_block(type);
   const std::uint64_t blocks = (type.shape[0] + block - 1) / block;
   std::uint64_t most = std::min<std::uint64_t>(blocks, tiles);
-  if (min_shard_bytes > 0) most = std::min(most, std::max<std::uint64_t>(1, byte_size(type) / min_shard_bytes));
+  if (min_shard_bytes > 0)
+    most = std::min(most, std::max<std::uint64_t>(1, byte_size(type) / min_shard_bytes));
   const auto partitions = checked_cast<std::uint32_t>(most, "partitions");
   if (partitions <= 1) return layout;
   layout.tiling = {AxisTiling{0, partitions, block, 1}};
@@ -67,12 +68,14 @@ std::set<ValueId> sequence_inputs(const Graph& graph) {
     const Operation& op = graph.operation(OpId{checked_cast<std::uint32_t>(k, "operation")});
     if (op.kind != OpKind::kRepeat) continue;
     const auto& attributes = std::get<RepeatAttributes>(op.attributes);
-    for (std::uint32_t j = 0; j < attributes.sequence; ++j) values.insert(op.inputs[attributes.carried + j]);
+    for (std::uint32_t j = 0; j < attributes.sequence; ++j)
+      values.insert(op.inputs[attributes.carried + j]);
   }
   return values;
 }
 
-LayoutPolicy::LayoutPolicy(std::uint32_t tiles, std::uint64_t min_shard_bytes, std::set<ValueId> sequences)
+LayoutPolicy::LayoutPolicy(std::uint32_t tiles, std::uint64_t min_shard_bytes,
+                           std::set<ValueId> sequences)
     : tiles_(tiles), min_shard_bytes_(min_shard_bytes), sequences_(std::move(sequences)) {}
 
 TensorPlacement LayoutPolicy::computed(const TensorType& type) const {
@@ -108,8 +111,10 @@ std::optional<TensorPlacement> LayoutPolicy::sequence(const TensorType& type) co
   return placement;
 }
 
-TensorPlacement LayoutPolicy::entry(const TensorType& sequence_type, const TensorPlacement& sequence) const {
-  return TensorPlacement{default_layout(entry_type(sequence_type), tiles_, min_shard_bytes_), sequence.tiles};
+TensorPlacement LayoutPolicy::entry(const TensorType& sequence_type,
+                                    const TensorPlacement& sequence) const {
+  return TensorPlacement{default_layout(entry_type(sequence_type), tiles_, min_shard_bytes_),
+                         sequence.tiles};
 }
 
 TensorPlacement LayoutPolicy::place(ValueId value, const TensorType& type, bool binding) {

@@ -42,7 +42,8 @@
 
 namespace tessera::compiler::lower {
 
-Layout default_layout(const TensorType& type, std::uint32_t tiles, std::uint64_t min_shard_bytes = 0);
+Layout default_layout(const TensorType& type, std::uint32_t tiles,
+                      std::uint64_t min_shard_bytes = 0);
 
 // The entry-major layout of a sequence value of `type` (axis 0: the
 // entries): default_layout of one entry with its split moved to axis 1 and
@@ -69,7 +70,8 @@ struct TensorPlacement {
 class LayoutPolicy {
  public:
   // `sequences`: the values repeats read as sequences (sequence_inputs).
-  LayoutPolicy(std::uint32_t tiles, std::uint64_t min_shard_bytes, std::set<ValueId> sequences = {});
+  LayoutPolicy(std::uint32_t tiles, std::uint64_t min_shard_bytes,
+               std::set<ValueId> sequences = {});
 
   // A value an operation computes: on logical tiles 0 … p − 1.
   TensorPlacement computed(const TensorType& type) const;

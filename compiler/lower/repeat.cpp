@@ -14,8 +14,8 @@ namespace {
 // once. A yield that is another carried value (`[a, a]`, a swap) reads that
 // state, so its copy comes before the state is overwritten; a cycle of such
 // reads (a permutation) first saves one state in a temporary.
-void copy_yields(LoweringContext& context, const Block& body, const std::vector<const Storage*>& state,
-                 std::uint32_t provenance, OpId id) {
+void copy_yields(LoweringContext& context, const Block& body,
+                 const std::vector<const Storage*>& state, std::uint32_t provenance, OpId id) {
   const std::size_t carried = state.size();
   std::vector<const Storage*> source(carried, nullptr);    // where each state's next value is
   std::vector<std::optional<std::size_t>> reads(carried);  // the state that value is, if any
@@ -43,8 +43,8 @@ void copy_yields(LoweringContext& context, const Block& body, const std::vector<
       if (source[j] != nullptr && !read_by_another(j)) next = j;
     }
     if (next) {
-      context.copy_value(*source[*next], *state[*next], context.graph().type(body.yields[*next]), provenance,
-                 fmt::format("op {} yield {}", id.index, *next));
+      context.copy_value(*source[*next], *state[*next], context.graph().type(body.yields[*next]),
+                         provenance, fmt::format("op {} yield {}", id.index, *next));
       source[*next] = nullptr;
       continue;
     }
@@ -53,9 +53,9 @@ void copy_yields(LoweringContext& context, const Block& body, const std::vector<
     while (source[j] == nullptr) ++j;
     const Storage& saved =
         context.scratch_like(*state[j], fmt::format("carried {} saved (op {})", j, id.index),
-                     format_value(body.arguments[j]), provenance);
+                             format_value(body.arguments[j]), provenance);
     context.copy_value(*state[j], saved, context.graph().type(body.arguments[j]), provenance,
-               fmt::format("op {} save {}", id.index, j));
+                       fmt::format("op {} save {}", id.index, j));
     for (std::size_t k = 0; k < carried; ++k) {
       if (source[k] != nullptr && reads[k] == j) {
         source[k] = &saved;
@@ -92,7 +92,8 @@ const Storage& entry_major(LoweringContext& context, ValueId input, std::uint32_
 // whose source pointer moves on by the entry stride every iteration (the
 // emitted code computes it; PointerOperand), so the body's steps, its
 // exchange rows among them, read the entry at fixed addresses.
-void copy_entries(LoweringContext& context, const std::vector<std::pair<const Storage*, const Storage*>>& entries,
+void copy_entries(LoweringContext& context,
+                  const std::vector<std::pair<const Storage*, const Storage*>>& entries,
                   std::uint32_t count, std::size_t loop, std::uint32_t provenance,
                   const std::string& described) {
   std::map<LogicalTile, std::vector<KernelRun>> runs;
@@ -104,9 +105,10 @@ void copy_entries(LoweringContext& context, const std::vector<std::pair<const St
       // each at least the entry's, padded to whole words.
       const std::uint64_t stride = from.bytes / count;
       if (to.tile != from.tile || from.bytes % count != 0 || stride % 4 != 0 || stride < to.bytes) {
-        throw LoweringError(fmt::format("{}: internal: sequence shard {} ({} bytes on L{}) does not "
-                                        "hold {} entries of {} bytes on their tile",
-                                        described, k, from.bytes, from.tile.value, count, to.bytes));
+        throw LoweringError(
+            fmt::format("{}: internal: sequence shard {} ({} bytes on L{}) does not "
+                        "hold {} entries of {} bytes on their tile",
+                        described, k, from.bytes, from.tile.value, count, to.bytes));
       }
       const auto words = checked_cast<std::uint32_t>((to.bytes + 3) / 4, "entry words");
       runs[to.tile].push_back(KernelRun{
@@ -148,9 +150,10 @@ void lower_repeat(LoweringContext& context, OpId id, const std::string& describe
   std::vector<const Storage*> state;
   for (std::size_t j = 0; j < carried; ++j) {
     const ValueId result = op.results[j];
-    const Storage& held = context.allocate(result, graph.type(result), format_value(result), provenance);
+    const Storage& held =
+        context.allocate(result, graph.type(result), format_value(result), provenance);
     context.copy_value(context.storage(op.inputs[j]), held, graph.type(result), provenance,
-               fmt::format("op {} entry", id.index));
+                       fmt::format("op {} entry", id.index));
     state.push_back(&held);
   }
   // Each sequence entry-major, and its entry's buffer on the same tiles.
@@ -161,11 +164,10 @@ void lower_repeat(LoweringContext& context, OpId id, const std::string& describe
     TensorPlacement at{sequence.resolved.layout, {}};
     for (const Shard& shard : sequence.resolved.shards) at.tiles.push_back(shard.tile);
     const ValueId argument = body.arguments[j];
-    const Storage& entry =
-        context.allocate_at(argument, graph.type(argument),
-                            context.layouts().entry(graph.type(op.inputs[j]), at),
-                            fmt::format("{} entry of {}", format_value(argument), format_value(op.inputs[j])),
-                            provenance);
+    const Storage& entry = context.allocate_at(
+        argument, graph.type(argument), context.layouts().entry(graph.type(op.inputs[j]), at),
+        fmt::format("{} entry of {}", format_value(argument), format_value(op.inputs[j])),
+        provenance);
     entries.emplace_back(&sequence, &entry);
   }
   for (std::size_t j = 0; j < body.arguments.size(); ++j) {

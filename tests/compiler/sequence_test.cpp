@@ -15,6 +15,7 @@
 #include <functional>
 
 #include "compiler/compile.hpp"
+#include "compiler/emit/link.hpp"
 #include "compiler/lower/lower.hpp"
 #include "kernels/half.hpp"
 #include "schema/writer.hpp"
@@ -32,8 +33,9 @@ std::vector<std::uint8_t> values_of(const TensorType& type, std::uint32_t seed) 
   const std::uint64_t n = element_count(type.shape);
   std::vector<std::uint8_t> bytes(byte_size(type));
   for (std::uint64_t k = 0; k < n; ++k) {
-    const float value = static_cast<float>(static_cast<int>((k * 7 + seed * 13) % 23) - 11) * 0.375f +
-                        static_cast<float>(seed % 5) * 0.0625f;
+    const float value =
+        static_cast<float>(static_cast<int>((k * 7 + seed * 13) % 23) - 11) * 0.375f +
+        static_cast<float>(seed % 5) * 0.0625f;
     if (type.dtype() == DType::kF32) {
       std::memcpy(bytes.data() + 4 * k, &value, 4);
     } else {
@@ -51,11 +53,13 @@ using Body = std::function<ValueId(Graph&, ValueId carried, std::span<const Valu
 
 // The repeat, and the same operations written out `count` times with each
 // entry a slice of its sequence (the unrolled reference).
-ValueId sequence_repeat(Graph& g, std::uint32_t count, ValueId x, const std::vector<ValueId>& sequences,
+ValueId sequence_repeat(Graph& g, std::uint32_t count, ValueId x,
+                        const std::vector<ValueId>& sequences,
                         const std::vector<ValueId>& invariant, const Body& body) {
-  return g.repeat(count, {x}, sequences, invariant,
-                  [&](Graph& b, std::span<const ValueId> c, std::span<const ValueId> s,
-                      std::span<const ValueId> inv) { return std::vector<ValueId>{body(b, c[0], s, inv)}; })[0];
+  return g.repeat(
+      count, {x}, sequences, invariant,
+      [&](Graph& b, std::span<const ValueId> c, std::span<const ValueId> s,
+          std::span<const ValueId> inv) { return std::vector<ValueId>{body(b, c[0], s, inv)}; })[0];
 }
 
 ValueId unrolled(Graph& g, std::uint32_t count, ValueId x, const std::vector<ValueId>& sequences,
@@ -105,8 +109,12 @@ Graph build(const Case& c, bool unroll, TensorBytes& inputs) {
   inputs["x"] = values_of(entry, 1);
   ValueId s;
   switch (c.source) {
-    case Source::kParameter: s = g.parameter("s", sequence); break;
-    case Source::kHostInput: s = g.host_input("s", sequence); break;
+    case Source::kParameter:
+      s = g.parameter("s", sequence);
+      break;
+    case Source::kHostInput:
+      s = g.host_input("s", sequence);
+      break;
     case Source::kComputed: {
       const ValueId t = g.host_input("s", sequence);
       s = g.add(t, t);
@@ -171,9 +179,11 @@ TEST(Sequence, SeveralSequencesWithSumsAndScalarEntries) {
   for (const std::uint32_t tiles : {1u, 3u, 7u}) {
     Graph g;
     const ValueId x = g.host_input("x", DType::kF32, {7});
-    const ValueId a = g.transpose(g.host_input("a", DType::kF32, {7, 4, 3}), {2, 0, 1});  // [3, 7, 4]
+    const ValueId a =
+        g.transpose(g.host_input("a", DType::kF32, {7, 4, 3}), {2, 0, 1});  // [3, 7, 4]
     const ValueId b = g.parameter("b", DType::kF32, {3});
-    const auto body = [](Graph& body_graph, ValueId c, std::span<const ValueId> s, std::span<const ValueId>) {
+    const auto body = [](Graph& body_graph, ValueId c, std::span<const ValueId> s,
+                         std::span<const ValueId>) {
       return body_graph.add(body_graph.add(c, body_graph.reduce_sum(s[0], {1})), s[1]);
     };
     const ValueId h = sequence_repeat(g, 3, x, {a, b}, {}, body);
@@ -181,7 +191,8 @@ TEST(Sequence, SeveralSequencesWithSumsAndScalarEntries) {
     Graph written_out;
     {
       const ValueId x2 = written_out.host_input("x", DType::kF32, {7});
-      const ValueId a2 = written_out.transpose(written_out.host_input("a", DType::kF32, {7, 4, 3}), {2, 0, 1});
+      const ValueId a2 =
+          written_out.transpose(written_out.host_input("a", DType::kF32, {7, 4, 3}), {2, 0, 1});
       const ValueId b2 = written_out.parameter("b", DType::kF32, {3});
       written_out.host_output("y", unrolled(written_out, 3, x2, {a2, b2}, {}, body));
     }
@@ -204,17 +215,19 @@ TEST(Sequence, NestedRepeatsReadTheirOwnEntries) {
     const ValueId x = g.host_input("x", DType::kF32, {6});
     const ValueId s = g.parameter("s", DType::kF32, {3, 4, 6});
     const ValueId t = g.parameter("t", DType::kF32, {3, 6});
-    const auto h = g.repeat(
-        3, {x}, {s}, {t},
-        [](Graph& outer, std::span<const ValueId> c, std::span<const ValueId> q, std::span<const ValueId> inv) {
-          // q[0]: f32[4, 6]; inner: c ← c + q_j + t_j (j < 3), four times… three t rows.
-          const ValueId rows = outer.slice(q[0], {0, 0}, {3, 6});
-          return outer.repeat(3, {c[0]}, {rows, inv[0]}, {},
-                              [](Graph& inner, std::span<const ValueId> ic, std::span<const ValueId> e,
-                                 std::span<const ValueId>) {
-                                return std::vector<ValueId>{inner.add(inner.add(ic[0], e[0]), e[1])};
-                              });
-        });
+    const auto h =
+        g.repeat(3, {x}, {s}, {t},
+                 [](Graph& outer, std::span<const ValueId> c, std::span<const ValueId> q,
+                    std::span<const ValueId> inv) {
+                   // q[0]: f32[4, 6]; inner: c ← c + q_j + t_j (j < 3), four times… three t rows.
+                   const ValueId rows = outer.slice(q[0], {0, 0}, {3, 6});
+                   return outer.repeat(
+                       3, {c[0]}, {rows, inv[0]}, {},
+                       [](Graph& inner, std::span<const ValueId> ic, std::span<const ValueId> e,
+                          std::span<const ValueId>) {
+                         return std::vector<ValueId>{inner.add(inner.add(ic[0], e[0]), e[1])};
+                       });
+                 });
     g.host_output("y", h[0]);
     const TensorBytes inputs{{"x", values_of({{DType::kF32, 0}, {6}}, 7)},
                              {"s", values_of({{DType::kF32, 0}, {3, 4, 6}}, 8)},
@@ -246,7 +259,8 @@ TEST(Sequence, NestedRepeatsReadTheirOwnEntries) {
 TEST(Sequence, TheLoopDoesNotGrowWithTheCount) {
   const auto compiled = [](std::uint32_t count) {
     TensorBytes inputs;
-    return compile(build({count, DType::kF32, {6, 4}, Source::kParameter}, false, inputs), {.tiles = 3});
+    return compile(build({count, DType::kF32, {6, 4}, Source::kParameter}, false, inputs),
+                   {.tiles = 3});
   };
   // Per tile: its rows' sizes, and its kernel calls other than host staging copies.
   const auto loop_code = [](const schema::Application& app) {
@@ -257,9 +271,11 @@ TEST(Sequence, TheLoopDoesNotGrowWithTheCount) {
         if (symbol.kind == schema::SymbolKind::kExchangeRow) rows.push_back(symbol.size);
       }
       for (const auto& site : tile.call_sites) {
-        const bool stages = std::any_of(site.operands.begin(), site.operands.end(), [](const auto& o) {
-          return o.address >= target::kH2dStaging && o.address < target::kH2dStaging + target::kH2dStagingMaxBytes;
-        });
+        const bool stages =
+            std::any_of(site.operands.begin(), site.operands.end(), [](const auto& o) {
+              return o.address >= target::kH2dStaging &&
+                     o.address < target::kH2dStaging + target::kH2dStagingMaxBytes;
+            });
         if (!stages) calls.push_back(site.kernel);
       }
     }
@@ -299,12 +315,13 @@ TEST(Sequence, EveryTilesCodeIsTheSameSizeForAnyCount) {
     for (std::size_t t = 0; t < compiled.application.tiles.size(); ++t) {
       const auto& image = compiled.application.tiles[t];
       const auto& debug = compiled.application.debug.tiles[t];
-      std::uint64_t code = 0;  // main, rows, stubs: host programs and packets hold the payload's size
+      std::uint64_t code =
+          0;  // main, rows, stubs: host programs and packets hold the payload's size
       for (const auto& symbol : debug.symbols) {
         if (!symbol.name.starts_with("host")) code += symbol.size;
       }
-      per_tile.push_back({image.segments.size(), code, debug.symbols.size(), debug.allocations.size(),
-                          debug.call_sites.size()});
+      per_tile.push_back({image.segments.size(), code, debug.symbols.size(),
+                          debug.allocations.size(), debug.call_sites.size()});
     }
     const auto run = run_on_simulator(compiled.application, inputs);
     EXPECT_EQ(run.outputs, tessera::testing::evaluate_graph(g, inputs)) << count;
@@ -321,6 +338,40 @@ TEST(Sequence, CompilingTwiceGivesIdenticalBytes) {
   EXPECT_EQ(first, second);
 }
 
+// The footprint assertion follows a moving pointer to the loop's last
+// iteration: a stride that would read past the sequence there (its first
+// iteration is inside) is a LinkError naming kernel, operand and allocation.
+TEST(Sequence, AStrideReadingPastTheSequenceIsALinkError) {
+  TensorBytes inputs;
+  const Graph g = build({3, DType::kF32, {6, 4}, Source::kParameter}, false, inputs);
+  lower::Program program = lower::lower_graph(g, {.tiles = 2});
+  bool tampered = false;
+  for (auto& step : program.steps) {
+    for (auto& [tile, runs] : step.runs) {
+      for (auto& run : runs) {
+        for (auto& pointer : run.pointers) {
+          if (pointer.stride != 0 && !tampered) {
+            pointer.stride += 4;  // iteration 2 ends 8 bytes past the sequence
+            tampered = true;
+          }
+        }
+      }
+    }
+  }
+  ASSERT_TRUE(tampered);
+  try {
+    emit::link_program(program, {});
+    FAIL() << "linked a moving pointer that overruns";
+  } catch (const emit::LinkError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("kernel tessera_copy_words on p"), std::string::npos) << message;
+    EXPECT_NE(message.find("operand $m3 (source) footprint [0x"), std::string::npos) << message;
+    EXPECT_NE(message.find("in the loop's last iteration is not inside its allocation 's'"),
+              std::string::npos)
+        << message;
+  }
+}
+
 // Sub-word scalar entries have no axis to pad to whole words: refused,
 // naming the repeat and the sequence.
 TEST(Sequence, SubWordScalarEntriesAreALoweringError) {
@@ -334,7 +385,8 @@ TEST(Sequence, SubWordScalarEntriesAreALoweringError) {
     (void)compile(g, {.tiles = 2});
     ADD_FAILURE() << "compiled";
   } catch (const lower::LoweringError& error) {
-    EXPECT_NE(std::string(error.what()).find("op 2 (repeat %0, %1): sequence %1 f16[3]"), std::string::npos)
+    EXPECT_NE(std::string(error.what()).find("op 2 (repeat %0, %1): sequence %1 f16[3]"),
+              std::string::npos)
         << error.what();
   }
 }
