@@ -2,24 +2,28 @@
 // gemm_plan.hpp. Per task (one product of the batch, one row block, one
 // column block, one K part) on its tile:
 //
+//   before the waves, every distinct weight block (b's product, K block,
+//     column block) packed once into B_m×16 on its home (round robin over
+//     the tiles used): f32 elements straight into B8×16
+//     (weight_offset), f16 row-major into a staging slot that
+//     tessera_rearrange_block_major_f16 packs with zero padding;
 //   for each K block j (one exchange phase + one compute step per wave and
 //   block, all tasks of the wave together):
 //     A rows × K block gathered from the operand's row-major shards straight
 //     into the A_m layout (kernels/amp_layout.hpp left_offset: one panel row
 //     of m elements — 8 words — is one run, multicast to the column blocks'
-//     tiles); B's K block × column block likewise — for f32 straight into
-//     B8×16 (weight_offset, one word per element), for f16 row-major into a
-//     staging matrix that tessera_rearrange_block_major_f16 packs into
-//     B16×16 with zero padding; then tessera_gemm_*_init (j = 0) or
-//     _accumulate into the task's C16 block;
+//     tiles); the packed weight block read in place at home or copied whole
+//     into the task's slot; then tessera_gemm_*_init (j = 0) or _accumulate
+//     into the task's C16 block;
 //   K-split partials: every part's C block to the part-0 tile, added there
 //     in part order (tessera_add_*, in place);
 //   the C16 block's logical elements (output_offset) into the result's
 //     layout — after every wave, so each tile keeps one C block.
 //
-// Zero padding: the A (and f32 B) staging buffers are constants of zeros,
-// one pair per distinct logical K extent of a call, so the K padding of a
-// buffer is never written and stays zero (the AMP multiplies padding too: it
+// Zero padding: the A staging buffers (and f32 packed weights) are
+// constants of zeros — one A buffer per distinct logical K extent of a call,
+// one packed slot per weight block — so their K padding is never written and
+// stays zero (the AMP multiplies padding too: it
 // must be finite, reference H8). Row and column padding may hold an earlier
 // wave's (finite) data: it only reaches C rows and columns no one reads.
 // A staging buffer takes whole memory elements: the AMP reads A and the C
@@ -113,6 +117,7 @@ class GemmLowering {
 
     make_tasks();
     make_buffers();
+    pack_weights();
     // Each wave ends by moving its C blocks out, so the next reuses them.
     for (std::uint32_t wave = 0; wave < plan_.waves; ++wave) {
       for (std::uint32_t block = 0; block < plan_.inner_blocks; ++block) lower_block(wave, block);
@@ -174,6 +179,18 @@ class GemmLowering {
     return program_.add_buffer(std::move(buffer));
   }
 
+  BufferId add_buffer_on(std::string name, const std::map<LogicalTile, std::uint32_t>& bytes, bool zeros) {
+    Buffer buffer;
+    buffer.name = fmt::format("{} (op {})", name, id_.index);
+    buffer.kind = schema::AllocationKind::kScratch;
+    buffer.provenance = provenance_;
+    buffer.bytes = bytes;
+    if (zeros) {
+      for (const auto& [tile, size] : bytes) buffer.contents[tile] = std::vector<std::uint8_t>(size, 0);
+    }
+    return program_.add_buffer(std::move(buffer));
+  }
+
   void make_buffers() {
     const std::uint32_t columns = plan_.choice.block_columns;
     for (const Task& task : tasks_) {
@@ -184,16 +201,11 @@ class GemmLowering {
         left_[extent] = add_buffer(fmt::format("A16 K {}", extent),
                                    u32(kernels::gemm_left_bytes(family_, plan_.call_rows, inner), "A block"),
                                    true, true);
-        const auto weight_bytes =
-            u32(kernels::gemm_weight_bytes(family_, plan_.call_rows, inner, columns), "B block");
-        if (family_ == GemmFamily::kF16) {
-          weights_[extent] = add_buffer(fmt::format("B16x16 K {}", extent), weight_bytes, false, false);
-          staged_[extent] = add_buffer(fmt::format("B row-major K {}", extent),
-                                       u32(kernels::amp::round_up(std::uint64_t{extent} * columns * 2, 4), "B"),
-                                       false, false);
-        } else {
-          weights_[extent] = add_buffer(fmt::format("B8x16 K {}", extent), weight_bytes, true, false);
-        }
+        // The staging slot a packed block is copied into (its home tile
+        // reads it in place).
+        weights_[extent] = add_buffer(
+            fmt::format("B{}x16 K {}", m_pass(), extent),
+            u32(kernels::gemm_weight_bytes(family_, plan_.call_rows, inner, columns), "B block"), false, false);
       }
     }
     output_ = add_buffer("C16 block", c_bytes(), false, false);
@@ -218,6 +230,85 @@ class GemmLowering {
     return index;
   }
 
+  unsigned m_pass() const { return format_.pass; }
+
+  // b's leading index for a product of the result (b broadcasts too).
+  Index weight_lead(std::uint64_t product) const {
+    Index index = operand_index(b_shape_, product, 0, 0);
+    index.resize(index.size() - 2);
+    return index;
+  }
+
+  // Every distinct weight block (b's product, K block, column block) packed
+  // once into B_m×16 on its home — round robin over the tiles used, in the
+  // order the tasks first read them, so the memory is spread — before the
+  // waves: the tasks then receive whole packed blocks (or read them in place
+  // at home) instead of packing per call.
+  void pack_weights() {
+    const std::uint32_t columns = plan_.choice.block_columns;
+    const std::uint32_t m = format_.pass;
+    packed_slot_ = u32(kernels::amp::round_up(
+                           kernels::gemm_weight_bytes(family_, plan_.call_rows, plan_.choice.block_inner, columns), 8),
+                       "packed B slot");
+    staging_slot_ = u32(kernels::amp::round_up(std::uint64_t{plan_.choice.block_inner} * columns * 2, 8),
+                        "B staging slot");
+    std::map<LogicalTile, std::uint32_t> slots;
+    std::vector<const WeightKey*> order;
+    for (const Task& task : tasks_) {
+      for (std::uint32_t j = 0; j < plan_.inner_blocks; ++j) {
+        const std::uint32_t extent = block_extent(task, j);
+        if (extent == 0) continue;
+        WeightKey key{weight_lead(task.product), task.k_begin + j * plan_.choice.block_inner, task.column_begin};
+        if (packed_.contains(key)) continue;
+        const LogicalTile home(static_cast<std::uint16_t>(order.size() % plan_.tiles_used));
+        const auto [it, inserted] = packed_.emplace(key, WeightBlock{home, slots[home]++, extent, task.columns});
+        order.push_back(&it->first);
+      }
+    }
+    std::map<LogicalTile, std::uint32_t> packed_bytes, staging_bytes;
+    for (const auto& [tile, count] : slots) {
+      packed_bytes[tile] = checked_mul(count, packed_slot_, "packed weights");
+      staging_bytes[tile] = checked_mul(count, staging_slot_, "weight staging");
+    }
+    // f32 blocks are written element by element: their padding stays the
+    // constant's zeros. f16 blocks are written whole by the rearrange.
+    packed_buffer_ = add_buffer_on("packed B", packed_bytes, family_ == GemmFamily::kF32);
+    if (family_ == GemmFamily::kF16) staging_buffer_ = add_buffer_on("B row-major", staging_bytes, false);
+
+    MoveLowering moves(program_, fmt::format("op {} weights", id_.index), provenance_, element_);
+    std::map<LogicalTile, std::vector<KernelRun>> compute;
+    for (const WeightKey* key : order) {
+      const WeightBlock& block = packed_.at(*key);
+      const std::uint32_t inner = call_inner(block.extent);
+      Index index = key->lead;
+      index.resize(key->lead.size() + 2);
+      for (std::uint32_t k = 0; k < block.extent; ++k) {
+        for (std::uint32_t n = 0; n < block.columns; ++n) {
+          index[key->lead.size()] = key->k0 + k;
+          index[key->lead.size() + 1] = key->column_begin + n;
+          const Location destination =
+              family_ == GemmFamily::kF16
+                  ? Location{block.home, staging_buffer_,
+                             u32(block.slot * std::uint64_t{staging_slot_} + (std::uint64_t{k} * block.columns + n) * 2,
+                                 "B offset")}
+                  : Location{block.home, packed_buffer_,
+                             u32(block.slot * std::uint64_t{packed_slot_} +
+                                     kernels::amp::weight_offset(k, n, inner, m) * element_,
+                                 "B offset")};
+          moves.move(destination, b_->location(index));
+        }
+      }
+      if (family_ == GemmFamily::kF16) {
+        compute[block.home].push_back(
+            KernelRun{std::string(kernels::kRearrangeBlockMajorF16),
+                      {{2, packed_buffer_, block.slot * packed_slot_}, {3, staging_buffer_, block.slot * staging_slot_}},
+                      {{4, block.extent}, {5, block.columns}, {6, inner}, {7, columns}, {8, inner}},
+                      provenance_});
+      }
+    }
+    context_.finish_steps(moves, std::move(compute), provenance_);
+  }
+
   void lower_block(std::uint32_t wave, std::uint32_t block) {
     MoveLowering moves(program_, fmt::format("op {}", id_.index), provenance_, element_);
     std::map<LogicalTile, std::vector<KernelRun>> compute;
@@ -229,7 +320,7 @@ class GemmLowering {
       if (extent == 0) continue;
       const std::uint32_t inner = call_inner(extent);
       const std::uint32_t k0 = task.k_begin + block * plan_.choice.block_inner;
-      const BufferId left = left_.at(extent), weights = weights_.at(extent);
+      const BufferId left = left_.at(extent);
       for (std::uint32_t r = 0; r < task.rows; ++r) {
         for (std::uint32_t k = 0; k < extent; ++k) {
           const auto offset = kernels::amp::left_offset(r, k, plan_.call_rows, m) * element_;
@@ -237,28 +328,24 @@ class GemmLowering {
                      a_->location(operand_index(a_shape_, task.product, task.row_begin + r, k0 + k)));
         }
       }
-      for (std::uint32_t k = 0; k < extent; ++k) {
-        for (std::uint32_t n = 0; n < task.columns; ++n) {
-          const std::uint64_t offset =
-              family_ == GemmFamily::kF16 ? (std::uint64_t{k} * task.columns + n) * 2
-                                          : kernels::amp::weight_offset(k, n, inner, m) * element_;
-          moves.move(Location{task.tile, family_ == GemmFamily::kF16 ? staged_.at(extent) : weights,
-                              u32(offset, "B offset")},
-                     b_->location(operand_index(b_shape_, task.product, k0 + k, task.column_begin + n)));
+      // The packed weight block: read in place at home, else copied whole
+      // (one multicast per block and phase) into this extent's slot.
+      const WeightBlock& packed = packed_.at(WeightKey{weight_lead(task.product), k0, task.column_begin});
+      PointerOperand weights{kernels::kGemmWeightRegister, packed_buffer_, packed.slot * packed_slot_};
+      if (packed.home != task.tile) {
+        const auto bytes = u32(kernels::gemm_weight_bytes(family_, plan_.call_rows, inner, columns), "B block");
+        for (std::uint32_t byte = 0; byte < bytes; byte += element_) {
+          moves.move(Location{task.tile, weights_.at(extent), byte},
+                     Location{packed.home, packed_buffer_, packed.slot * packed_slot_ + byte});
         }
+        weights = PointerOperand{kernels::kGemmWeightRegister, weights_.at(extent), 0};
       }
       auto& runs = compute[task.tile];
-      if (family_ == GemmFamily::kF16) {
-        runs.push_back(KernelRun{std::string(kernels::kRearrangeBlockMajorF16),
-                                 {{2, weights, 0}, {3, staged_.at(extent), 0}},
-                                 {{4, extent}, {5, task.columns}, {6, inner}, {7, columns}, {8, inner}},
-                                 provenance_});
-      }
       const bool init = block == 0;
       runs.push_back(KernelRun{std::string(gemm_kernel(family_, init)),
                                {{kernels::kGemmOutputRegister, output_, 0},
                                 {kernels::kGemmLeftRegister, left, 0},
-                                {kernels::kGemmWeightRegister, weights, 0}},
+                                weights},
                                {{kernels::kGemmRowsRegister, plan_.call_rows},
                                 {kernels::kGemmInnerRegister, inner},
                                 {kernels::kGemmColumnsRegister, columns}},
@@ -340,7 +427,19 @@ class GemmLowering {
   const Storage* a_ = nullptr;
   const Storage* b_ = nullptr;
   std::vector<Task> tasks_;
-  std::map<std::uint32_t, BufferId> left_, weights_, staged_;  // by logical K extent
+  std::map<std::uint32_t, BufferId> left_, weights_;  // by logical K extent
+  struct WeightKey {
+    Index lead;  // b's leading index
+    std::uint32_t k0 = 0, column_begin = 0;
+    friend auto operator<=>(const WeightKey&, const WeightKey&) = default;
+  };
+  struct WeightBlock {
+    LogicalTile home;
+    std::uint32_t slot = 0, extent = 0, columns = 0;
+  };
+  std::map<WeightKey, WeightBlock> packed_;
+  BufferId packed_buffer_ = 0, staging_buffer_ = 0;
+  std::uint32_t packed_slot_ = 0, staging_slot_ = 0;
   BufferId output_ = 0, partials_ = 0;
 };
 

@@ -79,19 +79,25 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
   }
 
   plan.tasks = mul(mul(mul(p.batch, plan.row_blocks), plan.column_blocks), c.k_split);
-  plan.tiles_used = static_cast<std::uint32_t>(std::min<std::uint64_t>(p.tiles, plan.tasks));
+  // A wave holds whole groups of parts (a group's parts are consecutive
+  // tasks), so every part's partials reach their owner in the same wave.
+  plan.tiles_used = static_cast<std::uint32_t>(std::min<std::uint64_t>(p.tiles, plan.tasks) / c.k_split * c.k_split);
+  if (plan.tiles_used == 0) return std::nullopt;
   const std::uint64_t waves = ceil_div(plan.tasks, plan.tiles_used);
   if (waves > std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
   plan.waves = static_cast<std::uint32_t>(waves);
 
   // The distinct logical K extents of the calls: each gets its own staging
   // buffers (so their K padding is never overwritten, lower/matmul.cpp).
+  // Full blocks, a full part's last block, the last part's last block.
   std::set<std::uint32_t> extents;
-  for (std::uint32_t part = 0; part < c.k_split; ++part) {
-    const std::uint32_t begin = part * plan.part_inner;
-    const std::uint32_t end = std::min(p.inner, begin + plan.part_inner);
-    for (std::uint32_t k = begin; k < end; k += call_inner) extents.insert(std::min(call_inner, end - k));
-  }
+  const auto add_part = [&](std::uint32_t length) {
+    const std::uint32_t full = (length - 1) / call_inner;  // blocks before the last
+    if (full > 0) extents.insert(call_inner);
+    extents.insert(length - full * call_inner);
+  };
+  if (c.k_split > 1) add_part(plan.part_inner);
+  add_part(p.inner - (c.k_split - 1) * plan.part_inner);
   const bool rearrange = p.family == GemmFamily::kF16 && p.rearrange_weights;
   const std::uint64_t left = kernels::gemm_left_bytes(p.family, plan.call_rows, call_inner);
   const std::uint64_t weights =
@@ -99,15 +105,29 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
   const std::uint64_t output = kernels::amp::round_up(
       kernels::gemm_output_bytes(p.family, plan.call_rows, c.block_columns), 8);
   plan.scratch_bytes =
-      mul(extents.size(), kernels::amp::round_up(left, kElementBytes) + weights * (rearrange ? 2 : 1)) +
+      mul(extents.size(), kernels::amp::round_up(left, kElementBytes) + weights) +
       mul(output, c.k_split);  // the C block, and K-split partials on the owners
+  // The packed weight blocks, round robin over the tiles used, and their
+  // row-major staging for f16.
+  const std::uint64_t packed_slot = kernels::amp::round_up(weights, 8);
+  const std::uint64_t staging_slot = kernels::amp::round_up(mul(call_inner, c.block_columns) * 2, 8);
+  const std::uint64_t weight_blocks =
+      mul(mul(p.batch, mul(c.k_split, plan.inner_blocks)), plan.column_blocks);
+  const std::uint64_t blocks_per_home = ceil_div(weight_blocks, plan.tiles_used);
+  if (p.rearrange_weights) {
+    plan.scratch_bytes += mul(blocks_per_home, packed_slot + (rearrange ? staging_slot : 0));
+  }
   if (plan.scratch_bytes > kGemmScratchBytes) return std::nullopt;
 
   // The model (gemm_plan.hpp): per wave and K block a phase, then the calls.
   const std::uint64_t a_words = ceil_div(mul(mul(c.block_rows, call_inner), f.left_bytes), 4);
   const std::uint64_t b_words = ceil_div(mul(mul(call_inner, c.block_columns), f.weight_bytes), 4);
-  std::uint64_t call = kernels::gemm_cycles(p.family, plan.call_rows, call_inner, c.block_columns);
-  if (rearrange) call += kernels::rearrange_block_major_cycles(mul(call_inner, c.block_columns));
+  const std::uint64_t call = kernels::gemm_cycles(p.family, plan.call_rows, call_inner, c.block_columns);
+  if (p.rearrange_weights) {
+    const std::uint64_t pack =
+        rearrange ? kernels::rearrange_block_major_cycles(mul(call_inner, c.block_columns)) : 0;
+    plan.packing_cycles = mul(blocks_per_home, b_words + pack) + kExchangePhaseCycles;
+  }
   const std::uint64_t steps = mul(plan.waves, plan.inner_blocks);
   plan.compute_cycles = mul(steps, call);
   plan.exchange_cycles = mul(steps, a_words + b_words + kExchangePhaseCycles);
@@ -122,7 +142,8 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
                             kExchangePhaseCycles);
   }
   plan.output_cycles = mul(plan.waves, c_words + kExchangePhaseCycles);
-  plan.cycles = plan.compute_cycles + plan.exchange_cycles + plan.reduction_cycles + plan.output_cycles;
+  plan.cycles = plan.packing_cycles + plan.compute_cycles + plan.exchange_cycles + plan.reduction_cycles +
+                plan.output_cycles;
   plan.flop_bound_cycles = gemm_flop_bound_cycles(p);
   return plan;
 }
@@ -150,17 +171,17 @@ GemmPlan plan_gemm(const GemmProblem& p) {
         // The deepest K block whose A block still fits one transfer.
         const std::uint64_t deepest = kTransferBytes / (std::uint64_t{call_rows} * f.left_bytes) / f.pass * f.pass;
         if (deepest == 0) continue;
-        // Deeper K blocks are cheaper (fewer phases and calls); shallower
-        // ones only when the deeper staging does not fit the budget.
-        auto inner = static_cast<std::uint32_t>(std::min<std::uint64_t>(deepest, padded_inner));
-        for (;;) {
+        // Deeper K blocks mean fewer phases and calls, shallower ones more
+        // weight blocks to spread the packing over: try the block counts
+        // from the fewest the transfer limit allows, up to 64 more.
+        const std::uint32_t part = static_cast<std::uint32_t>(
+            kernels::amp::round_up(ceil_div(padded_inner, split), f.pass));
+        const std::uint64_t fewest = ceil_div(part, std::min<std::uint64_t>(deepest, part));
+        const std::uint64_t most = std::min<std::uint64_t>(part / f.pass, fewest + 64);
+        for (std::uint64_t blocks_k = fewest; blocks_k <= most; ++blocks_k) {
+          const auto inner = static_cast<std::uint32_t>(kernels::amp::round_up(ceil_div(part, blocks_k), f.pass));
           const auto plan = evaluate_gemm(p, GemmChoice{rows, columns, inner, split});
-          if (plan) {
-            if (!best || key(*plan) < key(*best)) best = plan;
-            break;
-          }
-          if (inner <= f.pass) break;
-          inner = static_cast<std::uint32_t>(kernels::amp::round_up(inner / 2, f.pass));
+          if (plan && (!best || key(*plan) < key(*best))) best = plan;
         }
       }
     }
@@ -212,11 +233,11 @@ std::string format_gemm_plan(const GemmPlan& plan) {
   return fmt::format(
       "{} GEMM {}×{}·{}×{} (batch {}): {} row blocks of {} (call rows {}) × {} column blocks of {}, "
       "K {} in {} blocks of {}, split {} — {} tasks on {} tiles in {} waves; modelled {} cycles "
-      "(compute {}, exchange {}, reduction {}, output {}) vs FLOP bound {} (×{:.2f})",
+      "(weight packing {}, compute {}, exchange {}, reduction {}, output {}) vs FLOP bound {} (×{:.2f})",
       f.name, p.rows, p.inner, p.inner, p.columns, p.batch, plan.row_blocks, plan.choice.block_rows,
       plan.call_rows, plan.column_blocks, plan.choice.block_columns, p.inner, plan.inner_blocks,
       plan.choice.block_inner, plan.choice.k_split, plan.tasks, plan.tiles_used, plan.waves, plan.cycles,
-      plan.compute_cycles, plan.exchange_cycles, plan.reduction_cycles, plan.output_cycles,
+      plan.packing_cycles, plan.compute_cycles, plan.exchange_cycles, plan.reduction_cycles, plan.output_cycles,
       plan.flop_bound_cycles,
       plan.flop_bound_cycles == 0 ? 0.0
                                   : static_cast<double>(plan.cycles) / static_cast<double>(plan.flop_bound_cycles));

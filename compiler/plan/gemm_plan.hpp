@@ -19,14 +19,18 @@
 //     partial sums, and the part-0 tile adds the others' partials (one add
 //     per part, in part order) before the result is moved out;
 //   * tasks (batch, row block, column block, part) go round robin over the
-//     tiles used; one pass over them is a wave.
+//     tiles used; one pass over them is a wave. With a K split the tiles
+//     used are a multiple of the parts, so an output block's parts share a
+//     wave.
 // Among all candidates within the per-tile scratch budget the modelled
 // cycles decide (then fewer waves, then fewer tiles, then wider blocks).
 //
-// The model: per wave and K block, one exchange phase — the largest number
+// The model: first the weight packing (each home receives its row-major
+// blocks and, for f16, rearranges them; the blocks go round robin over the
+// tiles used); then per wave and K block, one
+// exchange phase — the largest number
 // of words one tile receives (its A and B blocks) plus kExchangePhaseCycles —
-// then the tile's kernels (kernels/costs.hpp: the GEMM call, and for f16 the
-// block-major weight rearrange the lowering runs on the tile); then, per
+// then the tile's GEMM call (kernels/costs.hpp); then, per
 // wave, the K-split reduction (partials in, adds) and the output phase (C
 // out: each tile keeps one C block, reused by the next wave). The
 // receive bound and the 600 cycles per phase are the prior art's exchange
@@ -57,9 +61,11 @@ struct GemmProblem {
   std::uint32_t columns = 1;  // N
   std::uint32_t tiles = 1;    // tiles the planner may use
   bool allow_k_split = true;
-  // f16 weights arrive row-major and are rearranged into B16×16 on the tile
-  // before each call (the lowering's way today); false models weights that
-  // are already packed (the prior art's resident, block-major weights).
+  // The weights arrive row-major and the GEMM packs each distinct weight
+  // block once into B_m×16 on its home tile before the waves (the lowering's
+  // way today; f16 through tessera_rearrange_block_major_f16); false models
+  // weights already packed by the host (the prior art's resident,
+  // block-major weights).
   bool rearrange_weights = true;
 };
 
@@ -85,6 +91,7 @@ struct GemmPlan {
   std::uint32_t waves = 1;
   std::uint64_t scratch_bytes = 0;     // modelled per-tile staging + output bytes
   // Modelled tile cycles.
+  std::uint64_t packing_cycles = 0;    // weight blocks packed on their homes
   std::uint64_t compute_cycles = 0;
   std::uint64_t exchange_cycles = 0;
   std::uint64_t reduction_cycles = 0;  // K-split partials in + adds
