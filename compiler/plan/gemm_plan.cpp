@@ -98,7 +98,7 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
   };
   if (c.k_split > 1) add_part(plan.part_inner);
   add_part(p.inner - (c.k_split - 1) * plan.part_inner);
-  const bool rearrange = p.family == GemmFamily::kF16 && p.rearrange_weights;
+  const bool rearrange = p.family == GemmFamily::kF16 && p.pack_weights;
   const std::uint64_t left = kernels::gemm_left_bytes(p.family, plan.call_rows, call_inner);
   const std::uint64_t weights =
       kernels::gemm_weight_bytes(p.family, plan.call_rows, call_inner, c.block_columns);
@@ -114,7 +114,7 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
   const std::uint64_t weight_blocks =
       mul(mul(p.batch, mul(c.k_split, plan.inner_blocks)), plan.column_blocks);
   const std::uint64_t blocks_per_home = ceil_div(weight_blocks, plan.tiles_used);
-  if (p.rearrange_weights) {
+  if (p.pack_weights) {
     plan.scratch_bytes += mul(blocks_per_home, packed_slot + (rearrange ? staging_slot : 0));
   }
   if (plan.scratch_bytes > kGemmScratchBytes) return std::nullopt;
@@ -123,7 +123,7 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
   const std::uint64_t a_words = ceil_div(mul(mul(c.block_rows, call_inner), f.left_bytes), 4);
   const std::uint64_t b_words = ceil_div(mul(mul(call_inner, c.block_columns), f.weight_bytes), 4);
   const std::uint64_t call = kernels::gemm_cycles(p.family, plan.call_rows, call_inner, c.block_columns);
-  if (p.rearrange_weights) {
+  if (p.pack_weights) {
     const std::uint64_t pack =
         rearrange ? kernels::rearrange_block_major_cycles(mul(call_inner, c.block_columns)) : 0;
     plan.packing_cycles = mul(blocks_per_home, b_words + pack) + kExchangePhaseCycles;
@@ -197,7 +197,7 @@ GemmPlan plan_gemm_prior_art(const GemmProblem& problem) {
   require_valid(problem);
   GemmProblem p = problem;
   p.allow_k_split = false;
-  p.rearrange_weights = false;
+  p.pack_weights = false;
   constexpr std::uint32_t kBlock = 64;  // AMP_INNER_BLOCK and the column block (§1.2)
   const std::uint64_t k_blocks = ceil_div(p.inner, kBlock);
   const std::uint64_t column_blocks = ceil_div(p.columns, kBlock);

@@ -66,7 +66,7 @@ struct GemmProblem {
   // way today; f16 through tessera_rearrange_block_major_f16); false models
   // weights already packed by the host (the prior art's resident,
   // block-major weights).
-  bool rearrange_weights = true;
+  bool pack_weights = true;
 };
 
 // A choice of blocking; plan_gemm searches these, evaluate_gemm costs one.

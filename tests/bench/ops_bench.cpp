@@ -69,7 +69,7 @@ void print_model(std::string_view what, const plan::GemmProblem& problem) {
   const plan::GemmPlan ours = plan::plan_gemm(problem);
   const plan::GemmPlan prior = plan::plan_gemm_prior_art(problem);
   plan::GemmProblem packed = problem;
-  packed.rearrange_weights = false;
+  packed.pack_weights = false;
   fmt::print("  {} ours:       {}\n", what, plan::format_gemm_plan(ours));
   fmt::print("  {} ours, packed weights (not lowered yet): {}\n", what,
              plan::format_gemm_plan(plan::plan_gemm(packed)));
@@ -126,7 +126,7 @@ void gemm_section(const Options& options) {
   print_model("4096³", full);
   const plan::GemmPlan ours = plan::plan_gemm(full);
   plan::GemmProblem packed = full;
-  packed.rearrange_weights = false;
+  packed.pack_weights = false;
   const plan::GemmPlan ours_packed = plan::plan_gemm(packed);
   const plan::GemmPlan prior = plan::plan_gemm_prior_art(full);
   constexpr std::uint64_t kMeasured = 2'262'696;
@@ -154,7 +154,7 @@ void mlp_section(const Options& options) {
   print_model("fc2", down);
   const std::uint64_t ours = plan::plan_gemm(up).cycles + plan::plan_gemm(down).cycles;
   plan::GemmProblem up_packed = up, down_packed = down;
-  up_packed.rearrange_weights = down_packed.rearrange_weights = false;
+  up_packed.pack_weights = down_packed.pack_weights = false;
   const std::uint64_t ours_packed = plan::plan_gemm(up_packed).cycles + plan::plan_gemm(down_packed).cycles;
   const std::uint64_t prior = plan::plan_gemm_prior_art(up).cycles + plan::plan_gemm_prior_art(down).cycles;
   const std::uint64_t bound = plan::gemm_flop_bound_cycles(up) + plan::gemm_flop_bound_cycles(down);
