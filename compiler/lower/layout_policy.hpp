@@ -73,6 +73,8 @@ class LayoutPolicy {
   LayoutPolicy(std::uint32_t tiles, std::uint64_t min_shard_bytes,
                std::set<ValueId> sequences = {});
 
+  // The logical tiles values may spread over (0 … tiles − 1).
+  std::uint32_t tiles() const { return tiles_; }
   // A value an operation computes: on logical tiles 0 … p − 1.
   TensorPlacement computed(const TensorType& type) const;
   // A host input or parameter, in the order they are bound.

@@ -37,6 +37,9 @@ struct Buffer {
   std::uint32_t alignment = 8;
   std::map<LogicalTile, std::uint32_t> bytes;                   // per tile that holds it
   std::map<LogicalTile, std::vector<std::uint8_t>> contents;    // constant bytes (tables)
+  // Rounded to whole memory elements, so nothing else shares one (an AMP
+  // left operand must not share an element with the output it accumulates).
+  bool whole_elements = false;
   std::uint32_t provenance = schema::kNoProvenance;
 };
 
@@ -120,6 +123,9 @@ struct Program {
   std::vector<HostBinding> outputs;
   std::vector<HostCall> calls;
   std::vector<std::string> provenance;  // indexed by the provenance fields
+  // One line per planned operation (a GEMM's blocks, tiles, waves and
+  // modelled cycles), for the compile report.
+  std::vector<std::string> plans;
 
   std::uint32_t add_provenance(std::string text);
   BufferId add_buffer(Buffer buffer);
