@@ -403,7 +403,8 @@ class Linker {
   // One kernel call: registers, the footprint assertion, the call.
   void emit_call(MainCode& main, PhysicalTile tile, const std::string& kernel,
                  const std::vector<std::pair<unsigned, const schema::Allocation*>>& operand_allocations,
-                 const kernels::Registers& registers, std::uint32_t stub, std::uint32_t provenance) const {
+                 const kernels::Registers& registers, std::uint32_t stub, std::uint32_t provenance,
+                 const std::vector<std::pair<unsigned, std::uint32_t>>& scalars = {}) const {
     const kernels::KernelSpec* spec = kernels::KernelRegistry::standard().find(kernel);
     if (spec == nullptr) throw LinkError(fmt::format("internal: no kernel '{}' in the registry", kernel));
     schema::CallSite site;
@@ -434,8 +435,13 @@ class Linker {
                               operand.access != kernels::Access::kRead});
     }
     for (unsigned reg = kernels::kOutputRegister; reg <= kernels::kLastArgumentRegister; ++reg) {
-      if (registers[reg] != 0 || std::any_of(spec->operands.begin(), spec->operands.end(),
-                                             [&](const auto& operand) { return operand.reg == reg; })) {
+      // A zero register is skipped unless it is an operand or a scalar the
+      // run sets (a scale or ε of 0 must not keep a previous call's value).
+      if (registers[reg] != 0 ||
+          std::any_of(spec->operands.begin(), spec->operands.end(),
+                      [&](const auto& operand) { return operand.reg == reg; }) ||
+          std::any_of(scalars.begin(), scalars.end(),
+                      [&](const auto& scalar) { return scalar.first == reg; })) {
         append(main.code, load_constant(static_cast<Reg>(reg), registers[reg]));
       }
     }
@@ -542,7 +548,8 @@ class Linker {
               operands.emplace_back(pointer.reg, &held);
             }
             for (const auto& [reg, value] : run.scalars) registers[reg] = value;
-            emit_call(main, tile, run.kernel, operands, registers, code.stubs.at(run.kernel), run.provenance);
+            emit_call(main, tile, run.kernel, operands, registers, code.stubs.at(run.kernel), run.provenance,
+                      run.scalars);
           }
           break;
         }

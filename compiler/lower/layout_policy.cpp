@@ -36,6 +36,17 @@ TensorPlacement LayoutPolicy::computed(const TensorType& type) const {
   return placement;
 }
 
+TensorPlacement LayoutPolicy::computed_like(const TensorType& type, const TensorType& other) const {
+  TensorPlacement own = computed(type);
+  TensorPlacement theirs = computed(other);
+  const auto block = [](const TensorPlacement& p) {
+    return p.layout.tiling.empty() ? std::uint64_t{0} : p.layout.tiling[0].block_size;
+  };
+  if (block(theirs) <= block(own)) return own;
+  theirs.layout.precision = own.layout.precision;
+  return theirs;
+}
+
 TensorPlacement LayoutPolicy::binding(const TensorType& type) {
   TensorPlacement placement = computed(type);
   const auto count = static_cast<std::uint32_t>(placement.tiles.size());
