@@ -26,16 +26,6 @@ TEST(NotLoweredYet, EveryNewOperationIsALoweringError) {
          g.host_output("c", g.matmul(a, b));
        },
        "op 2 (matmul %0, %1): not lowered yet"},
-      {"layer_norm",
-       [](Graph& g) {
-         const ValueId x = g.host_input("x", DType::kF32, {2, 8});
-         const ValueId w = g.parameter("w", DType::kF32, {8});
-         g.host_output("c", g.layer_norm(x, w, w, 1e-6));
-       },
-       "op 2 (layer_norm %0, %1, %1): not lowered yet"},
-      {"softmax",
-       [](Graph& g) { g.host_output("c", g.softmax(g.host_input("a", DType::kF32, {4}), 0)); },
-       "op 1 (softmax %0): not lowered yet"},
       {"attention",
        [](Graph& g) {
          const ValueId q = g.host_input("q", DType::kF16, {1, 2, 4, 72});

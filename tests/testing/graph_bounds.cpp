@@ -157,7 +157,14 @@ void layer_norm_error_bounds(schema::DType dtype, std::span<const double> x,
   const double dw = dvariance + depsilon + kU32 * (w + dvariance + depsilon);
   const double rstd = 1 / std::sqrt(w);
   // The computed rstd / rstd − 1, within ±rho.
-  const double rho = dw < w ? (1 / std::sqrt(1 - dw / w)) * (1 + ef) * (1 + p.u) - 1 : kInf;
+  // The f32 sums Σx and Σx² (their partials at most the whole sums, grown
+  // by their roundings) must not overflow f32, or nothing is bounded.
+  constexpr double kF32Max = 0x1.fffffep127;
+  const bool sums_overflow = c * mean_abs * (1 + gamma(kU32, c)) > kF32Max ||
+                             c * mean_square * (1 + g2) > kF32Max;
+  const double rho = dw < w && !sums_overflow
+                         ? (1 / std::sqrt(1 - dw / w)) * (1 + ef) * (1 + p.u) - 1
+                         : kInf;
   // The mean as the dtype holds it.
   const double dmean_dtype = dmean + rounding(p, std::fabs(mean) + dmean);
   const double two = gamma(p.u, 2);
