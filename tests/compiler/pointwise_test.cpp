@@ -100,6 +100,20 @@ TEST(Pointwise, ConvertBetweenF32AndF16IsBitExact) {
   }
 }
 
+TEST(Pointwise, AConvertKeepsWordShardsInBothDtypes) {
+  // The property test's shrunk case: f16[2] lies on one tile (a 4-byte row
+  // block), its f32 convert on two; converting back must not split the f16
+  // result into 2-byte shards (host slices are whole words).
+  for (const Shape& shape : {Shape{2}, Shape{5, 3}, Shape{7}}) {
+    SCOPED_TRACE(format_shape(shape));
+    Graph g;
+    const ValueId f = g.convert(g.host_input("x", DType::kF16, shape), DType::kF32);
+    g.host_output("y", g.convert(f, DType::kF16));
+    g.host_output("z", f);
+    expect_reference(g, 300);
+  }
+}
+
 TEST(Pointwise, ConvertToAndFromF143IsBitExact) {
   // Scales inside and outside [−14, 8], odd element counts (the last group
   // of four padded), more than 4096 codes on one tile (several expands).
