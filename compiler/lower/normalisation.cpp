@@ -7,7 +7,9 @@
 //
 //   softmax      tessera_softmax_rows_{f32,f16} (kernels/row_normalisation.hpp).
 //   layer_norm   γ and β are brought to every tile that holds rows, into one
-//                affine buffer [γ ∣ β] (the kernels' operand), ε as its Q30
+//                affine buffer [γ ∣ β] (the kernels' operand) — gathered on
+//                the first row tile first when they are spread over tiles,
+//                then multicast whole from there —, ε as its Q30
 //                register (kernels/layer_norm.hpp's encoding), and
 //     f32        tessera_layer_norm_rows_f32 on the row-major shard;
 //     f16        tessera_layer_norm_f16 on an A16 scratch block of the
@@ -154,11 +156,37 @@ void lower_layer_norm(LoweringContext& context, OpId id, const std::string& desc
       scratch(program, fmt::format("affine (op {})", id.index), provenance, affine_bytes, memory_class);
   const Storage& gamma = context.storage(op.inputs[1]);
   const Storage& beta = context.storage(op.inputs[2]);
-  for (const RowShard& piece : pieces) {
+  const auto spread = [](const Storage& held) {
+    std::size_t tiles = 0;
+    for (const Shard& shard : held.resolved.shards) tiles += shard.bytes > 0 ? 1 : 0;
+    return tiles > 1;
+  };
+  if (pieces.size() > 1 && (spread(gamma) || spread(beta))) {
+    // γ and β split over many tiles (a [C] parameter's default layout) would
+    // be one multicast per source word to every row tile: gather them on the
+    // first row tile in a phase of their own, then multicast the whole
+    // affine buffer (2·C·s bytes, whole words) from there.
+    const LogicalTile first = pieces.front().shard->tile;
+    MoveLowering gather(program, fmt::format("op {} affine", id.index), provenance, s);
     for (std::uint32_t c = 0; c < columns; ++c) {
       const Index index{c};
-      moves.move(Location{piece.shard->tile, affine, c * s}, gamma.location(index));
-      moves.move(Location{piece.shard->tile, affine, (columns + c) * s}, beta.location(index));
+      gather.move(Location{first, affine, c * s}, gamma.location(index));
+      gather.move(Location{first, affine, (columns + c) * s}, beta.location(index));
+    }
+    context.finish_steps(gather, {}, provenance);
+    for (const RowShard& piece : pieces) {
+      if (piece.shard->tile == first) continue;
+      for (std::uint32_t e = 0; e < 2 * columns; ++e) {
+        moves.move(Location{piece.shard->tile, affine, e * s}, Location{first, affine, e * s});
+      }
+    }
+  } else {
+    for (const RowShard& piece : pieces) {
+      for (std::uint32_t c = 0; c < columns; ++c) {
+        const Index index{c};
+        moves.move(Location{piece.shard->tile, affine, c * s}, gamma.location(index));
+        moves.move(Location{piece.shard->tile, affine, (columns + c) * s}, beta.location(index));
+      }
     }
   }
 
