@@ -177,7 +177,17 @@ void layer_norm_error_bounds(schema::DType dtype, std::span<const double> x,
         scaled * ((std::fabs(d) + dd) * (1 + rho) * (1 + two) - std::fabs(d)) + 2 * p.eta;
     const double y = d * rstd * gamma_values[i] + beta_values[i];
     const double bound = dp + rounding(p, std::fabs(y) + dp);
-    out[i] = std::isfinite(bound) && std::fabs(y) + bound <= p.max_finite ? bound * kSlack : kInf;
+    // Each intermediate in the dtype — x − mean, its product with rstd, that
+    // times gamma — must not overflow either, even when y is small (an f16
+    // 65504 − (−30) is +Inf, whatever beta then adds).
+    const double centred = std::fabs(d) + dd;
+    const double normalised = centred * rstd * (1 + rho) * (1 + p.u);
+    const double product = normalised * std::fabs(gamma_values[i]) * (1 + p.u);
+    const bool overflows = centred > p.max_finite || normalised > p.max_finite ||
+                           product > p.max_finite;
+    out[i] = std::isfinite(bound) && !overflows && std::fabs(y) + bound <= p.max_finite
+                 ? bound * kSlack
+                 : kInf;
   }
 }
 
