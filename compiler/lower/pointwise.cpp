@@ -4,7 +4,8 @@
 // so the kernels' bits are the reference's; gelu is within its bound).
 //
 //   mul      as add (arithmetic.cpp): a broadcast or misplaced operand is
-//            materialised in the result's layout, then tessera_mul_{f32,f16}.
+//            materialised in the result's layout (a broadcast one spread over
+//            tiles gathered on one tile first), then tessera_mul_{f32,f16}.
 //   gelu     tessera_gelu_{f32,f16} per shard, the input moved into the
 //            result's layout when it lies elsewhere.
 //   convert  the result on the rows both dtypes' default layouts allow
@@ -65,6 +66,30 @@ const Storage& in_layout_of(LoweringContext& context, MoveLowering& moves, Value
   return holder;
 }
 
+// A broadcast operand spread over several tiles, read by a result on
+// several: each of its words would be a multicast of its own to every result
+// tile, which the exchange scheduler pays for per destination. Gathered on
+// the result's first tile in a phase of its own, the broadcast reads whole
+// runs from one tile, and equal runs merge into a few multicasts. Anything
+// else is read where it is.
+const Storage& gathered_broadcast(LoweringContext& context, ValueId input, const TensorType& type,
+                                  const Storage& out, OpId id, std::uint32_t provenance) {
+  const Storage& source = context.storage(input);
+  const TensorType& in_type = context.graph().type(input);
+  const auto tiles = [](const Storage& held) {
+    std::size_t count = 0;
+    for (const Shard& shard : held.resolved.shards) count += shard.bytes > 0 ? 1 : 0;
+    return count;
+  };
+  if (in_type.shape == type.shape || tiles(source) <= 1 || tiles(out) <= 1) return source;
+  const TensorPlacement one{default_layout(in_type, 1), {out.resolved.shards.front().tile}};
+  const Storage& gathered = context.scratch_at(
+      in_type, one, fmt::format("{} gathered for op {}", format_value(input), id.index),
+      format_value(input), provenance);
+  context.copy_value(source, gathered, in_type, provenance, fmt::format("op {} gather", id.index));
+  return gathered;
+}
+
 void lower_mul(LoweringContext& context, OpId id, const std::string& described) {
   const Graph& graph = context.graph();
   Program& program = context.program();
@@ -83,7 +108,7 @@ void lower_mul(LoweringContext& context, OpId id, const std::string& described) 
       operands.push_back(context.storage(input).buffer);
       continue;
     }
-    const Storage& source = context.storage(input);
+    const Storage& source = gathered_broadcast(context, input, type, out, id, provenance);
     const Storage& holder = context.scratch_like(
         out, fmt::format("{} broadcast to {}", format_value(input), format_shape(type.shape)),
         format_value(input), provenance);
