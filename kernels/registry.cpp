@@ -9,6 +9,7 @@
 #include "kernels/layer_norm.hpp"
 #include "kernels/layout_kernels.hpp"
 #include "kernels/pointwise_kernels.hpp"
+#include "kernels/row_normalisation.hpp"
 
 namespace tessera::kernels {
 
@@ -29,6 +30,7 @@ const KernelRegistry& KernelRegistry::standard() {
     add_rearrange_kernels(r);
     add_f143_kernels(r);
     add_layer_norm_kernels(r);
+    add_row_normalisation_kernels(r);
     add_attention_kernels(r);
     return r;
   }();

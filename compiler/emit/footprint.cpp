@@ -13,7 +13,8 @@ void Linker::emit_call(
     MainCode& main, PhysicalTile tile, const std::string& kernel,
     const std::vector<std::pair<unsigned, const schema::Allocation*>>& operand_allocations,
     const kernels::Registers& registers, std::uint32_t stub, std::uint32_t provenance,
-    const std::map<unsigned, MovingPointer>& moving) const {
+    const std::map<unsigned, MovingPointer>& moving,
+    const std::vector<std::pair<unsigned, std::uint32_t>>& scalars) const {
   const kernels::KernelSpec* spec = kernels::KernelRegistry::standard().find(kernel);
   if (spec == nullptr)
     throw LinkError(fmt::format("internal: no kernel '{}' in the registry", kernel));
@@ -67,9 +68,13 @@ void Linker::emit_call(
           isa::Ld32{static_cast<Reg>(reg), static_cast<Reg>(reg), isa::kZeroReg, 0});
       continue;
     }
+    // A zero register is skipped unless it is an operand or a scalar the
+    // run sets (a scale or ε of 0 must not keep a previous call's value).
     if (registers[reg] != 0 ||
         std::any_of(spec->operands.begin(), spec->operands.end(),
-                    [&](const auto& operand) { return operand.reg == reg; })) {
+                    [&](const auto& operand) { return operand.reg == reg; }) ||
+        std::any_of(scalars.begin(), scalars.end(),
+                    [&](const auto& scalar) { return scalar.first == reg; })) {
       append(main.code, load_constant(static_cast<Reg>(reg), registers[reg]));
     }
   }

@@ -160,7 +160,8 @@ class Linker {
       MainCode& main, PhysicalTile tile, const std::string& kernel,
       const std::vector<std::pair<unsigned, const schema::Allocation*>>& operand_allocations,
       const kernels::Registers& registers, std::uint32_t stub, std::uint32_t provenance,
-      const std::map<unsigned, MovingPointer>& moving = {}) const;
+      const std::map<unsigned, MovingPointer>& moving = {},
+      const std::vector<std::pair<unsigned, std::uint32_t>>& scalars = {}) const;
 
   // ---- 6. images and the debug section (debug_section.cpp)
   void emit_tiles();

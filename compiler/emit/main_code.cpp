@@ -183,7 +183,7 @@ MainCode Linker::emit_main(PhysicalTile tile, std::uint32_t staging_id) const {
           }
           for (const auto& [reg, value] : run.scalars) registers[reg] = value;
           emit_call(main, tile, run.kernel, operands, registers, code.stubs.at(run.kernel),
-                    run.provenance, moving);
+                    run.provenance, moving, run.scalars);
         }
         break;
       }

@@ -74,6 +74,10 @@ class LoweringContext {
   // values of their own (a broadcast operand, a saved loop state).
   const Storage& scratch_like(const Storage& like, std::string name, std::string tensor,
                               std::uint32_t provenance);
+  // A buffer of `type` in a placement the caller chose that is no graph value
+  // of its own (an operand of another dtype brought into a result's rows).
+  const Storage& scratch_at(const TensorType& type, const TensorPlacement& placement,
+                            std::string name, std::string tensor, std::uint32_t provenance);
 
   // The same elements from one storage into another of the same type.
   void copy_value(const Storage& from, const Storage& to, const TensorType& type,

@@ -87,6 +87,21 @@ TensorPlacement LayoutPolicy::computed(const TensorType& type) const {
   return placement;
 }
 
+TensorPlacement LayoutPolicy::computed_like(const TensorType& type, const TensorType& other) const {
+  TensorPlacement own = computed(type);
+  // Own rows serve `other` too when they are one tile, or blocks whose bytes
+  // in `other`'s dtype are whole words as well.
+  if (own.layout.tiling.empty()) return own;
+  std::uint64_t other_row_bytes = schema::dtype_size(other.dtype());
+  for (std::size_t a = 1; a < other.shape.size(); ++a) other_row_bytes *= other.shape[a];
+  if ((own.layout.tiling[0].block_size * other_row_bytes) % 4 == 0) return own;
+  // Else `other`'s rows: one tile, or a larger block (a power of two, so a
+  // multiple of own's, whole words in both dtypes).
+  TensorPlacement theirs = computed(other);
+  theirs.layout.precision = own.layout.precision;
+  return theirs;
+}
+
 TensorPlacement LayoutPolicy::binding(const TensorType& type) { return spread(computed(type)); }
 
 TensorPlacement LayoutPolicy::spread(TensorPlacement placement) {

@@ -77,6 +77,13 @@ class LayoutPolicy {
   std::uint32_t tiles() const { return tiles_; }
   // A value an operation computes: on logical tiles 0 … p − 1.
   TensorPlacement computed(const TensorType& type) const;
+  // A value of `type` computed element by element from one of `other`'s
+  // shape and another dtype (a convert): `type`'s default rows when their
+  // blocks are whole words in `other`'s dtype too (or lie on one tile), else
+  // `other`'s (one tile, or the larger block: blocks are 1, 2 or 4 rows, so
+  // it is a multiple of `type`'s). Either way each element of the two lies
+  // on the same tile and every shard boundary is a word in both dtypes.
+  TensorPlacement computed_like(const TensorType& type, const TensorType& other) const;
   // A host input or parameter, in the order they are bound.
   TensorPlacement binding(const TensorType& type);
   // `value`'s placement: entry-major when a repeat reads it as a sequence

@@ -12,6 +12,7 @@
 #include "kernels/f143_kernels.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/layer_norm.hpp"
+#include "kernels/row_normalisation.hpp"
 #include "kernels/layout_kernels.hpp"
 #include "kernels/pointwise_kernels.hpp"
 
@@ -323,6 +324,25 @@ CallCase layer_norm_case() {
     r[6] = *rows();
     r[7] = *columns();
     r[8] = 1074;
+  }
+  return c;
+}
+
+CallCase row_normalisation_case() {
+  CallCase c;
+  Registers& r = c.registers;
+  r[2] = kOut;
+  r[3] = *rc::gen::arbitrary<bool>() ? kOut : kIn;  // in place or not
+  if (*rc::gen::arbitrary<bool>()) {
+    c.kernel = *rc::gen::element(kSoftmaxRowsF32, kSoftmaxRowsF16);
+    r[4] = *rows();
+    r[5] = *columns();
+  } else {
+    c.kernel = kLayerNormRowsF32;
+    r[4] = kThird;
+    r[5] = *rows();
+    r[6] = *columns();
+    r[7] = 1074;
   }
   return c;
 }

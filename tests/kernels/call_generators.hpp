@@ -39,6 +39,8 @@ CallCase layout_case();
 CallCase f143_case();
 // LayerNorm and the fused residual-add + LayerNorm.
 CallCase layer_norm_case();
+// Row-major softmax (f32, f16) and the f32 row LayerNorm.
+CallCase row_normalisation_case();
 // The integer add and the runtime helpers (barrier, cycle sample, word copy
 // and fill).
 CallCase integer_and_helper_case();

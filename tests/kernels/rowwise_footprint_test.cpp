@@ -56,3 +56,13 @@ RC_GTEST_PROP(RowwiseFootprint, LayerNormKernelsTouchExactlyUpToTheirFootprints,
 
 }  // namespace
 }  // namespace tessera::kernels
+
+namespace tessera::kernels {
+namespace {
+
+RC_GTEST_PROP(RowwiseFootprint, RowNormalisationKernelsTouchExactlyUpToTheirFootprints, ()) {
+  check(testing::row_normalisation_case());
+}
+
+}  // namespace
+}  // namespace tessera::kernels

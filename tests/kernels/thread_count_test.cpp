@@ -183,6 +183,7 @@ std::map<std::string_view, std::vector<PlacedCall>> draw_calls(unsigned per_kern
       rc::gen::exec([] { return testing::layout_case(); }),
       rc::gen::exec([] { return testing::f143_case(); }),
       rc::gen::exec([] { return testing::layer_norm_case(); }),
+      rc::gen::exec([] { return testing::row_normalisation_case(); }),
       rc::gen::exec([] { return testing::integer_and_helper_case(); })};
   const KernelRegistry& registry = KernelRegistry::standard();
   std::map<std::string_view, std::vector<PlacedCall>> calls;

@@ -157,7 +157,14 @@ void layer_norm_error_bounds(schema::DType dtype, std::span<const double> x,
   const double dw = dvariance + depsilon + kU32 * (w + dvariance + depsilon);
   const double rstd = 1 / std::sqrt(w);
   // The computed rstd / rstd − 1, within ±rho.
-  const double rho = dw < w ? (1 / std::sqrt(1 - dw / w)) * (1 + ef) * (1 + p.u) - 1 : kInf;
+  // The f32 sums Σx and Σx² (their partials at most the whole sums, grown
+  // by their roundings) must not overflow f32, or nothing is bounded.
+  constexpr double kF32Max = 0x1.fffffep127;
+  const bool sums_overflow = c * mean_abs * (1 + gamma(kU32, c)) > kF32Max ||
+                             c * mean_square * (1 + g2) > kF32Max;
+  const double rho = dw < w && !sums_overflow
+                         ? (1 / std::sqrt(1 - dw / w)) * (1 + ef) * (1 + p.u) - 1
+                         : kInf;
   // The mean as the dtype holds it.
   const double dmean_dtype = dmean + rounding(p, std::fabs(mean) + dmean);
   const double two = gamma(p.u, 2);
@@ -170,7 +177,17 @@ void layer_norm_error_bounds(schema::DType dtype, std::span<const double> x,
         scaled * ((std::fabs(d) + dd) * (1 + rho) * (1 + two) - std::fabs(d)) + 2 * p.eta;
     const double y = d * rstd * gamma_values[i] + beta_values[i];
     const double bound = dp + rounding(p, std::fabs(y) + dp);
-    out[i] = std::isfinite(bound) && std::fabs(y) + bound <= p.max_finite ? bound * kSlack : kInf;
+    // Each intermediate in the dtype — x − mean, its product with rstd, that
+    // times gamma — must not overflow either, even when y is small (an f16
+    // 65504 − (−30) is +Inf, whatever beta then adds).
+    const double centred = std::fabs(d) + dd;
+    const double normalised = centred * rstd * (1 + rho) * (1 + p.u);
+    const double product = normalised * std::fabs(gamma_values[i]) * (1 + p.u);
+    const bool overflows = centred > p.max_finite || normalised > p.max_finite ||
+                           product > p.max_finite;
+    out[i] = std::isfinite(bound) && !overflows && std::fabs(y) + bound <= p.max_finite
+                 ? bound * kSlack
+                 : kInf;
   }
 }
 

@@ -81,7 +81,10 @@ void softmax_error_bounds(schema::DType dtype, std::span<const double> x,
 // variance is more accurate), epsilon carried as f32 or Q30 fixed point
 // (±2^−31), 1/√(var + ε) within function_error and rounded to the dtype, the
 // mean rounded to the dtype, then (x − mean)·rstd·gamma + beta with four
-// roundings in the dtype. See graph_bounds.cpp for the composition.
+// roundings in the dtype. Not bounded (+inf) when Σ|x| or Σx² could
+// overflow f32 (f32 rows near the f32 maximum), or when x − mean, its product
+// with rstd or that times gamma could overflow the dtype. See graph_bounds.cpp
+// for the composition.
 void layer_norm_error_bounds(schema::DType dtype, std::span<const double> x,
                              std::span<const double> gamma, std::span<const double> beta,
                              double epsilon, std::span<double> out);

@@ -181,9 +181,47 @@ class RecipeBuilder {
         }
         return graph_.reduce_sum(v, axes, choices.below(2) == 1);
       }
+      case StepKind::kMul: {
+        if (!is_float(recipe_.dtype)) break;
+        std::vector<ValueId> partners;
+        for (const ValueId candidate : pool_) {
+          const auto result = compiler::broadcast_shapes(shape, shape_of(candidate));
+          if (result && !too_large(*result)) partners.push_back(candidate);
+        }
+        const ValueId partner = partners[choices.below(partners.size())];  // v itself fits
+        return choices.below(2) == 0 ? graph_.mul(v, partner) : graph_.mul(partner, v);
+      }
+      case StepKind::kGelu:
+        if (!is_float(recipe_.dtype)) break;
+        return graph_.gelu(v);
+      case StepKind::kConvert: {
+        // Out of the graph's dtype and back, so every value keeps it: 0 through
+        // the other float dtype, 1 through f8f143 at a scale in [−14, 8]
+        // (from f16; an f32 graph goes f32 → f16 → f8f143 → f32).
+        if (!is_float(recipe_.dtype)) break;
+        const DType other = recipe_.dtype == DType::kF32 ? DType::kF16 : DType::kF32;
+        if (choices.below(2) == 0) return graph_.convert(graph_.convert(v, other), recipe_.dtype);
+        const compiler::ElementType f8{DType::kF8F143, static_cast<std::int32_t>(choices.below(23)) - 14};
+        const ValueId halves = recipe_.dtype == DType::kF16 ? v : graph_.convert(v, DType::kF16);
+        return graph_.convert(graph_.convert(halves, f8), recipe_.dtype);
+      }
+      case StepKind::kLayerNorm: {
+        if (!is_float(recipe_.dtype) || rank == 0) break;
+        const compiler::TensorType affine{{recipe_.dtype, 0}, {shape.back()}};
+        const std::size_t k = parameters_++;
+        const ValueId gamma = graph_.parameter(fmt::format("gamma{}", k), affine);
+        const ValueId beta = graph_.parameter(fmt::format("beta{}", k), affine);
+        constexpr double kEpsilons[] = {1e-5, 1e-2, 1e-6};
+        return graph_.layer_norm(v, gamma, beta, kEpsilons[choices.below(3)]);
+      }
+      case StepKind::kSoftmax:
+        if (!is_float(recipe_.dtype) || rank == 0) break;
+        return graph_.softmax(v, rank - 1);
     }
     return graph_.copy(v);
   }
+
+  std::size_t parameters_ = 0;  // layer_norm's gamma/beta pairs so far
 
   const GraphRecipe& recipe_;
   Graph graph_;
@@ -350,6 +388,16 @@ std::string step_kind_name(StepKind kind) {
       return "add";
     case StepKind::kReduceSum:
       return "reduce_sum";
+    case StepKind::kMul:
+      return "mul";
+    case StepKind::kGelu:
+      return "gelu";
+    case StepKind::kConvert:
+      return "convert";
+    case StepKind::kLayerNorm:
+      return "layer_norm";
+    case StepKind::kSoftmax:
+      return "softmax";
   }
   return fmt::format("step kind {}", static_cast<unsigned>(kind));
 }

@@ -13,7 +13,8 @@
 // Unlike tests/compiler/ir/random_graph.hpp (every dtype, repeats, ops the
 // builder refuses are dropped), these graphs are what the compiler is meant
 // to compile today: one dtype per graph (f32 or f16, sometimes u32 for pure
-// data movement), ranks 1–3 at the inputs, no repeat.
+// data movement; a convert goes to another dtype and back), ranks 1–3 at the
+// inputs, no repeat, no matmul or attention yet.
 
 #include <cstdint>
 #include <iosfwd>
@@ -59,14 +60,20 @@ enum class StepKind : std::uint8_t {
   kBroadcastTo,
   kAdd,
   kReduceSum,
+  kMul,
+  kGelu,
+  kConvert,    // a round trip that keeps the graph's dtype (see build_graph)
+  kLayerNorm,  // gamma and beta are new parameters gamma<k>, beta<k> of [C]
+  kSoftmax,
 };
-inline constexpr std::uint8_t kStepKindCount = 8;
+inline constexpr std::uint8_t kStepKindCount = 13;
 
 // One op. `operand` counts back from the latest value (0 = the previous
 // step's result, so shrinking gives a chain); `choices` are read per kind
-// (see random_compiler_graph.cpp, build_graph). add and reduce_sum on a u32
-// graph, reduce_sum of a scalar, concat of a scalar and ops whose result
-// would exceed max_elements build a copy instead.
+// (see random_compiler_graph.cpp, build_graph). add, mul, reduce_sum, gelu,
+// convert, layer_norm and softmax on a u32 graph, reduce_sum, layer_norm and
+// softmax of a scalar, concat of a scalar and ops whose result would exceed
+// max_elements build a copy instead.
 struct StepRecipe {
   StepKind kind = StepKind::kCopy;
   std::uint32_t operand = 0;

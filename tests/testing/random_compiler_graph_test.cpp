@@ -40,18 +40,22 @@ RC_GTEST_PROP(RandomCompilerGraph, GraphsVerifyAndTheReferenceEvaluatesThem, ())
   compiler::verify(graph);
   RC_ASSERT(build_graph(recipe) == graph);
 
+  // layer_norm steps add their gamma and beta parameters.
+  const std::size_t layer_norms = count_of(graph, OpKind::kLayerNorm);
   const std::size_t bindings = count_of(graph, OpKind::kHostInput) + count_of(graph, OpKind::kParameter);
   RC_ASSERT(bindings >= 1u);
-  RC_ASSERT(bindings <= 3u);
+  RC_ASSERT(bindings <= 3u + 2 * layer_norms);
   const std::size_t outputs = count_of(graph, OpKind::kHostOutput);
   RC_ASSERT(outputs >= 1u);
   RC_ASSERT(outputs <= 2u);
   RC_ASSERT(graph.block_count() == 1u);  // no repeat
   const std::size_t ops = graph.top().operations.size() - bindings - outputs;
   RC_ASSERT(ops >= 1u);
-  RC_ASSERT(ops <= 6u);
+  RC_ASSERT(ops <= 6u * 3);  // a convert step is up to three converts
   for (const OpKind kind : {OpKind::kHostInput, OpKind::kParameter}) {
     for (const compiler::OpId id : graph.top_level(kind)) {
+      const auto& name = std::get<compiler::BindingAttributes>(graph.operation(id).attributes).name;
+      if (name.starts_with("gamma") || name.starts_with("beta")) continue;  // [C] of any value
       const auto& type = graph.type(graph.operation(id).results[0]);
       RC_ASSERT(type.shape.size() >= 1u);
       RC_ASSERT(type.shape.size() <= 3u);
@@ -111,7 +115,10 @@ TEST(RandomCompilerGraph, EmptyAndAllZeroRecipesBuild) {
   EXPECT_EQ(kinds, (std::vector<OpKind>{OpKind::kHostInput, OpKind::kHostInput, OpKind::kCopy,
                                         OpKind::kSlice, OpKind::kConcat, OpKind::kReshape,
                                         OpKind::kTranspose, OpKind::kBroadcastTo, OpKind::kAdd,
-                                        OpKind::kReduceSum, OpKind::kHostOutput,
+                                        OpKind::kReduceSum, OpKind::kMul, OpKind::kGelu,
+                                        OpKind::kConvert, OpKind::kConvert,  // f16 → f32 → f16
+                                        OpKind::kParameter, OpKind::kParameter, OpKind::kLayerNorm,
+                                        OpKind::kSoftmax, OpKind::kHostOutput,
                                         OpKind::kHostOutput}));
   EXPECT_EQ(graph.type({1}).shape, compiler::Shape({3}));  // derived: [2, 3] without axis 0
 }
@@ -120,10 +127,13 @@ TEST(RandomCompilerGraph, U32GraphsMoveDataOnly) {
   GraphRecipe recipe;
   recipe.dtype = DType::kU32;
   recipe.inputs = {input_of_shape({4})};
-  recipe.steps = {step_of(StepKind::kAdd), step_of(StepKind::kReduceSum)};
+  recipe.steps = {step_of(StepKind::kAdd),  step_of(StepKind::kReduceSum),
+                  step_of(StepKind::kMul),  step_of(StepKind::kGelu),
+                  step_of(StepKind::kConvert), step_of(StepKind::kLayerNorm),
+                  step_of(StepKind::kSoftmax)};
   const Graph graph = build_graph(recipe);
   compiler::verify(graph);
-  EXPECT_EQ(count_of(graph, OpKind::kCopy), 2u);
+  EXPECT_EQ(count_of(graph, OpKind::kCopy), 7u);
 }
 
 TEST(RandomCompilerGraph, TheDescriptionShowsTheGraph) {

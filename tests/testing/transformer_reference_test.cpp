@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -815,6 +816,24 @@ TEST(LayerNormBound, HoldsForThePriorArtsF16Plan) {
     }
   }
   EXPECT_GT(worst, 0.3);  // not vacuous (0.76 when written)
+}
+
+// Found by the compiler's property test: an f16 row whose x − mean overflows
+// f16 (65504 − a negative mean) makes the device's element ±Inf even where
+// the exact result is small, and an f32 row whose Σx² overflows f32. Neither
+// is bounded.
+TEST(LayerNormBound, AnIntermediateThatOverflowsTheDtypeIsNotBounded) {
+  const std::vector<double> x{65504, -30000, -30000, -30000, -30000, -30000, -30000};
+  const std::vector<double> gamma(7, 1e-4), beta(7, 0.5);
+  std::vector<double> out(7);
+  bounds::layer_norm_error_bounds(DType::kF16, x, gamma, beta, 1e-5, out);
+  EXPECT_EQ(out[0], std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isfinite(out[1])) << out[1];  // |x − mean| ≈ 13643 fits
+  const std::vector<double> big{3e38, 1, 2, 3};
+  std::vector<double> out32(4);
+  bounds::layer_norm_error_bounds(DType::kF32, big, std::vector<double>(4, 1.0),
+                                  std::vector<double>(4, 0.0), 1e-5, out32);
+  for (const double bound : out32) EXPECT_EQ(bound, std::numeric_limits<double>::infinity());
 }
 
 TEST(LayerNormBound, HoldsForAnF32SinglePassPlan) {
