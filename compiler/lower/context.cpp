@@ -50,6 +50,7 @@ const Storage& LoweringContext::scratch_at(const TensorType& type, const TensorP
                                            std::string name, std::string tensor,
                                            std::uint32_t provenance) {
   std::unique_ptr<Storage> held = make(type, placement, std::move(name), std::move(tensor), provenance);
+  program_.buffers[held->buffer].kind = schema::AllocationKind::kScratch;
   held->locator = std::make_unique<ElementLocator>(held->resolved);
   owned_.push_back(std::move(held));
   return *owned_.back();
@@ -87,26 +88,6 @@ const Storage& LoweringContext::scratch_like(const Storage& like, std::string na
   return *owned_.back();
 }
 
-const Storage& LoweringContext::scratch_at(const TensorType& type, const TensorPlacement& placement,
-                                           std::string name, std::string tensor,
-                                           std::uint32_t provenance) {
-  auto held = std::make_unique<Storage>();
-  held->resolved = resolve(placement.layout, type.shape, placement.tiles);
-  Buffer buffer;
-  buffer.name = std::move(name);
-  buffer.tensor = std::move(tensor);
-  buffer.kind = schema::AllocationKind::kScratch;
-  buffer.alignment = held->resolved.layout.alignment;
-  buffer.provenance = provenance;
-  require_placeable(buffer, held->resolved);
-  for (const Shard& shard : held->resolved.shards) {
-    buffer.bytes[shard.tile] = checked_cast<std::uint32_t>(shard.allocation_bytes, "shard bytes");
-  }
-  held->buffer = program_.add_buffer(std::move(buffer));
-  held->locator = std::make_unique<ElementLocator>(held->resolved);
-  owned_.push_back(std::move(held));
-  return *owned_.back();
-}
 
 Storage& LoweringContext::keep(std::unique_ptr<Storage> held, ValueId value) {
   held->locator = std::make_unique<ElementLocator>(held->resolved);

@@ -50,6 +50,7 @@ class LoweringContext {
   const Graph& graph() const { return graph_; }
   Program& program() { return program_; }
   LayoutPolicy& layouts() { return layouts_; }
+  const LayoutPolicy& layouts() const { return layouts_; }
 
   // Lowers one operation (and, for a repeat, its body): lower.cpp's dispatch.
   virtual void lower(OpId op) = 0;
@@ -66,18 +67,15 @@ class LoweringContext {
   // A buffer for `value` in a placement the caller chose.
   Storage& allocate_at(ValueId value, const TensorType& type, const TensorPlacement& placement,
                        std::string name, std::uint32_t provenance);
-  // A buffer in a placement the caller chose for a copy of a value that is
-  // not that value's own storage (an entry-major copy of a sequence).
+  // A scratch buffer of `type` in a placement the caller chose, for a copy of
+  // a value that is not that value's own storage (an entry-major copy of a
+  // sequence, an operand of another dtype brought into a result's rows).
   const Storage& scratch_at(const TensorType& type, const TensorPlacement& placement,
                             std::string name, std::string tensor, std::uint32_t provenance);
   // A buffer with the same layout as `like`, for values that are not graph
   // values of their own (a broadcast operand, a saved loop state).
   const Storage& scratch_like(const Storage& like, std::string name, std::string tensor,
                               std::uint32_t provenance);
-  // A buffer of `type` in a placement the caller chose that is no graph value
-  // of its own (an operand of another dtype brought into a result's rows).
-  const Storage& scratch_at(const TensorType& type, const TensorPlacement& placement,
-                            std::string name, std::string tensor, std::uint32_t provenance);
 
   // The same elements from one storage into another of the same type.
   void copy_value(const Storage& from, const Storage& to, const TensorType& type,
