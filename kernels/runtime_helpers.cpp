@@ -62,9 +62,11 @@ KernelSpec copy_words() {
         const OperandExtent destination{kDestination, "destination", count_bytes(r)};
         const OperandExtent source{kSource, "source", count_bytes(r)};
         if (auto v = word_aligned(r, {kDestination, kSource})) return v;
-        for (const auto& operand : {destination, source}) {
-          if (auto v = beyond_address_space(r, operand)) return v;
-        }
+        // One by one rather than a loop over {destination, source}: the
+        // helper behind every local copy, and copying the extents into a
+        // list costs more than the checks.
+        if (auto v = beyond_address_space(r, destination)) return v;
+        if (auto v = beyond_address_space(r, source)) return v;
         return overlaps_unless_aliased(r, destination, source);
       },
       [](KernelCall& call) {

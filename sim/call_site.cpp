@@ -1,5 +1,7 @@
 #include "sim/call_site.hpp"
 
+#include "target/memory_map.hpp"
+
 namespace tessera::sim {
 
 ResolvedCallSite ResolvedCallSite::resolve(const kernels::KernelSpec& kernel,
@@ -21,6 +23,25 @@ ResolvedCallSite ResolvedCallSite::resolve(const kernels::KernelSpec& kernel,
       if (entry.recorded) continue;  // the first record for a register counts
       entry.recorded = true;
       entry.owned = debug.allocation(operand.allocation);
+    }
+  }
+  for (Operand& entry : resolved.operands) {
+    if (entry.spec == nullptr || site == nullptr || !entry.recorded || entry.owned == nullptr) {
+      continue;
+    }
+    entry.begin = entry.owned->address;
+    entry.end = entry.begin + entry.owned->size;
+    if (entry.begin < target::kSramBase || entry.end > target::kSramEnd) continue;
+    switch (entry.spec->access) {
+      case kernels::Access::kRead:
+        entry.allows = kAllowsRead;
+        break;
+      case kernels::Access::kWrite:
+        entry.allows = kAllowsWrite;
+        break;
+      case kernels::Access::kReadWrite:
+        entry.allows = kAllowsRead | kAllowsWrite;
+        break;
     }
   }
   return resolved;

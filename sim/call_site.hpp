@@ -18,7 +18,27 @@ struct ResolvedCallSite {
     const kernels::OperandSpec* spec = nullptr;  // null: not a memory operand of the kernel
     bool recorded = false;                       // the call site names an allocation for it
     const schema::Allocation* owned = nullptr;   // that allocation (null: no such id)
+    // The span check's fast path, derived from the above: the accesses
+    // (kAllowsRead, kAllowsWrite) the operand's ABI grants when the call site
+    // records an allocation that lies inside SRAM, and that allocation's
+    // bytes [begin, end). A span inside them with a granted access passes
+    // every check but the code and alignment ones; anything else takes the
+    // full check, which names what failed. 0: always the full check.
+    std::uint8_t allows = 0;
+    std::uint64_t begin = 0;
+    std::uint64_t end = 0;
+    // The tile's span epoch (Tile::span_epoch) at which the whole allocation
+    // was found clear of the tile's code with its pages materialised: spans
+    // inside it then skip those two tests. Pages stay materialised and code
+    // stays put until the epoch changes.
+    mutable std::uint64_t prepared = 0;
+    // The epoch at which every byte of the allocation was found written (no
+    // byte is unwritten within an epoch): a kWhole span inside it then needs
+    // no never-written test and no marking.
+    mutable std::uint64_t written = 0;
   };
+  static constexpr std::uint8_t kAllowsRead = 1;
+  static constexpr std::uint8_t kAllowsWrite = 2;
 
   const kernels::KernelSpec* kernel = nullptr;
   const schema::CallSite* site = nullptr;  // null: the package records none at this pc

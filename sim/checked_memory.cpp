@@ -27,11 +27,22 @@ const char* verb(Access access) {
 bool reads(Access access) { return access != Access::kWrite; }
 bool writes(Access access) { return access != Access::kRead; }
 
+// Not a multiple of `alignment` (0 and 1 align everything); a power of two,
+// as alignof gives, without a division.
+bool misaligned_by(std::uint64_t address, unsigned alignment) {
+  if (alignment <= 1) return false;
+  if ((alignment & (alignment - 1)) == 0) return (address & (alignment - 1)) != 0;
+  return address % alignment != 0;
+}
+
 }  // namespace
 
 CheckedKernelMemory::CheckedKernelMemory(Tile& tile, const ResolvedCallSite& site,
                                          std::uint64_t cycle)
-    : tile_(tile), site_(site), cycle_(cycle) {}
+    : tile_(tile),
+      site_(site),
+      cycle_(cycle),
+      check_uninitialized_(tile.options_.check_uninitialized) {}
 
 Fault CheckedKernelMemory::make_fault(std::string message, FaultKind kind) const {
   Fault fault;
@@ -129,26 +140,87 @@ void CheckedKernelMemory::check_written(unsigned reg, std::uint64_t address, std
           FaultKind::kUninitializedRead);
 }
 
+// The fast path: a span inside the operand's allocation (so inside SRAM)
+// with an access its ABI grants, aligned, through an operand whose whole
+// allocation was found clear of the code with its pages present in this
+// epoch, and no never-written check to make. It grants exactly what the
+// checks of acquire_checked would grant; anything else takes that path,
+// which faults with the reason (or grants all the same). Kept small (the
+// rest is out of line) because a model may ask for dozens of spans a call.
 std::span<std::uint8_t> CheckedKernelMemory::acquire(unsigned reg, std::uint64_t address,
                                                      std::uint64_t size, Access access,
                                                      kernels::SpanUse use, unsigned alignment) {
+  if (reg < site_.operands.size() && size != 0) [[likely]] {
+    const ResolvedCallSite::Operand& operand = site_.operands[reg];
+    const std::uint8_t wanted = (reads(access) ? ResolvedCallSite::kAllowsRead : 0) |
+                                (writes(access) ? ResolvedCallSite::kAllowsWrite : 0);
+    const std::uint64_t epoch = tile_.span_epoch_;
+    const bool whole = use == kernels::SpanUse::kWhole;
+    const bool written = operand.written == epoch;
+    if ((wanted & ~operand.allows) == 0 && operand.prepared == epoch && address >= operand.begin &&
+        address <= operand.end && size <= operand.end - address &&
+        !misaligned_by(address, alignment) &&
+        !(check_uninitialized_ && whole && reads(access) && !written)) [[likely]] {
+      const auto at = static_cast<std::uint32_t>(address);
+      const auto bytes = static_cast<std::uint32_t>(size);
+      granted_.push_back({reg, at, bytes, whole && writes(access) && !written});
+      return tile_.sram_.present_bytes(at, bytes);
+    }
+  }
+  return acquire_checked(reg, address, size, access, use, alignment);
+}
+
+std::span<std::uint8_t> CheckedKernelMemory::acquire_checked(unsigned reg, std::uint64_t address,
+                                                             std::uint64_t size, Access access,
+                                                             kernels::SpanUse use,
+                                                             unsigned alignment) {
   if (size == 0) return {};
+  const ResolvedCallSite::Operand* operand =
+      reg < site_.operands.size() ? &site_.operands[reg] : nullptr;
+  const std::uint8_t wanted = (reads(access) ? ResolvedCallSite::kAllowsRead : 0) |
+                              (writes(access) ? ResolvedCallSite::kAllowsWrite : 0);
+  bool prepared = false;
+  const schema::Allocation* owned = nullptr;
+  if (operand != nullptr && (wanted & ~operand->allows) == 0 && address >= operand->begin &&
+      address <= operand->end && size <= operand->end - address &&
+      !misaligned_by(address, alignment)) {
+    // Whether the whole allocation is clear of code with its pages present
+    // is found once per epoch, not per span.
+    if (operand->prepared != tile_.span_epoch_ &&
+        !tile_.may_touch_code(operand->begin, operand->end) &&
+        tile_.sram_.present(static_cast<std::uint32_t>(operand->begin),
+                            static_cast<std::uint32_t>(operand->end - operand->begin))) {
+      operand->prepared = tile_.span_epoch_;
+    }
+    prepared = operand->prepared == tile_.span_epoch_;
+    if (prepared || !tile_.may_touch_code(address, address + size)) owned = operand->owned;
+  }
+  // Every check one by one, in the order that picks the fault's reason.
+  if (owned == nullptr) owned = slow_check(reg, address, size, access, alignment);
+  // Inside SRAM now, so both fit 32 bits.
+  const auto at = static_cast<std::uint32_t>(address);
+  const auto bytes = static_cast<std::uint32_t>(size);
+  // The span passed every check, so it lies inside the operand's allocation.
+  const bool written = operand != nullptr && operand->written == tile_.span_epoch_;
+  const bool whole_write = use == kernels::SpanUse::kWhole && writes(access) && !written;
+  if (use == kernels::SpanUse::kWhole && reads(access) && check_uninitialized_ && !written) {
+    check_written(reg, address, size, owned);
+  }
+  granted_.push_back({reg, at, bytes, whole_write});
+  return prepared ? tile_.sram_.present_bytes(at, bytes) : tile_.sram_.bytes(at, bytes);
+}
+
+const schema::Allocation* CheckedKernelMemory::slow_check(unsigned reg, std::uint64_t address,
+                                                          std::uint64_t size, Access access,
+                                                          unsigned alignment) const {
   const schema::Allocation* owned = check(reg, address, size, access);
-  if (alignment > 1 && address % alignment != 0) {
+  if (misaligned_by(address, alignment)) {
     overrun(fmt::format("operand $m{} {} [{:#x}, {:#x}) as {}-byte elements, but the span is not "
                         "{}-byte aligned",
                         reg, verb(access), address, address + size, alignment, alignment),
             FaultKind::kKernelPrecondition);
   }
-  // Inside SRAM now, so both fit 32 bits.
-  const auto at = static_cast<std::uint32_t>(address);
-  const auto bytes = static_cast<std::uint32_t>(size);
-  if (use == kernels::SpanUse::kWhole) {
-    if (reads(access)) check_written(reg, address, size, owned);
-    if (writes(access)) whole_writes_.push_back({reg, at, bytes});
-  }
-  granted_.push_back({reg, at, bytes});
-  return tile_.sram_.bytes(at, bytes);
+  return owned;
 }
 
 bool CheckedKernelMemory::inside_granted(unsigned reg, std::uint64_t address,
@@ -183,7 +255,22 @@ void CheckedKernelMemory::note_written(unsigned reg, std::uint64_t address, std:
 }
 
 void CheckedKernelMemory::commit() {
-  for (const Granted& span : whole_writes_) tile_.sram_.mark_written(span.address, span.size);
+  std::uint32_t marked = 0;  // by register
+  for (const Granted& span : granted_) {
+    if (!span.whole_write) continue;
+    tile_.sram_.mark_written(span.address, span.size);
+    marked |= 1u << span.reg;
+  }
+  // An operand whose allocation is now written throughout skips marking and
+  // never-written tests from here on (within the epoch).
+  for (unsigned reg = 0; marked != 0; ++reg, marked >>= 1) {
+    const ResolvedCallSite::Operand& operand = site_.operands[reg];
+    if ((marked & 1) == 0 || operand.allows == 0) continue;
+    if (tile_.sram_.initialized(static_cast<std::uint32_t>(operand.begin),
+                                static_cast<std::uint32_t>(operand.end - operand.begin))) {
+      operand.written = tile_.span_epoch_;
+    }
+  }
 }
 
 Fault CheckedKernelMemory::span_overrun(const kernels::SpanOverrun& overrun) const {

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <new>
 
@@ -62,22 +63,13 @@ void TileSram::materialise(std::uint32_t first_page, std::uint32_t end_page) {
   }
 }
 
-std::span<std::uint8_t> TileSram::bytes(std::uint32_t address, std::uint32_t size) {
-  if (size == 0) return {};
-  const std::uint32_t begin = offset(address);
-  materialise(begin / kPageBytes, (begin + size - 1) / kPageBytes + 1);
-  return {data_ + begin, size};
-}
-
 // The written bitmap, one bit per byte: a range sets or tests its partial
-// first and last words bit by bit and the words between whole (a kernel's
-// span is kilobytes: this runs once per span).
-void TileSram::mark_written(std::uint32_t address, std::uint32_t size) noexcept {
-  if (mapping_ == nullptr || size == 0) return;  // nothing was granted, so nothing was written
-  const std::uint32_t begin = offset(address), end = begin + size;
+// first and last words bit by bit and the words between whole. Offsets from
+// SRAM byte 0; begin < end.
+void TileSram::mark_bits(std::uint32_t begin, std::uint32_t end) noexcept {
   const std::uint32_t first = begin / 64, last = (end - 1) / 64;
   if (first == last) {
-    written_[first] |= bit_range(begin % 64, size);
+    written_[first] |= bit_range(begin % 64, end - begin);
     return;
   }
   written_[first] |= ~std::uint64_t{0} << (begin % 64);
@@ -85,20 +77,66 @@ void TileSram::mark_written(std::uint32_t address, std::uint32_t size) noexcept 
   written_[last] |= bit_range(0, end - 64 * last);
 }
 
-bool TileSram::initialized(std::uint32_t address, std::uint32_t size) const {
-  if (size == 0) return true;
-  if (mapping_ == nullptr) return false;
-  const std::uint32_t begin = offset(address), end = begin + size;
+bool TileSram::bits_set(std::uint32_t begin, std::uint32_t end) const noexcept {
   const std::uint32_t first = begin / 64, last = (end - 1) / 64;
   const auto all = [&](std::uint32_t word, std::uint64_t mask) {
     return (written_[word] & mask) == mask;
   };
-  if (first == last) return all(first, bit_range(begin % 64, size));
+  if (first == last) return all(first, bit_range(begin % 64, end - begin));
   if (!all(first, ~std::uint64_t{0} << (begin % 64))) return false;
   for (std::uint32_t word = first + 1; word < last; ++word) {
     if (written_[word] != ~std::uint64_t{0}) return false;
   }
   return all(last, bit_range(0, end - 64 * last));
+}
+
+// Blocks already written are skipped (the summary); the others get their
+// bits, and become written in the summary when that completed them.
+void TileSram::mark_blocks(std::uint32_t begin, std::uint32_t end) noexcept {
+  const std::uint32_t first_block = begin / kBlockBytes, end_block = (end - 1) / kBlockBytes + 1;
+  constexpr std::uint32_t kBlockWords = kBlockBytes / 64;
+  for (std::uint32_t block = first_block; block < end_block; ++block) {
+    if (blocks_written(block, block + 1)) continue;
+    const std::uint32_t block_begin = block * kBlockBytes;
+    mark_bits(std::max(begin, block_begin), std::min(end, block_begin + kBlockBytes));
+    const std::uint64_t* words = written_ + std::size_t{block} * kBlockWords;
+    if (std::all_of(words, words + kBlockWords,
+                    [](std::uint64_t word) { return word == ~std::uint64_t{0}; })) {
+      full_[block / 64] |= std::uint64_t{1} << (block % 64);
+    }
+  }
+}
+
+// Blocks the summary has written are skipped a summary word at a time;
+// another block is tested whole first (and joins the summary when it is
+// written: bytes stored word by word never pass through mark_blocks), then
+// only where the range covers it.
+bool TileSram::initialized(std::uint32_t address, std::uint32_t size) const {
+  if (size == 0) return true;
+  if (mapping_ == nullptr) return false;
+  const std::uint32_t begin = offset(address), end = begin + size;
+  const std::uint32_t end_block = (end - 1) / kBlockBytes + 1;
+  constexpr std::uint32_t kBlockWords = kBlockBytes / 64;
+  for (std::uint32_t block = begin / kBlockBytes; block < end_block;) {
+    const auto written =
+        static_cast<std::uint32_t>(std::countr_one(full_[block / 64] >> (block % 64)));
+    if (written != 0) {
+      block += std::min(written, 64 - block % 64);
+      continue;
+    }
+    const std::uint64_t* words = written_ + std::size_t{block} * kBlockWords;
+    if (std::all_of(words, words + kBlockWords,
+                    [](std::uint64_t word) { return word == ~std::uint64_t{0}; })) {
+      full_[block / 64] |= std::uint64_t{1} << (block % 64);
+    } else {
+      const std::uint32_t block_begin = block * kBlockBytes;
+      if (!bits_set(std::max(begin, block_begin), std::min(end, block_begin + kBlockBytes))) {
+        return false;
+      }
+    }
+    ++block;
+  }
+  return true;
 }
 
 std::uint32_t TileSram::read_u32(std::uint32_t address, bool* initialized) const {
@@ -165,6 +203,7 @@ void TileSram::clear() {
     ::madvise(written_, kMappingBytes - kBitmapOffset, MADV_DONTNEED);
   }
   present_ = {};
+  full_ = {};
   pages_in_use_ = 0;
 }
 

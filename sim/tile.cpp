@@ -1,5 +1,7 @@
 #include "sim/tile.hpp"
 
+#include <atomic>
+
 #include <fmt/format.h>
 
 #include "sim/checked_memory.hpp"
@@ -8,6 +10,13 @@
 
 namespace tessera::sim {
 namespace {
+
+// Span epochs are unique across tiles (and chips), so a call-site record
+// prepared on one tile is never taken as prepared on another.
+std::uint64_t next_span_epoch() noexcept {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
 
 template <class... F>
 struct Overloaded : F... {
@@ -40,7 +49,12 @@ std::string_view tile_status_name(TileStatus status) noexcept {
 
 Tile::Tile(target::PhysicalTile id, const SimOptions& options,
            const kernels::KernelRegistry& registry)
-    : id_(id), options_(options), registry_(registry), sram_(options.poison), prng_(id.value) {}
+    : id_(id),
+      options_(options),
+      registry_(registry),
+      sram_(options.poison),
+      span_epoch_(next_span_epoch()),
+      prng_(id.value) {}
 
 void Tile::reset() {
   sram_.clear();
@@ -49,6 +63,8 @@ void Tile::reset() {
   models_.clear();
   call_sites_.clear();
   code_ranges_.clear();
+  code_bounds_ = {};
+  span_epoch_ = next_span_epoch();
   status_ = TileStatus::kIdle;
   registers_ = {};
   csrs_ = {};
@@ -89,8 +105,13 @@ void Tile::load_segment(std::uint32_t address, std::span<const std::uint8_t> byt
                         bool executable) {
   sram_.write(address, bytes);
   if (executable) {
-    code_ranges_.push_back(
-        target::AddressRange{address, address + static_cast<std::uint32_t>(bytes.size())});
+    const target::AddressRange code{address, address + static_cast<std::uint32_t>(bytes.size())};
+    code_ranges_.push_back(code);
+    span_epoch_ = next_span_epoch();
+    code_bounds_ = code_ranges_.size() == 1
+                       ? code
+                       : target::AddressRange{std::min(code_bounds_.begin, code.begin),
+                                              std::max(code_bounds_.end, code.end)};
   }
   decode_cache_.clear();
 }
@@ -322,8 +343,10 @@ Continue Tile::call(const isa::Call& instruction) {
   const auto model = models_.find(instruction.target);
   if (model == models_.end()) return branch_to(instruction.target);
 
-  const schema::CallSite* site = debug_.call_site_at(call_pc);
+  // The call site's record is looked up when a fault needs its provenance or
+  // the site is resolved, not on every call.
   const auto provenance = [&] {
+    const schema::CallSite* site = debug_.call_site_at(call_pc);
     return site != nullptr ? debug_.provenance(site->provenance) : std::string();
   };
   const kernels::KernelSpec* kernel = model->second;
@@ -343,7 +366,11 @@ Continue Tile::call(const isa::Call& instruction) {
   // instruction), so its resolution is kept for the next call.
   auto resolved = call_sites_.find(call_pc);
   if (resolved == call_sites_.end() || resolved->second.kernel != kernel) {
-    resolved = call_sites_.insert_or_assign(call_pc, ResolvedCallSite::resolve(*kernel, site, call_pc, debug_)).first;
+    resolved =
+        call_sites_
+            .insert_or_assign(call_pc, ResolvedCallSite::resolve(
+                                           *kernel, debug_.call_site_at(call_pc), call_pc, debug_))
+            .first;
   }
   CheckedKernelMemory memory(*this, resolved->second, cycle_);
   kernels::KernelCall kernel_call{registers_, memory, cycle_, 0, id_.value, options_.rounding};

@@ -110,6 +110,16 @@ class Tile {
   std::uint32_t incoming_pointer() const noexcept { return incoming_pointer_; }
   void set_incoming_pointer(std::uint32_t value) noexcept { incoming_pointer_ = value; }
   bool in_code(std::uint32_t address, std::uint32_t size) const noexcept;
+  // Whether [address, address + size) may touch the code: false only when it
+  // lies wholly before or after every code range (the span check's fast
+  // path; in_code decides otherwise).
+  bool may_touch_code(std::uint64_t address, std::uint64_t end) const noexcept {
+    return end > code_bounds_.begin && address < code_bounds_.end;
+  }
+  // Changes (to a value no tile ever had) whenever the code ranges change or
+  // SRAM pages are given back: what ResolvedCallSite::Operand::prepared
+  // remembers is valid only within one epoch.
+  std::uint64_t span_epoch() const noexcept { return span_epoch_; }
 
   // Sync bookkeeping (driven by the chip's SyncController).
   void begin_wait(std::uint32_t zone) noexcept;
@@ -159,6 +169,10 @@ class Tile {
   std::unordered_map<std::uint32_t, const kernels::KernelSpec*> models_;
   std::unordered_map<std::uint32_t, ResolvedCallSite> call_sites_;
   std::vector<target::AddressRange> code_ranges_;
+  // From the lowest code range's begin to the highest one's end (empty,
+  // touching nothing, without code).
+  target::AddressRange code_bounds_;
+  std::uint64_t span_epoch_;
 
   TileStatus status_ = TileStatus::kIdle;
   std::array<std::uint32_t, 16> registers_{};

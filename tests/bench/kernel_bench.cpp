@@ -1,8 +1,9 @@
 // Kernel-model benchmark (ARCHITECTURE.md decision 11): for each kernel
 // family, the host throughput of its model called through the simulator
 // (spans checked once per call against the call site's allocations) and of
-// the same model on unchecked memory, and a whole-chip compute step on one
-// host thread and on several. Prints numbers; asserts nothing. Run it from a
+// the same model on unchecked memory, the cost of span checking and of the
+// kernel's ABI precondition apart, and a whole-chip compute step on one host
+// thread and on several. Prints numbers; asserts nothing. Run it from a
 // Release build:
 //   build-release/tests/bench/tessera_bench_kernels [--calls N] [--threads N]...
 #include <algorithm>
@@ -12,7 +13,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <ctime>
 #include <functional>
 #include <random>
@@ -545,31 +545,48 @@ double simulated_seconds(const Workload& workload, std::uint32_t calls) {
   return elapsed;
 }
 
-// The model behind the simulator's checked memory, called directly: the
-// precondition, every span checked against the call site's allocations,
-// the commit — what checking costs, without the supervisor around it.
-double checked_seconds(const Workload& workload, std::uint32_t calls) {
-  const kernels::KernelSpec& spec = *kernels::KernelRegistry::standard().find(workload.kernel);
-  const sim::SimOptions options;
-  sim::Tile tile(target::PhysicalTile(0), options, kernels::KernelRegistry::standard());
-  const Registers r = workload.registers();
-  for (const Operand& operand : workload.operands) {
-    if (!operand.contents.empty()) tile.load_segment(r[operand.reg], operand.contents, false);
+// The tile, call site and registers of one workload, set up once so that
+// the timed loops below do only what a simulated call does.
+struct CheckedSetup {
+  const kernels::KernelSpec& spec;
+  sim::SimOptions options;
+  sim::Tile tile;
+  Registers r;
+  schema::TileDebug debug;
+  sim::TileDebugIndex index;
+  sim::ResolvedCallSite site;
+
+  static constexpr std::uint32_t kCallPc = target::kLoadBase;
+
+  explicit CheckedSetup(const Workload& workload)
+      : spec(*kernels::KernelRegistry::standard().find(workload.kernel)),
+        tile(target::PhysicalTile(0), options, kernels::KernelRegistry::standard()),
+        r(workload.registers()),
+        debug(debug_for(workload, kCallPc)),
+        index(debug, std::vector<std::string>{}) {
+    for (const Operand& operand : workload.operands) {
+      if (!operand.contents.empty()) tile.load_segment(r[operand.reg], operand.contents, false);
+    }
+    site = sim::ResolvedCallSite::resolve(spec, &debug.call_sites[0], kCallPc, index);
+    tile.set_debug(index);
   }
-  const std::uint32_t call_pc = target::kLoadBase;
-  const schema::TileDebug debug = debug_for(workload, call_pc);
-  const sim::TileDebugIndex index(debug, std::vector<std::string>{});
-  const sim::ResolvedCallSite site =
-      sim::ResolvedCallSite::resolve(spec, &debug.call_sites[0], call_pc, index);
-  tile.set_debug(index);
+};
+
+// The model behind the simulator's checked memory, called directly: every
+// span checked against the call site's allocations, the commit — what span
+// checking costs, without the supervisor around it. The kernel's ABI
+// precondition (a check of the registers, not of spans) runs too when
+// `with_precondition`, as it does before every simulated call.
+double checked_seconds(const Workload& workload, std::uint32_t calls, bool with_precondition) {
+  CheckedSetup setup(workload);
   const auto call_once = [&] {
-    if (spec.precondition && spec.precondition(r)) {
+    if (with_precondition && setup.spec.precondition && setup.spec.precondition(setup.r)) {
       std::fprintf(stderr, "%s: precondition failed\n", workload.label.c_str());
       std::exit(1);
     }
-    sim::CheckedKernelMemory memory(tile, site, 0);
-    kernels::KernelCall call{r, memory, 0, 0};
-    spec.model(call);
+    sim::CheckedKernelMemory memory(setup.tile, setup.site, 0);
+    kernels::KernelCall call{setup.r, memory, 0, 0};
+    setup.spec.model(call);
     memory.commit();
   };
   call_once();  // first touch of the tile's pages, outside the timing
@@ -577,6 +594,39 @@ double checked_seconds(const Workload& workload, std::uint32_t calls) {
   for (std::uint32_t i = 0; i < calls; ++i) call_once();
   return thread_cpu_seconds() - start;
 }
+
+// The kernel's ABI precondition alone, `calls` times (thread CPU time).
+double precondition_seconds(const Workload& workload, std::uint32_t calls) {
+  const kernels::KernelSpec& spec = *kernels::KernelRegistry::standard().find(workload.kernel);
+  const Registers r = workload.registers();
+  if (!spec.precondition) return 0;
+  std::uint32_t failed = 0;
+  const double start = thread_cpu_seconds();
+  for (std::uint32_t i = 0; i < calls; ++i) failed += spec.precondition(r) ? 1u : 0u;
+  const double elapsed = thread_cpu_seconds() - start;
+  if (failed != 0) {
+    std::fprintf(stderr, "%s: precondition failed\n", workload.label.c_str());
+    std::exit(1);
+  }
+  return elapsed;
+}
+
+// Best-of-N host times of one workload, the variants interleaved so that a
+// burst of load on the shared machine hits them alike.
+struct CallTimes {
+  double unchecked = 1e30;     // the model on plain memory
+  double spans = 1e30;         // the model on checked memory (spans checked, commit)
+  double precondition = 1e30;  // the ABI precondition alone
+  double simulated = 1e30;     // the whole simulated call (wall time); 0 when not measured
+  std::uint64_t cycles = 0;
+
+  double checked() const { return spans + precondition; }
+  // What span checking costs, as a share of the call's time without the
+  // precondition (the larger, stricter share).
+  double span_share() const { return (spans - unchecked) / spans; }
+  double precondition_share() const { return precondition / checked(); }
+  double total_share() const { return (checked() - unchecked) / checked(); }
+};
 
 // The same model on plain memory (thread CPU time); the modelled device
 // cycles of one call in *cycles, when asked.
@@ -597,53 +647,70 @@ double unchecked_seconds(const Workload& workload, std::uint32_t calls,
   return thread_cpu_seconds() - start;
 }
 
+// Best of `repetitions` of each variant, interleaved; the simulated call only
+// when `simulate`.
+CallTimes measure(const Workload& workload, std::uint32_t calls, int repetitions, bool simulate) {
+  CallTimes t;
+  if (!simulate) t.simulated = 0;
+  for (int i = 0; i < repetitions; ++i) {
+    t.unchecked = std::min(t.unchecked, unchecked_seconds(workload, calls, &t.cycles));
+    t.spans = std::min(t.spans, checked_seconds(workload, calls, false));
+    t.precondition = std::min(t.precondition, precondition_seconds(workload, calls));
+    if (simulate) t.simulated = std::min(t.simulated, simulated_seconds(workload, calls));
+  }
+  return t;
+}
+
+// What the overhead columns compare (docs/CONTRIBUTING.md, "Benchmarks").
+void explain_overheads() {
+  std::printf(
+      "  unchecked: the model on plain memory; spans: the same model on the simulator's checked\n"
+      "  memory (every span checked against SRAM, code, the call site's allocation, access and\n"
+      "  alignment; the written-byte commit); precond: the kernel's ABI precondition alone (a\n"
+      "  check of the registers that runs before every simulated call, not span checking).\n"
+      "  span checks = (spans - unchecked) / spans; precond = precond / (spans + precond);\n"
+      "  all checks = (spans + precond - unchecked) / (spans + precond). Thread CPU time.\n");
+}
+
 void families(std::uint32_t calls, const std::string& only) {
   std::printf(
-      "Kernel models on one tile, %u calls each (1 host thread, best of 3). checked: the model\n"
-      "behind the simulator's checked memory; unchecked: the same model on plain memory (both\n"
-      "thread CPU time); simulated: the whole call as a tile runs it (supervisor loop, call,\n"
-      "checks, model; wall time)\n",
+      "Kernel models on one tile, %u calls each (1 host thread, best of 5); simulated: the\n"
+      "whole call as a tile runs it (supervisor loop, call, checks, model; wall time)\n",
       calls);
-  std::printf("%-42s %10s %12s %14s %9s %14s %12s\n", "kernel", "moved/call", "checked GB/s",
-              "unchecked GB/s", "checking", "simulated GB/s", "cycles/call");
+  explain_overheads();
+  std::printf("%-36s %10s %9s %9s %8s %11s %11s %6s %7s %6s %10s %8s\n", "kernel", "moved/call",
+              "unchk ns", "spans ns", "pre ns", "unchk GB/s", "check GB/s", "spans", "precond",
+              "all", "sim GB/s", "cycles");
   for (const std::uint32_t bytes : {4096u, 65536u}) {
     for (const Workload& workload : workloads(bytes)) {
       if (workload.label.find(only) == std::string::npos) continue;
-      double checked = 1e30, unchecked = 1e30, simulated = 1e30;
-      std::uint64_t cycles = 0;
-      for (int i = 0; i < 3; ++i) {
-        checked = std::min(checked, checked_seconds(workload, calls));
-        unchecked = std::min(unchecked, unchecked_seconds(workload, calls, &cycles));
-        simulated = std::min(simulated, simulated_seconds(workload, calls));
-      }
+      const CallTimes t = measure(workload, calls, 5, true);
       const double moved = static_cast<double>(workload.moved_bytes) * calls;
-      std::printf("%-42s %10llu %12.2f %14.2f %8.1f%% %14.2f %12llu\n", workload.label.c_str(),
-                  static_cast<unsigned long long>(workload.moved_bytes), moved / checked / 1e9,
-                  moved / unchecked / 1e9, 100.0 * (checked - unchecked) / checked,
-                  moved / simulated / 1e9, static_cast<unsigned long long>(cycles));
+      std::printf("%-36s %10llu %9.1f %9.1f %8.1f %11.2f %11.2f %5.1f%% %6.1f%% %5.1f%% %10.2f %8llu\n",
+                  workload.label.c_str(), static_cast<unsigned long long>(workload.moved_bytes),
+                  1e9 * t.unchecked / calls, 1e9 * t.spans / calls, 1e9 * t.precondition / calls,
+                  moved / t.unchecked / 1e9, moved / t.checked() / 1e9, 100.0 * t.span_share(),
+                  100.0 * t.precondition_share(), 100.0 * t.total_share(),
+                  moved / t.simulated / 1e9, static_cast<unsigned long long>(t.cycles));
     }
   }
 }
 
 void gemm_families(std::uint32_t calls) {
   std::printf(
-      "\nGEMM models on one tile, %u calls each (1 host thread; checked and unchecked in GFLOP\n"
-      "per thread CPU second, i.e. per host core; the simulated call per wall-clock second)\n",
+      "\nGEMM models on one tile, %u calls each (1 host thread, best of 3; checked (spans +\n"
+      "precondition) and unchecked in GFLOP per thread CPU second, i.e. per host core; the\n"
+      "simulated call per wall-clock second)\n",
       calls);
-  std::printf("%-44s %14s %16s %9s %13s\n", "kernel", "checked GFLOP/s", "unchecked GFLOP/s",
-              "overhead", "simulated");
+  std::printf("%-44s %14s %16s %7s %8s %7s %13s\n", "kernel", "checked GFLOP/s",
+              "unchecked GFLOP/s", "spans", "precond", "all", "simulated");
   for (const Workload& workload : gemm_workloads()) {
-    // Best of three, each way.
-    double checked = 1e30, unchecked = 1e30, wall = 1e30;
-    for (int i = 0; i < 3; ++i) {
-      wall = std::min(wall, simulated_seconds(workload, calls));
-      checked = std::min(checked, checked_seconds(workload, calls));
-      unchecked = std::min(unchecked, unchecked_seconds(workload, calls));
-    }
+    const CallTimes t = measure(workload, calls, 3, true);
     const double flops = static_cast<double>(workload.flops) * calls;
-    std::printf("%-44s %14.2f %16.2f %8.1f%% %13.2f\n", workload.label.c_str(),
-                flops / checked / 1e9, flops / unchecked / 1e9,
-                100.0 * (checked - unchecked) / checked, flops / wall / 1e9);
+    std::printf("%-44s %14.2f %16.2f %6.1f%% %7.1f%% %6.1f%% %13.2f\n", workload.label.c_str(),
+                flops / t.checked() / 1e9, flops / t.unchecked / 1e9, 100.0 * t.span_share(),
+                100.0 * t.precondition_share(), 100.0 * t.total_share(),
+                flops / t.simulated / 1e9);
   }
 }
 
@@ -654,28 +721,16 @@ void gemm_families(std::uint32_t calls) {
 void attention_families(std::uint32_t calls) {
   std::printf(
       "\nAttention models on one tile at the SigLIP shape (9 query rows -> 12, 92 keys -> 96\n"
-      "key columns, head 72 -> 80), %u calls each (1 host thread; CPU time)\n",
+      "key columns, head 72 -> 80), %u calls each (1 host thread, best of 3; CPU time;\n"
+      "checked = spans + precondition)\n",
       calls);
-  std::printf("%-28s %10s %12s %14s %10s %12s %10s\n", "kernel", "cycles", "checked us",
-              "unchecked us", "GB/s", "GFLOP/s", "overhead");
+  std::printf("%-28s %10s %12s %14s %10s %12s %7s %8s %7s\n", "kernel", "cycles", "checked us",
+              "unchecked us", "GB/s", "GFLOP/s", "spans", "precond", "all");
   double chain_seconds = 0;
   std::uint64_t chain_flops = 0;
   for (const Workload& workload : attention_workloads()) {
-    double checked = 1e30, unchecked = 1e30;
-    for (int i = 0; i < 3; ++i) {
-      checked = std::min(checked, checked_seconds(workload, calls));
-      unchecked = std::min(unchecked, unchecked_seconds(workload, calls));
-    }
-    // The modelled cycles: one unchecked call's.
-    const kernels::KernelSpec& spec = *kernels::KernelRegistry::standard().find(workload.kernel);
-    UncheckedMemory memory;
-    const Registers r = workload.registers();
-    for (const Operand& operand : workload.operands) {
-      if (!operand.contents.empty()) memory.load(r[operand.reg], operand.contents);
-    }
-    kernels::KernelCall call{r, memory, 0, 0};
-    spec.model(call);
-    const double per_call = checked / calls;
+    const CallTimes t = measure(workload, calls, 3, false);
+    const double per_call = t.checked() / calls;
     const bool in_chain =
         workload.label.rfind("QK", 0) == 0 || workload.label.rfind("PV", 0) == 0 ||
         workload.label.rfind("softmax", 0) == 0 || workload.label.rfind("merge", 0) == 0;
@@ -688,10 +743,11 @@ void attention_families(std::uint32_t calls) {
       std::snprintf(gflops, sizeof gflops, "%.2f",
                     static_cast<double>(workload.flops) / per_call / 1e9);
     }
-    std::printf("%-28s %10llu %12.2f %14.2f %10.2f %12s %9.1f%%\n", workload.label.c_str(),
-                static_cast<unsigned long long>(call.cycles), 1e6 * per_call,
-                1e6 * unchecked / calls, static_cast<double>(workload.moved_bytes) / per_call / 1e9,
-                gflops, 100.0 * (checked - unchecked) / checked);
+    std::printf("%-28s %10llu %12.2f %14.2f %10.2f %12s %6.1f%% %7.1f%% %6.1f%%\n",
+                workload.label.c_str(), static_cast<unsigned long long>(t.cycles), 1e6 * per_call,
+                1e6 * t.unchecked / calls,
+                static_cast<double>(workload.moved_bytes) / per_call / 1e9, gflops,
+                100.0 * t.span_share(), 100.0 * t.precondition_share(), 100.0 * t.total_share());
   }
   std::printf("%-28s %10s %12.2f %14s %10s %12.2f\n", "key block (QK+softmax+PV+merge)", "",
               1e6 * chain_seconds, "", "", static_cast<double>(chain_flops) / chain_seconds / 1e9);

@@ -1,5 +1,6 @@
 // Kernel emulation at the call boundary, with every model access checked
 // against the allocation the debug section gives each operand.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "kernels/costs.hpp"
@@ -28,6 +29,49 @@ constexpr std::uint32_t kX = 0x60000;  // source tensor, 64 bytes
 constexpr std::uint32_t kY = 0x60100;  // destination tensor, 64 bytes
 constexpr std::uint32_t kW = 0x60140;  // the tensor right after y
 
+// The helpers' symbols, the tensors x, y and w, and (unless told otherwise) a
+// call-site record at `call_pc` giving m2 and m3 to the tensors their
+// pointers start in.
+schema::TileDebug helper_debug(std::uint32_t call_pc, std::uint32_t dst, std::uint32_t src,
+                               bool with_call_site) {
+  schema::TileDebug debug;
+  debug.tile = kTile;
+  debug.symbols = {Symbol{"tessera_copy_words", kCopy, 4, SymbolKind::kRuntimeHelper},
+                   Symbol{"tessera_fill_words", kFill, 4, SymbolKind::kRuntimeHelper},
+                   Symbol{"tessera_sample_cycles", kSample, 4, SymbolKind::kRuntimeHelper},
+                   Symbol{"tessera_worker_barrier", kBarrier, 4, SymbolKind::kRuntimeHelper}};
+  debug.allocations = {Allocation{1, "x", "%x", kX, 64, 0, 9, AllocationKind::kTensor, 0},
+                       Allocation{2, "y", "%y", kY, 64, 0, 9, AllocationKind::kTensor, 0},
+                       Allocation{3, "w", "%w", kW, 64, 0, 9, AllocationKind::kTensor, 1}};
+  // Each operand belongs to the tensor its pointer starts in (y by default).
+  const auto owner = [](std::uint32_t address) -> std::uint32_t {
+    return address == kX ? 1 : address == kW ? 3 : 2;
+  };
+  if (with_call_site) {
+    debug.call_sites = {CallSite{
+        call_pc,
+        "helper",
+        {CallOperand{2, owner(dst), dst, 64, true}, CallOperand{3, owner(src), src, 64, false}},
+        0}};
+  }
+  return debug;
+}
+
+// The helpers' device code is never executed; it only has to exist.
+void load_helpers(Chip& chip) {
+  load_program(chip, kTile,
+               {isa::Br{Reg::m10}, isa::Nop{}, isa::Br{Reg::m10}, isa::Nop{}, isa::Br{Reg::m10},
+                isa::Nop{}, isa::Br{Reg::m10}},
+               kHelpers);
+}
+
+// x's first `bytes` bytes: 1, 2, 3, …
+std::vector<std::uint8_t> x_bytes(std::size_t bytes = 64) {
+  std::vector<std::uint8_t> x(bytes);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<std::uint8_t>(i + 1);
+  return x;
+}
+
 // A tile whose program calls one helper with m2 = dst, m3 = src/value, m4 = count.
 struct KernelCallFixture {
   KernelCallFixture(std::uint32_t helper, std::uint32_t dst, std::uint32_t src, std::uint32_t count,
@@ -38,36 +82,45 @@ struct KernelCallFixture {
                          std::vector<isa::Instruction>{isa::Call{Reg::m10, helper}} + halt();
     call_pc = target::kLoadBase + 4 * 3;  // after three setzi
     load_program(chip, kTile, program);
-    // The helpers' device code is never executed; it only has to exist.
-    load_program(chip, kTile,
-                 {isa::Br{Reg::m10}, isa::Nop{}, isa::Br{Reg::m10}, isa::Nop{}, isa::Br{Reg::m10},
-                  isa::Nop{}, isa::Br{Reg::m10}},
-                 kHelpers);
-    std::vector<std::uint8_t> x(64);
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<std::uint8_t>(i + 1);
-    chip.load_segment(kTile, kX, x, false);
+    load_helpers(chip);
+    chip.load_segment(kTile, kX, x_bytes(), false);
+    chip.set_debug(kTile, helper_debug(call_pc, dst, src, with_call_site),
+                   {"graph: copy %y <- %x", "graph: weights %w"});
+    chip.start();
+    result = chip.run();
+  }
+  const Fault& fault() const { return chip.faults().all().at(0); }
+  std::uint32_t word(std::uint32_t address) { return chip.tile(kTile).sram().read_u32(address); }
 
-    schema::TileDebug debug;
-    debug.tile = kTile;
-    debug.symbols = {Symbol{"tessera_copy_words", kCopy, 4, SymbolKind::kRuntimeHelper},
-                     Symbol{"tessera_fill_words", kFill, 4, SymbolKind::kRuntimeHelper},
-                     Symbol{"tessera_sample_cycles", kSample, 4, SymbolKind::kRuntimeHelper},
-                     Symbol{"tessera_worker_barrier", kBarrier, 4, SymbolKind::kRuntimeHelper}};
-    debug.allocations = {Allocation{1, "x", "%x", kX, 64, 0, 9, AllocationKind::kTensor, 0},
-                         Allocation{2, "y", "%y", kY, 64, 0, 9, AllocationKind::kTensor, 0},
-                         Allocation{3, "w", "%w", kW, 64, 0, 9, AllocationKind::kTensor, 1}};
-    // Each operand belongs to the tensor its pointer starts in (y by default).
-    const auto owner = [](std::uint32_t address) -> std::uint32_t {
-      return address == kX ? 1 : address == kW ? 3 : 2;
-    };
-    if (with_call_site) {
-      debug.call_sites = {CallSite{
-          call_pc,
-          "helper",
-          {CallOperand{2, owner(dst), dst, 64, true}, CallOperand{3, owner(src), src, 64, false}},
-          0}};
-    }
-    chip.set_debug(kTile, debug, {"graph: copy %y <- %x", "graph: weights %w"});
+  Chip chip;
+  std::uint32_t call_pc = 0;
+  RunResult result;
+};
+
+// The same helper called twice through one call site, with count and then
+// count + step: the second call's spans take the span check's fast path
+// (the call site's operands are prepared by the first), so its faults must
+// be the ones a first call would raise. x holds `x_loaded` bytes.
+struct RepeatedCallFixture {
+  RepeatedCallFixture(std::uint32_t helper, std::uint32_t dst, std::uint32_t src,
+                      std::uint32_t count, std::int32_t step, SimOptions options = {},
+                      std::size_t x_loaded = 64)
+      : chip(small_topology(1), options) {
+    const auto prefix = load_constant(Reg::m2, dst) + load_constant(Reg::m3, src) +
+                        load_constant(Reg::m4, count) + load_constant(Reg::m1, 2);
+    call_pc = target::kLoadBase + 4 * static_cast<std::uint32_t>(prefix.size());
+    const std::uint32_t done = call_pc + 20;
+    load_program(chip, kTile,
+                 prefix +
+                     std::vector<isa::Instruction>{isa::Call{Reg::m10, helper},
+                                                   isa::Add{Reg::m4, Reg::m4, step},
+                                                   isa::Add{Reg::m1, Reg::m1, -1},
+                                                   isa::Brz{Reg::m1, done}, isa::Bri{call_pc}} +
+                     halt());
+    load_helpers(chip);
+    chip.load_segment(kTile, kX, x_bytes(x_loaded), false);
+    chip.set_debug(kTile, helper_debug(call_pc, dst, src, true),
+                   {"graph: copy %y <- %x", "graph: weights %w"});
     chip.start();
     result = chip.run();
   }
@@ -231,6 +284,68 @@ TEST(KernelCall, CallToPlainCodeJumps) {
   chip.start();
   ASSERT_EQ(chip.run().reason, StopReason::kAllHalted);
   EXPECT_EQ(chip.tile(kTile).sram().read_u32(kY), 77u);
+}
+
+TEST(KernelCallRepeated, ACallSiteCalledAgainStillCatchesAReadOverrun) {
+  // 16 words (the whole of x and y), then 17.
+  RepeatedCallFixture run(kCopy, kY, kX, 16, 1);
+  ASSERT_EQ(run.result.reason, StopReason::kFault);
+  const Fault& fault = run.fault();
+  EXPECT_EQ(fault.kind, FaultKind::kKernelOverrun);
+  EXPECT_EQ(fault.pc, run.call_pc);
+  EXPECT_EQ(fault.provenance, "graph: copy %y <- %x");
+  EXPECT_EQ(fault.message,
+            fmt::format("kernel 'tessera_copy_words' called at {:#x}: operand $m3 reads [0x60000, "
+                        "0x60044) (68 bytes) outside its allocation #1 'x' (tensor %x) [0x60000, "
+                        "0x60040) from 'graph: copy %y <- %x'; the bytes at 0x60040 belong to no "
+                        "allocation",
+                        run.call_pc));
+  EXPECT_EQ(run.word(kY + 60), run.word(kX + 60)) << "the first call copied";
+}
+
+TEST(KernelCallRepeated, ACallSiteCalledAgainStillCatchesAWriteOverrun) {
+  RepeatedCallFixture run(kFill, kY, 0xAB, 16, 1);
+  ASSERT_EQ(run.result.reason, StopReason::kFault);
+  EXPECT_EQ(run.fault().message,
+            fmt::format("kernel 'tessera_fill_words' called at {:#x}: operand $m2 writes "
+                        "[0x60100, 0x60144) (68 bytes) outside its allocation #2 'y' (tensor %y) "
+                        "[0x60100, 0x60140) from 'graph: copy %y <- %x'; the bytes at 0x60140 "
+                        "belong to allocation #3 'w' (tensor %w) [0x60140, 0x60180) from 'graph: "
+                        "weights %w'",
+                        run.call_pc));
+  EXPECT_EQ(run.word(kY + 60), 0xABu) << "the first call filled y";
+  EXPECT_NE(run.word(kW), 0xABu) << "the stray word was not written";
+}
+
+TEST(KernelCallRepeated, ACallSiteCalledAgainStillCatchesAnUninitializedRead) {
+  SimOptions options;
+  options.check_uninitialized = true;
+  // Only x's first 32 bytes were ever written: 8 words read fine, 16 do not.
+  RepeatedCallFixture run(kCopy, kY, kX, 8, 8, options, 32);
+  ASSERT_EQ(run.result.reason, StopReason::kFault);
+  EXPECT_EQ(run.fault().kind, FaultKind::kUninitializedRead);
+  EXPECT_NE(run.fault().message.find("operand $m3 reads [0x60000, 0x60040) (64 bytes) of "
+                                     "allocation #1 'x'"),
+            std::string::npos)
+      << run.fault().message;
+}
+
+TEST(KernelCallRepeated, ACallSiteCalledAgainOnWrittenBytesRunsOn) {
+  SimOptions options;
+  options.check_uninitialized = true;
+  RepeatedCallFixture run(kCopy, kY, kX, 8, 0, options, 32);
+  EXPECT_EQ(run.result.reason, StopReason::kAllHalted) << describe(run.fault());
+}
+
+TEST(KernelCallRepeated, AWrittenAllocationStaysWrittenAndTracked) {
+  SimOptions options;
+  options.check_uninitialized = true;
+  // The first call writes all of y (its operand is then written throughout,
+  // and the second call's span is neither tested nor marked again).
+  RepeatedCallFixture run(kCopy, kY, kX, 16, -8, options);
+  ASSERT_EQ(run.result.reason, StopReason::kAllHalted) << describe(run.fault());
+  EXPECT_TRUE(run.chip.tile(kTile).sram().initialized(kY, 64));
+  EXPECT_FALSE(run.chip.tile(kTile).sram().initialized(kW, 4));
 }
 
 }  // namespace

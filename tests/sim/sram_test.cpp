@@ -131,6 +131,35 @@ RC_GTEST_PROP(TileSramProperties, MatchesAByteOracle, ()) {
 namespace tessera::sim {
 namespace {
 
+// The written summary (one bit per 512-byte block) only shortcuts the
+// bitmap: a block written word by word, or span by span, answers the same.
+TEST(TileSram, BlocksWrittenPieceByPieceAreInitialized) {
+  TileSram sram;
+  constexpr std::uint32_t kBlock = 0x60000;  // 512-byte aligned
+  for (std::uint32_t at = kBlock; at < kBlock + 512; at += 4) {
+    EXPECT_FALSE(sram.initialized(kBlock, 512));
+    sram.write_u32(at, at);
+  }
+  EXPECT_TRUE(sram.initialized(kBlock, 512));
+  EXPECT_TRUE(sram.initialized(kBlock + 100, 7));
+  EXPECT_FALSE(sram.initialized(kBlock, 513));
+  EXPECT_FALSE(sram.initialized(kBlock - 1, 2));
+  // Spans: three pieces that together complete the next two blocks.
+  const std::uint32_t next = kBlock + 512;
+  (void)sram.bytes(next, 1024);
+  sram.mark_written(next + 300, 724);
+  EXPECT_FALSE(sram.initialized(next, 1024));
+  EXPECT_TRUE(sram.initialized(next + 300, 724));
+  sram.mark_written(next, 1);
+  sram.mark_written(next + 1, 299);
+  EXPECT_TRUE(sram.initialized(kBlock, 1536));
+  EXPECT_FALSE(sram.initialized(kBlock, 1537));
+  sram.mark_written(next, 1024);  // again: nothing changes
+  EXPECT_TRUE(sram.initialized(kBlock, 1536));
+  sram.clear();
+  EXPECT_FALSE(sram.initialized(kBlock + 100, 7));
+}
+
 TEST(TileSram, ClearForgetsEverything) {
   TileSram sram(0xA5A5A5A5);
   const std::vector<std::uint8_t> data(10000, 7);
