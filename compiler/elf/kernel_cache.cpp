@@ -191,6 +191,11 @@ CachedKernel KernelCache::build(const KernelBuild& build) {
     with_context(fmt::format("{} extract", tools_.objdump.string()),
                  [&] { (void)read_object("the extracted object", object); });
 
+    // An input edited while the tools ran would file this object under the
+    // old content's key; refuse rather than cache a mismatch.
+    if (key(build) != result.key) {
+      throw KernelBuildError("the source or a header changed while it was compiled; build again");
+    }
     // The entry directory only once there is something to put in it.
     std::filesystem::create_directories(entry);
     write_file_atomically(result.object, object);

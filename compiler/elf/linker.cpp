@@ -73,8 +73,15 @@ class Linker {
     if (it == globals_.end()) {
       throw LinkError(fmt::format("{} symbol '{}' is not defined by any object", role, name));
     }
-    const Symbol& symbol = objects_[it->second.object].symbols[it->second.symbol];
-    if (symbol.section != kShnAbs) visit(it->second.object, symbol.section);
+    const ObjectFile& object = objects_[it->second.object];
+    const Symbol& symbol = object.symbols[it->second.symbol];
+    if (symbol.section == kShnAbs) return;
+    if (!object.sections[symbol.section].placeable()) {
+      throw LinkError(fmt::format("{} symbol '{}' is in {}, which is not placed (empty, not "
+                                  "allocated or TLS)",
+                                  role, name, where(object, symbol.section)));
+    }
+    visit(it->second.object, symbol.section);
   }
 
   void visit(std::size_t object, std::size_t section) {
@@ -122,6 +129,13 @@ class Linker {
     std::vector<Region> regions;
     for (const auto& range : options_.regions) {
       if (!range.empty()) regions.push_back({range, range.begin});
+    }
+    for (const Region& region : regions) {
+      // Kernels and runtime code run from here: instruction fetch works only in region 0.
+      if (!target::is_executable(region.range)) {
+        throw UsageError(fmt::format("link: region {} is not in the executable range {}",
+                                     region.range, target::kExecutableRange));
+      }
     }
     std::sort(regions.begin(), regions.end(),
               [](const Region& a, const Region& b) { return a.range.begin < b.range.begin; });

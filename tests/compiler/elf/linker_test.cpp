@@ -271,6 +271,23 @@ TEST(ColossusLinker, RelocationErrorsNameRelocationSymbolSectionValueAndRange) {
   EXPECT_NO_THROW(link(one_relocation(0, 7, 0), main_entry()));  // NONE writes nothing
 }
 
+TEST(ColossusLinker, RootsMustBePlaceableAndRegionsExecutable) {
+  ElfWriter w;
+  const auto text = w.add_section(".text", zeros(4));
+  const auto empty = w.add_section(".text.empty", {});
+  w.add_symbol("main", in(text), 0);
+  w.add_symbol("nothing", in(empty), 0);
+  const std::vector<ObjectFile> objects{read_object("r.o", w.build())};
+  LinkOptions options = main_entry();
+  options.retained = {"nothing"};
+  expect_error<LinkError>([&] { link(objects, options); },
+                          {"retained symbol 'nothing' is in r.o (.text.empty), which is not placed"});
+  options = main_entry();
+  options.regions = {target::AddressRange{0x80000, 0x81000}};
+  expect_error<UsageError>([&] { link(objects, options); },
+                           {"region [0x80000, 0x81000) is not in the executable range"});
+}
+
 TEST(ColossusLinker, ReferenceIntoAnUnplacedSectionIsAnError) {
   ElfWriter w;
   const auto text = w.add_section(".text", zeros(4));
