@@ -74,7 +74,8 @@ SubprocessResult run_subprocess(const std::vector<std::string>& argv) {
   }
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw IoError(fmt::format("{}: waitpid: {}", argv[0], std::strerror(errno)));
+    if (errno != EINTR)
+      throw IoError(fmt::format("{}: waitpid: {}", argv[0], std::strerror(errno)));
   }
   SubprocessResult result;
   result.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -28,8 +28,9 @@ std::optional<Directive> parse_include(std::string_view line, const std::string&
   if (i == std::string_view::npos) throw InputError(where, "#include without a file name");
   const char open = line[i];
   if (open != '"' && open != '<') {
-    throw InputError(where, fmt::format("computed #include '{}' cannot be part of the kernel cache key",
-                                        std::string(line.substr(i))));
+    throw InputError(where,
+                     fmt::format("computed #include '{}' cannot be part of the kernel cache key",
+                                 std::string(line.substr(i))));
   }
   const char close = open == '"' ? '"' : '>';
   const std::size_t end = line.find(close, i + 1);

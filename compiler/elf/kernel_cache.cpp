@@ -108,7 +108,8 @@ std::string entry_problem(const std::filesystem::path& entry) {
     const auto object = read_bytes(entry / kObjectName);
     const auto digest = read_bytes(entry / kDigestName);
     const std::string recorded(digest.begin(), digest.end());
-    if (recorded != schema::to_hex(schema::sha256(object))) return "the object does not match its digest";
+    if (recorded != schema::to_hex(schema::sha256(object)))
+      return "the object does not match its digest";
     (void)read_object((entry / kObjectName).string(), object);
   } catch (const Error& e) {
     return e.what();
@@ -124,7 +125,8 @@ std::filesystem::path default_kernel_cache_directory() {
     return value != nullptr && *value != '\0' ? value : nullptr;
   };
   if (const char* dir = variable("TESSERA_KERNEL_CACHE")) return dir;
-  if (const char* dir = variable("XDG_CACHE_HOME")) return std::filesystem::path(dir) / "tessera" / "kernels";
+  if (const char* dir = variable("XDG_CACHE_HOME"))
+    return std::filesystem::path(dir) / "tessera" / "kernels";
   if (const char* dir = variable("HOME")) {
     return std::filesystem::path(dir) / ".cache" / "tessera" / "kernels";
   }
@@ -172,7 +174,8 @@ CachedKernel KernelCache::build(const KernelBuild& build) {
     if (problem.empty()) return result;
     std::error_code error;
     if (std::filesystem::exists(entry, error)) {
-      spdlog::warn("kernel cache entry {} is unusable ({}); rebuilding it", entry.string(), problem);
+      spdlog::warn("kernel cache entry {} is unusable ({}); rebuilding it", entry.string(),
+                   problem);
     }
     std::filesystem::create_directories(directory_);
     const WorkDirectory work(directory_);
@@ -200,8 +203,9 @@ CachedKernel KernelCache::build(const KernelBuild& build) {
     std::filesystem::create_directories(entry);
     write_file_atomically(result.object, object);
     const std::string digest = schema::to_hex(schema::sha256(object));
-    write_file_atomically(entry / kDigestName,
-                          std::span(reinterpret_cast<const std::uint8_t*>(digest.data()), digest.size()));
+    write_file_atomically(
+        entry / kDigestName,
+        std::span(reinterpret_cast<const std::uint8_t*>(digest.data()), digest.size()));
     result.built = true;
     return result;
   });

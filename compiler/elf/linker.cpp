@@ -60,8 +60,9 @@ class Linker {
               where(objects_[o], symbol)));
         }
         if (options_.externals.contains(symbol.name)) {
-          throw LinkError(fmt::format("duplicate symbol '{}': defined in {} and given as an external",
-                                      symbol.name, where(objects_[o], symbol)));
+          throw LinkError(
+              fmt::format("duplicate symbol '{}': defined in {} and given as an external",
+                          symbol.name, where(objects_[o], symbol)));
         }
       }
     }
@@ -77,9 +78,10 @@ class Linker {
     const Symbol& symbol = object.symbols[it->second.symbol];
     if (symbol.section == kShnAbs) return;
     if (!object.sections[symbol.section].placeable()) {
-      throw LinkError(fmt::format("{} symbol '{}' is in {}, which is not placed (empty, not "
-                                  "allocated or TLS)",
-                                  role, name, where(object, symbol.section)));
+      throw LinkError(
+          fmt::format("{} symbol '{}' is in {}, which is not placed (empty, not "
+                      "allocated or TLS)",
+                      role, name, where(object, symbol.section)));
     }
     visit(it->second.object, symbol.section);
   }
@@ -90,6 +92,12 @@ class Linker {
 
   void reach() {
     if (options_.entry.empty()) throw UsageError("link: no entry symbol");
+    // RUN's rule is stated on V (V % 4 = 0) and applied to V − base: the same only for a
+    // word-aligned base.
+    if (!target::is_word_aligned(options_.image_base)) {
+      throw UsageError(
+          fmt::format("link: image base {:#x} is not word-aligned", options_.image_base));
+    }
     add_root(options_.entry, "entry");
     for (const auto& name : options_.retained) add_root(name, "retained");
     while (!pending_.empty()) {
@@ -141,8 +149,8 @@ class Linker {
               [](const Region& a, const Region& b) { return a.range.begin < b.range.begin; });
     for (std::size_t i = 1; i < regions.size(); ++i) {
       if (regions[i - 1].range.overlaps(regions[i].range)) {
-        throw UsageError(fmt::format("link: regions {} and {} overlap", regions[i - 1].range,
-                                     regions[i].range));
+        throw UsageError(
+            fmt::format("link: regions {} and {} overlap", regions[i - 1].range, regions[i].range));
       }
     }
     std::uint64_t placed_bytes = 0;
@@ -154,7 +162,8 @@ class Linker {
       bool done = false;
       for (Region& region : regions) {
         const std::uint64_t mask = std::uint64_t{section.alignment} - 1;
-        const std::uint64_t at = checked_add<std::uint64_t>(region.cursor, mask, "section address") & ~mask;
+        const std::uint64_t at =
+            checked_add<std::uint64_t>(region.cursor, mask, "section address") & ~mask;
         const std::uint64_t end = checked_add<std::uint64_t>(at, section.size, "section end");
         if (end > region.range.end) continue;
         region.cursor = end;
@@ -219,11 +228,11 @@ class Linker {
       for (std::size_t i = 0; i < section.relocations.size(); ++i) {
         const Relocation& r = section.relocations[i];
         const Symbol& symbol = object.symbols[r.symbol];
-        const std::string symbol_name =
-            r.symbol == 0 ? std::string("(none)")
-            : symbol.name.empty() && symbol.type == kSttSection && symbol.section < object.sections.size()
-                ? object.sections[symbol.section].name
-                : symbol.name;
+        const std::string symbol_name = r.symbol == 0 ? std::string("(none)")
+                                        : symbol.name.empty() && symbol.type == kSttSection &&
+                                                symbol.section < object.sections.size()
+                                            ? object.sections[symbol.section].name
+                                            : symbol.name;
         const std::string context =
             fmt::format("{}: relocation {} at {}+{:#x} against '{}'", where(object, key.second), i,
                         section.name, r.offset, symbol_name);
@@ -235,9 +244,10 @@ class Linker {
           const std::uint32_t width = relocation_width(*type);
           // §3.2's hole, closed: the write must lie inside this section.
           if (checked_add<std::uint64_t>(r.offset, width, "r_offset") > out.bytes.size()) {
-            throw LinkError(fmt::format("{}: r_offset {:#x} + {} bytes is past the end of the "
-                                        "section ({:#x} bytes)",
-                                        relocation_name(*type), r.offset, width, out.bytes.size()));
+            throw LinkError(
+                fmt::format("{}: r_offset {:#x} + {} bytes is past the end of the "
+                            "section ({:#x} bytes)",
+                            relocation_name(*type), r.offset, width, out.bytes.size()));
           }
           // |S| < 2^33 and |A| < 2^31: no 64-bit overflow.
           const std::int64_t value =
@@ -256,10 +266,11 @@ class Linker {
       if (symbol.type == kSttFile || symbol.type == kSttSection) continue;
       const bool absolute = symbol.section == kShnAbs;
       if (!absolute && !addresses_.contains({definition.object, symbol.section})) continue;
-      image_.symbols.push_back({name, object.name,
-                                static_cast<std::uint32_t>(symbol_value(
-                                    definition.object, static_cast<std::uint32_t>(definition.symbol))),
-                                symbol.size, true, symbol.type == kSttFunc, absolute});
+      image_.symbols.push_back(
+          {name, object.name,
+           static_cast<std::uint32_t>(
+               symbol_value(definition.object, static_cast<std::uint32_t>(definition.symbol))),
+           symbol.size, true, symbol.type == kSttFunc, absolute});
     }
     std::vector<LinkedSymbol> locals;
     for (std::size_t o = 0; o < objects_.size(); ++o) {
@@ -267,11 +278,13 @@ class Linker {
       for (std::size_t s = 1; s < symbols.size(); ++s) {
         const Symbol& symbol = symbols[s];
         if (symbol.global() || !symbol.defined() || symbol.name.empty()) continue;
-        if (symbol.type == kSttFile || symbol.type == kSttSection || symbol.section == kShnAbs) continue;
+        if (symbol.type == kSttFile || symbol.type == kSttSection || symbol.section == kShnAbs)
+          continue;
         if (!addresses_.contains({o, symbol.section})) continue;
-        locals.push_back({symbol.name, objects_[o].name,
-                          static_cast<std::uint32_t>(symbol_value(o, static_cast<std::uint32_t>(s))),
-                          symbol.size, false, symbol.type == kSttFunc, false});
+        locals.push_back(
+            {symbol.name, objects_[o].name,
+             static_cast<std::uint32_t>(symbol_value(o, static_cast<std::uint32_t>(s))),
+             symbol.size, false, symbol.type == kSttFunc, false});
       }
     }
     std::stable_sort(locals.begin(), locals.end(), [](const auto& a, const auto& b) {

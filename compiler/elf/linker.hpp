@@ -45,8 +45,8 @@
 namespace tessera::compiler::elf {
 
 struct LinkOptions {
-  std::string entry;                   // a global the objects define; the first root
-  std::vector<std::string> retained;   // more roots, each defined by some object
+  std::string entry;                  // a global the objects define; the first root
+  std::vector<std::string> retained;  // more roots, each defined by some object
   // Addresses defined outside the objects (runtime state, per-tile constants):
   // undefined references resolve to them.
   std::map<std::string, std::uint32_t, std::less<>> externals;
@@ -64,11 +64,10 @@ struct PlacedSection {
   std::vector<std::uint8_t> bytes;  // relocated; zeros for NOBITS
   bool executable = false;
   bool writable = false;
-  bool zero_fill = false;           // NOBITS: the tile image must hold zeros here
+  bool zero_fill = false;  // NOBITS: the tile image must hold zeros here
 
   target::AddressRange range() const {
-    return target::AddressRange::from_size(address, static_cast<std::uint32_t>(bytes.size()),
-                                           name);
+    return target::AddressRange::from_size(address, static_cast<std::uint32_t>(bytes.size()), name);
   }
 };
 

@@ -48,16 +48,16 @@ class Bytes {
 }
 
 struct RawSection {
-  std::uint32_t name = 0, type = 0, flags = 0, addr = 0, offset = 0, size = 0, link = 0,
-                info = 0, addralign = 0, entsize = 0;
+  std::uint32_t name = 0, type = 0, flags = 0, addr = 0, offset = 0, size = 0, link = 0, info = 0,
+                addralign = 0, entsize = 0;
 };
 
 // A NUL-terminated string at `offset` of string table `table`, inside that table.
 std::string string_at(const Bytes& file, const RawSection& table, std::uint32_t offset,
                       std::string_view field) {
   if (offset >= table.size) {
-    fail(field, fmt::format("string offset {:#x} is outside the string table's {:#x} bytes",
-                            offset, table.size));
+    fail(field, fmt::format("string offset {:#x} is outside the string table's {:#x} bytes", offset,
+                            table.size));
   }
   const auto text = file.slice(table.offset, table.size, field).subspan(offset);
   const void* nul = std::memchr(text.data(), 0, text.size());
@@ -84,8 +84,8 @@ void check_header(const Bytes& file) {
     fail("EI_VERSION", fmt::format("{}, expected {}", v, kElfVersionCurrent));
   }
   if (const auto t = file.u16(16, "e_type"); t != kElfTypeRel) {
-    fail("e_type", fmt::format("{}, expected {} (ET_REL: only relocatable objects link)", t,
-                               kElfTypeRel));
+    fail("e_type",
+         fmt::format("{}, expected {} (ET_REL: only relocatable objects link)", t, kElfTypeRel));
   }
   if (const auto m = file.u16(18, "e_machine"); m != kMachineColossus) {
     fail("e_machine", fmt::format("{:#x}, expected {:#x} (Colossus)", m, kMachineColossus));
@@ -101,7 +101,8 @@ std::vector<RawSection> read_section_headers(const Bytes& file) {
   const std::uint16_t shnum = file.u16(48, "e_shnum");
   if (shnum == 0) {
     // e_shnum 0 with a table means extended numbering (the count is in section 0).
-    if (shoff != 0) fail("e_shnum", "0 with e_shoff set: extended section numbering is not supported");
+    if (shoff != 0)
+      fail("e_shnum", "0 with e_shoff set: extended section numbering is not supported");
     return {};
   }
   if (shentsize != kSectionHeaderBytes) {
@@ -158,21 +159,23 @@ void read_symbols(const Bytes& file, const std::vector<RawSection>& headers, std
     s.binding = static_cast<std::uint8_t>(info >> 4);
     s.type = static_cast<std::uint8_t>(info & 0xF);
     s.section = file.u16(at + 14, sym_field);
-    const std::string named = s.name.empty() ? sym_field : fmt::format("{} ({})", sym_field, s.name);
+    const std::string named =
+        s.name.empty() ? sym_field : fmt::format("{} ({})", sym_field, s.name);
     if (s.section == kShnCommon) fail(named, "COMMON symbols are not supported");
-    if (s.section == kShnXindex) fail(named, "extended section index (SHN_XINDEX) is not supported");
+    if (s.section == kShnXindex)
+      fail(named, "extended section index (SHN_XINDEX) is not supported");
     if (s.section >= kShnLoReserve && s.section != kShnAbs) {
       fail(named, fmt::format("st_shndx {:#x} is a reserved index", s.section));
     }
     if (s.section != kShnUndef && s.section != kShnAbs) {
       if (s.section >= object.sections.size()) {
-        fail(named, fmt::format("st_shndx {} is past the {} sections", s.section,
-                                object.sections.size()));
+        fail(named,
+             fmt::format("st_shndx {} is past the {} sections", s.section, object.sections.size()));
       }
       if (s.value > object.sections[s.section].size) {
-        fail(named, fmt::format("st_value {:#x} is past the end of section {} ({:#x} bytes)",
-                                s.value, object.sections[s.section].name,
-                                object.sections[s.section].size));
+        fail(named,
+             fmt::format("st_value {:#x} is past the end of section {} ({:#x} bytes)", s.value,
+                         object.sections[s.section].name, object.sections[s.section].size));
       }
     }
     if (s.binding != kStbLocal && s.binding != kStbGlobal && s.binding != kStbWeak) {
@@ -210,8 +213,8 @@ void read_relocations(const Bytes& file, const std::vector<RawSection>& headers,
     r.type = info & 0xFF;
     r.addend = static_cast<std::int32_t>(file.u32(at + 8, rel_field));
     if (r.symbol >= object.symbols.size()) {
-      fail(rel_field, fmt::format("symbol index {} is past the {} symbols", r.symbol,
-                                  object.symbols.size()));
+      fail(rel_field,
+           fmt::format("symbol index {} is past the {} symbols", r.symbol, object.symbols.size()));
     }
     target.relocations.push_back(r);
   }

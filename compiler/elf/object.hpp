@@ -25,19 +25,19 @@
 namespace tessera::compiler::elf {
 
 struct Relocation {
-  std::uint32_t offset = 0;       // r_offset, in the target section
-  std::uint32_t type = 0;         // ELF32_R_TYPE, unchecked until applied
-  std::uint32_t symbol = 0;       // ELF32_R_SYM, < symbols.size()
-  std::int32_t addend = 0;        // r_addend
+  std::uint32_t offset = 0;  // r_offset, in the target section
+  std::uint32_t type = 0;    // ELF32_R_TYPE, unchecked until applied
+  std::uint32_t symbol = 0;  // ELF32_R_SYM, < symbols.size()
+  std::int32_t addend = 0;   // r_addend
 };
 
 struct Section {
   std::string name;
   std::uint32_t type = kShtNull;
   std::uint32_t flags = 0;
-  std::uint32_t size = 0;         // sh_size (for NOBITS, the zero-filled bytes)
-  std::uint32_t alignment = 1;    // sh_addralign, 0 read as 1
-  std::vector<std::uint8_t> bytes;  // the file's bytes; empty for NOBITS
+  std::uint32_t size = 0;               // sh_size (for NOBITS, the zero-filled bytes)
+  std::uint32_t alignment = 1;          // sh_addralign, 0 read as 1
+  std::vector<std::uint8_t> bytes;      // the file's bytes; empty for NOBITS
   std::vector<Relocation> relocations;  // from the RELA sections that target this one
 
   // What the linker may place: allocatable PROGBITS or NOBITS, not TLS, not empty (§3.1).
@@ -61,9 +61,9 @@ struct Symbol {
 };
 
 struct ObjectFile {
-  std::string name;                // the file's name, for messages
-  std::vector<Section> sections;   // by section-header index (0 is the null section)
-  std::vector<Symbol> symbols;     // by symbol index (0 is the null symbol); empty without a symtab
+  std::string name;               // the file's name, for messages
+  std::vector<Section> sections;  // by section-header index (0 is the null section)
+  std::vector<Symbol> symbols;    // by symbol index (0 is the null symbol); empty without a symtab
 };
 
 // Parses `bytes` as the object `name`; ObjectError naming it and the field otherwise.

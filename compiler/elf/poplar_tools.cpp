@@ -15,11 +15,12 @@ std::filesystem::path tool(const std::filesystem::path& sdk, const char* name) {
   const auto path = sdk / "bin" / name;
   std::error_code error;
   if (!std::filesystem::is_regular_file(path, error)) {
-    throw InputError(fmt::format("Poplar SDK {}: no {} (looked for {})", sdk.string(), name,
-                                 path.string()));
+    throw InputError(
+        fmt::format("Poplar SDK {}: no {} (looked for {})", sdk.string(), name, path.string()));
   }
   if (::access(path.c_str(), X_OK) != 0) {
-    throw InputError(fmt::format("Poplar SDK {}: {} is not executable", sdk.string(), path.string()));
+    throw InputError(
+        fmt::format("Poplar SDK {}: {} is not executable", sdk.string(), path.string()));
   }
   return std::filesystem::absolute(path);
 }
@@ -34,8 +35,8 @@ PoplarTools find_poplar_tools(const std::optional<std::filesystem::path>& sdk) {
              from_environment != nullptr && *from_environment != '\0') {
     directory = from_environment;
   } else {
-    throw UsageError(fmt::format(
-        "no Poplar SDK: pass --sdk DIR or set {} to build device kernels", kPoplarSdkVariable));
+    throw UsageError(fmt::format("no Poplar SDK: pass --sdk DIR or set {} to build device kernels",
+                                 kPoplarSdkVariable));
   }
   return {tool(directory, "popc"), tool(directory, "pop-objdump")};
 }

@@ -86,8 +86,8 @@ void apply_relocation(RelocationType type, std::int64_t value, std::span<std::ui
                       std::uint32_t image_base) {
   const Rule& r = rule(type);
   if (field.size() != r.width) {
-    throw UsageError(fmt::format("{}: field of {} bytes, expected {}", r.name, field.size(),
-                                 r.width));
+    throw UsageError(
+        fmt::format("{}: field of {} bytes, expected {}", r.name, field.size(), r.width));
   }
   if (type == RelocationType::kNone) return;
   const RelocationRange range = relocation_range(type, image_base);

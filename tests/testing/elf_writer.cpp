@@ -45,7 +45,8 @@ ElfWriter::ElfWriter() = default;
 std::uint32_t ElfWriter::add_section(std::string name, std::vector<std::uint8_t> bytes,
                                      std::uint32_t flags, std::uint32_t alignment) {
   const auto size = static_cast<std::uint32_t>(bytes.size());
-  sections_.push_back({std::move(name), elf::kShtProgbits, flags, alignment, size, std::move(bytes)});
+  sections_.push_back(
+      {std::move(name), elf::kShtProgbits, flags, alignment, size, std::move(bytes)});
   return static_cast<std::uint32_t>(sections_.size());
 }
 
@@ -141,11 +142,12 @@ std::vector<std::uint8_t> ElfWriter::build() const {
   std::vector<std::vector<std::uint8_t>> rela_bytes;
   for (const auto& [section, entries] : by_section) {
     rela_names.push_back(".rela" + (section >= 1 && section <= user ? sections_[section - 1].name
-                                                                      : std::string(".bad")));
+                                                                    : std::string(".bad")));
     std::vector<std::uint8_t> bytes;
     for (const RelocationEntry* r : entries) {
       put32(bytes, r->offset);
-      const std::uint32_t symbol = r->symbol < final_index.size() ? final_index[r->symbol] : r->symbol;
+      const std::uint32_t symbol =
+          r->symbol < final_index.size() ? final_index[r->symbol] : r->symbol;
       put32(bytes, symbol << 8 | (r->type & 0xFF));
       put32(bytes, static_cast<std::uint32_t>(r->addend));
     }
@@ -216,8 +218,8 @@ std::vector<std::uint8_t> ElfWriter::build() const {
   put32(header, shoff);  // e_shoff
   put32(header, 0);      // e_flags
   put16(header, static_cast<std::uint16_t>(elf::kElfHeaderBytes));
-  put16(header, 0);      // e_phentsize
-  put16(header, 0);      // e_phnum
+  put16(header, 0);  // e_phentsize
+  put16(header, 0);  // e_phnum
   put16(header, static_cast<std::uint16_t>(elf::kSectionHeaderBytes));
   put16(header, static_cast<std::uint16_t>(section_count));
   put16(header, static_cast<std::uint16_t>(shstrtab_index));
@@ -232,7 +234,8 @@ void poke_u16(std::vector<std::uint8_t>& bytes, std::size_t offset, std::uint16_
 }
 
 void poke_u32(std::vector<std::uint8_t>& bytes, std::size_t offset, std::uint32_t value) {
-  for (std::size_t i = 0; i < 4; ++i) bytes.at(offset + i) = static_cast<std::uint8_t>(value >> (8 * i));
+  for (std::size_t i = 0; i < 4; ++i)
+    bytes.at(offset + i) = static_cast<std::uint8_t>(value >> (8 * i));
 }
 
 std::vector<std::uint8_t> single_function_object(const std::string& name,

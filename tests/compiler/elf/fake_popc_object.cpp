@@ -22,7 +22,8 @@ int main(int argc, char** argv) {
     std::cerr << argv[2] << ": cannot open\n";
     return 1;
   }
-  const std::string text((std::istreambuf_iterator<char>(source)), std::istreambuf_iterator<char>());
+  const std::string text((std::istreambuf_iterator<char>(source)),
+                         std::istreambuf_iterator<char>());
   std::string symbol = "kernel";
   const std::string prefix = "-DKERNEL_SYMBOL=";
   for (int i = 3; i < argc; ++i) {
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   const auto bytes = tessera::testing::single_function_object(
       symbol, {static_cast<std::uint32_t>(text.size()), static_cast<std::uint32_t>(argc - 3)});
   std::ofstream out(argv[1], std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
   return out ? 0 : 1;
 }

@@ -57,7 +57,8 @@ class KernelCacheTest : public ::testing::Test {
     ::setenv("FAKE_POPC_LOG", log().c_str(), 1);
     ::unsetenv("FAKE_OBJDUMP_GARBAGE");
     write_text(source(), "#include \"kernel.h\"\nvoid kernel() {}\n");
-    write_text(root_ / "src" / "kernel.h", "#include <detail/inner.h>\n#include <ipu_vector_math>\n");
+    write_text(root_ / "src" / "kernel.h",
+               "#include <detail/inner.h>\n#include <ipu_vector_math>\n");
     write_text(inner(), "#define ROWS 4\n");
   }
   void TearDown() override {
@@ -89,7 +90,8 @@ TEST_F(KernelCacheTest, FindsTheToolsFromTheSdkOrTheEnvironment) {
   expect_error<UsageError>([] { find_poplar_tools(std::nullopt); },
                            {"no Poplar SDK", "--sdk DIR", "TESSERA_POPLAR_SDK"});
   fs::remove(sdk() / "bin" / "pop-objdump");
-  expect_error<InputError>([&] { find_poplar_tools(sdk()); }, {"no pop-objdump", "bin/pop-objdump"});
+  expect_error<InputError>([&] { find_poplar_tools(sdk()); },
+                           {"no pop-objdump", "bin/pop-objdump"});
 }
 
 TEST_F(KernelCacheTest, CompilesOnceAndTheObjectLinks) {
@@ -123,8 +125,9 @@ TEST_F(KernelCacheTest, TheKeyIsEveryIncludedHeadersContentNotItsTime) {
   const std::string original = kernels.key(build());
   // The header two levels down is found through the include directory.
   const IncludedFiles headers = included_files(source(), build().include_dirs);
-  EXPECT_EQ(headers.found, (std::vector<fs::path>{fs::weakly_canonical(inner()),
-                                                   fs::weakly_canonical(root_ / "src" / "kernel.h")}));
+  EXPECT_EQ(headers.found,
+            (std::vector<fs::path>{fs::weakly_canonical(inner()),
+                                   fs::weakly_canonical(root_ / "src" / "kernel.h")}));
   EXPECT_EQ(headers.unresolved, std::vector<std::string>{"ipu_vector_math"});
 
   kernels.build(build());

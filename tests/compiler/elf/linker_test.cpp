@@ -11,8 +11,8 @@
 namespace tessera::compiler::elf {
 namespace {
 
-using testing::expect_error;
 using tessera::testing::ElfWriter;
+using testing::expect_error;
 
 std::vector<std::uint8_t> zeros(std::size_t n) { return std::vector<std::uint8_t>(n, 0); }
 std::uint16_t in(std::uint32_t section) { return static_cast<std::uint16_t>(section); }
@@ -108,7 +108,8 @@ TEST(ColossusLinker, KeepsWhatTheEntryReachesAndRelocatesIt) {
   EXPECT_EQ(image.find("unused"), nullptr);
   EXPECT_EQ(image.find("loop"), nullptr);  // a local: listed, never found by name
   bool listed_loop = false;
-  for (const auto& s : image.symbols) listed_loop |= s.name == "loop" && !s.global && s.address == 0x4C034u;
+  for (const auto& s : image.symbols)
+    listed_loop |= s.name == "loop" && !s.global && s.address == 0x4C034u;
   EXPECT_TRUE(listed_loop);
   expect_error<LinkError>([&] { (void)image.address_of("dead"); }, {"no symbol 'dead'"});
 }
@@ -165,10 +166,11 @@ TEST(ColossusLinker, FirstFitAcrossRegionsAndWhatDoesNotFit) {
   options.entry = "big";
   options.retained = {"small"};
   // Region order does not matter: regions are taken in address order.
-  options.regions = {target::AddressRange{0x60000, 0x60200}, target::AddressRange{0x4C018, 0x4C040}};
+  options.regions = {target::AddressRange{0x60000, 0x60200},
+                     target::AddressRange{0x4C018, 0x4C040}};
   const LinkedImage image = link(objects, options);
-  EXPECT_EQ(image.address_of("big"), 0x60000u);   // too big for the first region
-  EXPECT_EQ(image.address_of("small"), 0x4C018u); // first fit goes back to it
+  EXPECT_EQ(image.address_of("big"), 0x60000u);    // too big for the first region
+  EXPECT_EQ(image.address_of("small"), 0x4C018u);  // first fit goes back to it
 
   options.retained = {"small", "huge"};
   expect_error<LinkError>([&] { link(objects, options); },
@@ -181,9 +183,9 @@ TEST(ColossusLinker, UndefinedAndDuplicateSymbolsAreNamed) {
   const TwoObjects t;
   LinkOptions options;
   options.entry = "unused";  // reaches the reference to never_defined
-  expect_error<LinkError>([&] { link(t.objects, options); },
-                          {"undefined symbol 'never_defined'", "runtime.o (.text.unused)",
-                           "relocation 0"});
+  expect_error<LinkError>(
+      [&] { link(t.objects, options); },
+      {"undefined symbol 'never_defined'", "runtime.o (.text.unused)", "relocation 0"});
   // An external resolves it.
   options.externals["never_defined"] = 0x58000;
   const LinkedImage image = link(t.objects, options);
@@ -197,9 +199,9 @@ TEST(ColossusLinker, UndefinedAndDuplicateSymbolsAreNamed) {
     auto objects = t.objects;
     objects.push_back(read_object("other.o", other.build()));
     options.entry = "start";
-    expect_error<LinkError>([&] { link(objects, options); },
-                            {"duplicate symbol 'kernel'", "kernel.o (.text.kernel)",
-                             "other.o (.text.other)"});
+    expect_error<LinkError>(
+        [&] { link(objects, options); },
+        {"duplicate symbol 'kernel'", "kernel.o (.text.kernel)", "other.o (.text.other)"});
   }
   // Defined and also given as an external.
   options.externals["kernel"] = 0x5C000;
@@ -247,14 +249,12 @@ LinkOptions main_entry() {
 }
 
 TEST(ColossusLinker, RelocationErrorsNameRelocationSymbolSectionValueAndRange) {
-  expect_error<LinkError>(
-      [] { link(one_relocation(1, 0, 0x100), main_entry()); },
-      {"reloc.o (.text): relocation 0 at .text+0x0 against 'target'", "R_COLOSSUS_8",
-       "value 0x100 is out of range: allowed [0x0, 0xff]"});
-  expect_error<LinkError>(
-      [] { link(one_relocation(8, 0, 0x50122), main_entry()); },
-      {"against 'target'", "R_COLOSSUS_19_S2", "0x50122 is not a multiple of 4",
-       "allowed [0x0, 0x1ffffc] in steps of 4"});
+  expect_error<LinkError>([] { link(one_relocation(1, 0, 0x100), main_entry()); },
+                          {"reloc.o (.text): relocation 0 at .text+0x0 against 'target'",
+                           "R_COLOSSUS_8", "value 0x100 is out of range: allowed [0x0, 0xff]"});
+  expect_error<LinkError>([] { link(one_relocation(8, 0, 0x50122), main_entry()); },
+                          {"against 'target'", "R_COLOSSUS_19_S2", "0x50122 is not a multiple of 4",
+                           "allowed [0x0, 0x1ffffc] in steps of 4"});
   expect_error<LinkError>([] { link(one_relocation(4, 0, 0x10, -0x20), main_entry()); },
                           {"R_COLOSSUS_32", "value -0x10 is negative"});
   expect_error<LinkError>([] { link(one_relocation(9, 0, 0x4B000), main_entry()); },
@@ -280,8 +280,9 @@ TEST(ColossusLinker, RootsMustBePlaceableAndRegionsExecutable) {
   const std::vector<ObjectFile> objects{read_object("r.o", w.build())};
   LinkOptions options = main_entry();
   options.retained = {"nothing"};
-  expect_error<LinkError>([&] { link(objects, options); },
-                          {"retained symbol 'nothing' is in r.o (.text.empty), which is not placed"});
+  expect_error<LinkError>(
+      [&] { link(objects, options); },
+      {"retained symbol 'nothing' is in r.o (.text.empty), which is not placed"});
   options = main_entry();
   options.regions = {target::AddressRange{0x80000, 0x81000}};
   expect_error<UsageError>([&] { link(objects, options); },

@@ -16,7 +16,8 @@ using tessera::testing::ElfWriter;
 std::vector<std::uint8_t> valid_object() {
   ElfWriter w;
   const auto text = w.add_section(".text", std::vector<std::uint8_t>(24, 0));
-  const auto data = w.add_section(".data", std::vector<std::uint8_t>(8, 0), kShfAlloc | kShfWrite, 8);
+  const auto data =
+      w.add_section(".data", std::vector<std::uint8_t>(8, 0), kShfAlloc | kShfWrite, 8);
   const auto bss = w.add_nobits(".bss", 16, 16);
   w.add_unallocated(".comment", {'h', 'i', 0});
   w.add_symbol("main", static_cast<std::uint16_t>(text), 0);

@@ -10,10 +10,10 @@
 namespace tessera::compiler::elf {
 namespace {
 
-using testing::expect_error;
 using tessera::testing::ElfWriter;
 using tessera::testing::poke_u16;
 using tessera::testing::poke_u32;
+using testing::expect_error;
 
 // .text (8 bytes) with one R_COLOSSUS_32 against an undefined "helper", a
 // global "entry" in it, a local "inner", .bss (16 bytes) and a debug section.
@@ -108,8 +108,8 @@ TEST(ColossusObject, EveryTruncationIsAnError) {
 // Section header i's field at `field` (sh_type 4, sh_size 20, sh_entsize 36, …).
 std::size_t section_field(const std::vector<std::uint8_t>& bytes, std::uint32_t index,
                           std::uint32_t field) {
-  const std::uint32_t shoff = static_cast<std::uint32_t>(bytes[32] | bytes[33] << 8 |
-                                                         bytes[34] << 16 | bytes[35] << 24);
+  const std::uint32_t shoff =
+      static_cast<std::uint32_t>(bytes[32] | bytes[33] << 8 | bytes[34] << 16 | bytes[35] << 24);
   return shoff + index * kSectionHeaderBytes + field;
 }
 

@@ -72,8 +72,8 @@ TEST(ColossusRelocation, EachTypeInRange) {
 
 // The last value each type accepts, and the next one it refuses.
 TEST(ColossusRelocation, EachTypeAtAndPastItsRange) {
-  for (const R type : {R::k8, R::k16, R::k20, R::k32, R::kRelative16S2, R::k18S2, R::k19S2,
-                       R::kRun, R::k16S3, R::k16S4, R::k16S5, R::k21}) {
+  for (const R type : {R::k8, R::k16, R::k20, R::k32, R::kRelative16S2, R::k18S2, R::k19S2, R::kRun,
+                       R::k16S3, R::k16S4, R::k16S5, R::k21}) {
     const RelocationRange range = relocation_range(type);
     SCOPED_TRACE(std::string(relocation_name(type)));
     EXPECT_NO_THROW(apply(type, 0, static_cast<std::int64_t>(range.highest)));
@@ -95,8 +95,12 @@ TEST(ColossusRelocation, EachTypeAtAndPastItsRange) {
 
 TEST(ColossusRelocation, ScaledTypesRefuseMisalignedValues) {
   const std::pair<R, std::int64_t> rows[] = {
-      {R::kRelative16S2, kImageBase + 2}, {R::k18S2, 0x50122}, {R::k19S2, 0x50121},
-      {R::kRun, kImageBase + 1},          {R::k16S3, 0x84},    {R::k16S4, 0x108},
+      {R::kRelative16S2, kImageBase + 2},
+      {R::k18S2, 0x50122},
+      {R::k19S2, 0x50121},
+      {R::kRun, kImageBase + 1},
+      {R::k16S3, 0x84},
+      {R::k16S4, 0x108},
       {R::k16S5, 0x210},
   };
   for (const auto& [type, value] : rows) {
