@@ -221,7 +221,10 @@ class Linker {
   }
 
   void relocate() {
-    for (const auto& [key, slot] : index_) {
+    for (const auto& placed : index_) {
+      // Named copies, not structured bindings: clang 14 (the fuzz build) cannot capture those.
+      const SectionKey key = placed.first;
+      const std::size_t slot = placed.second;
       const ObjectFile& object = objects_[key.first];
       const Section& section = object.sections[key.second];
       PlacedSection& out = image_.sections[slot];

@@ -249,4 +249,24 @@ std::vector<std::uint8_t> single_function_object(const std::string& name,
   return writer.build();
 }
 
+std::vector<std::uint8_t> sample_colossus_object() {
+  ElfWriter w;
+  const auto text = w.add_section(".text", std::vector<std::uint8_t>(24, 0));
+  const auto data =
+      w.add_section(".data", std::vector<std::uint8_t>(8, 0), elf::kShfAlloc | elf::kShfWrite, 8);
+  const auto bss = w.add_nobits(".bss", 16, 16);
+  w.add_unallocated(".comment", {'h', 'i', 0});
+  w.add_symbol("main", static_cast<std::uint16_t>(text), 0);
+  w.add_symbol("local", static_cast<std::uint16_t>(text), 8, elf::kStbLocal);
+  w.add_symbol("buffer", static_cast<std::uint16_t>(bss), 0, elf::kStbGlobal, elf::kSttObject, 16);
+  const auto data_symbol = w.add_section_symbol(data);
+  const auto ext = w.add_undefined("external");
+  w.add_relocation(text, 0, elf::RelocationType::k32, data_symbol, 4);
+  w.add_relocation(text, 4, elf::RelocationType::kRun, ext);
+  w.add_relocation(text, 8, elf::RelocationType::k19S2, data_symbol);
+  w.add_relocation(text, 12, elf::RelocationType::k16S3, data_symbol);
+  w.add_relocation(data, 0, elf::RelocationType::k64, ext);
+  return w.build();
+}
+
 }  // namespace tessera::testing

@@ -87,4 +87,11 @@ void poke_u32(std::vector<std::uint8_t>& bytes, std::size_t offset, std::uint32_
 std::vector<std::uint8_t> single_function_object(const std::string& name,
                                                  const std::vector<std::uint32_t>& words);
 
+// A valid object exercising most of the reader: .text with R_COLOSSUS_32,
+// _RUN, _19_S2 and _16_S3 relocations, .data with an R_COLOSSUS_64, .bss, an
+// unallocated .comment, a local, a section symbol and an undefined
+// `external`. It links with entry `main`, retained `buffer` and `external`
+// given. The seed of the ELF property test and of the fuzz target.
+std::vector<std::uint8_t> sample_colossus_object();
+
 }  // namespace tessera::testing

@@ -11,28 +11,6 @@
 namespace tessera::compiler::elf {
 namespace {
 
-using tessera::testing::ElfWriter;
-
-std::vector<std::uint8_t> valid_object() {
-  ElfWriter w;
-  const auto text = w.add_section(".text", std::vector<std::uint8_t>(24, 0));
-  const auto data =
-      w.add_section(".data", std::vector<std::uint8_t>(8, 0), kShfAlloc | kShfWrite, 8);
-  const auto bss = w.add_nobits(".bss", 16, 16);
-  w.add_unallocated(".comment", {'h', 'i', 0});
-  w.add_symbol("main", static_cast<std::uint16_t>(text), 0);
-  w.add_symbol("local", static_cast<std::uint16_t>(text), 8, kStbLocal);
-  w.add_symbol("buffer", static_cast<std::uint16_t>(bss), 0, kStbGlobal, kSttObject, 16);
-  const auto data_symbol = w.add_section_symbol(data);
-  const auto ext = w.add_undefined("external");
-  w.add_relocation(text, 0, RelocationType::k32, data_symbol, 4);
-  w.add_relocation(text, 4, RelocationType::kRun, ext);
-  w.add_relocation(text, 8, RelocationType::k19S2, data_symbol);
-  w.add_relocation(text, 12, RelocationType::k16S3, data_symbol);
-  w.add_relocation(data, 0, RelocationType::k64, ext);
-  return w.build();
-}
-
 void read_and_link(const std::vector<std::uint8_t>& bytes) {
   try {
     const std::vector<ObjectFile> objects{read_object("fuzz.o", bytes)};
@@ -47,7 +25,8 @@ void read_and_link(const std::vector<std::uint8_t>& bytes) {
 }
 
 TEST(ColossusObjectProperty, TheValidObjectLinks) {
-  const std::vector<ObjectFile> objects{read_object("valid.o", valid_object())};
+  const std::vector<ObjectFile> objects{
+      read_object("valid.o", tessera::testing::sample_colossus_object())};
   LinkOptions options;
   options.entry = "main";
   options.retained = {"buffer"};
@@ -56,14 +35,14 @@ TEST(ColossusObjectProperty, TheValidObjectLinks) {
 }
 
 RC_GTEST_PROP(ColossusObjectProperty, TruncationsAreErrorsNeverCrashes, ()) {
-  const auto bytes = valid_object();
+  const auto bytes = tessera::testing::sample_colossus_object();
   const auto length = *rc::gen::inRange<std::size_t>(0, bytes.size());
   const std::vector<std::uint8_t> cut(bytes.begin(), bytes.begin() + static_cast<long>(length));
   RC_ASSERT_THROWS_AS(read_object("cut.o", cut), ObjectError);
 }
 
 RC_GTEST_PROP(ColossusObjectProperty, BitFlipsAreErrorsNeverCrashes, ()) {
-  auto bytes = valid_object();
+  auto bytes = tessera::testing::sample_colossus_object();
   const auto flips = *rc::gen::inRange(1, 9);
   for (int i = 0; i < flips; ++i) {
     const auto at = *rc::gen::inRange<std::size_t>(0, bytes.size());
@@ -75,7 +54,7 @@ RC_GTEST_PROP(ColossusObjectProperty, BitFlipsAreErrorsNeverCrashes, ()) {
 
 RC_GTEST_PROP(ColossusObjectProperty, RandomWordsAreErrorsNeverCrashes, ()) {
   // Whole 32-bit fields replaced by hostile values (sizes, offsets, indices).
-  auto bytes = valid_object();
+  auto bytes = tessera::testing::sample_colossus_object();
   const auto count = *rc::gen::inRange(1, 4);
   for (int i = 0; i < count; ++i) {
     const auto at = *rc::gen::inRange<std::size_t>(0, bytes.size() / 4) * 4;
