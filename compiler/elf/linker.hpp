@@ -23,11 +23,10 @@
 //      (§3.2's hole: the prior art checked the whole image). Errors name the
 //      object, section, offset, type, symbol, value and allowed range.
 //
-// How the compiler's link step will use it (compiler/README.md, "The
-// Colossus ELF linker"): the objects come from the kernel cache
-// (kernel_cache.hpp); the regions are the region-0 ranges the tile's code
-// allocation leaves free (or an allocation reserved for kernels); each
-// PlacedSection becomes one executable segment of the tile image, and a
+// How the compiler's link step will use it (compiler/README.md, "elf/"): the
+// objects come from the kernel cache (kernel_cache.hpp); the region is a
+// region-0 allocation the code placement reserves for the tile's kernels;
+// each PlacedSection becomes one executable segment of the tile image, and a
 // kernel call's target is `image.address_of(kernel name)` instead of its
 // host-model stub.
 
