@@ -19,7 +19,7 @@ FUZZ_MAX_LEN ?= 65536
 FUZZ_FLAGS   ?=
 FUZZ_WORK     = $(FUZZ_DIR)/fuzz
 
-.PHONY: all setup build test demo release test-asan test-tsan fuzz format clean
+.PHONY: all setup build test demo release test-asan test-tsan fuzz fuzz-elf format clean
 
 all: build
 
@@ -67,6 +67,22 @@ fuzz:
 	UBSAN_OPTIONS=print_stacktrace=1 $(FUZZ_DIR)/tests/fuzz/tessera_fuzz_package_reader \
 	  $(FUZZ_WORK)/corpus $(FUZZ_WORK)/seeds -max_len=$(FUZZ_MAX_LEN) \
 	  -max_total_time=$(FUZZ_SECONDS) -timeout=10 -artifact_prefix=$(FUZZ_WORK)/artifacts/ \
+	  -print_final_stats=1 $(FUZZ_FLAGS)
+
+# make fuzz-elf: the Colossus object reader and linker (compiler/elf) the same way,
+# seeded from tessera_fuzz_elf_seeds; its corpus and crashes stay in $(FUZZ_DIR)/fuzz-elf/.
+FUZZ_ELF_WORK = $(FUZZ_DIR)/fuzz-elf
+fuzz-elf:
+	@scripts/setup fuzz
+	@CC=clang CXX=clang++ $(CONFIGURE) -S . -B $(FUZZ_DIR) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DTESSERA_FUZZ=ON -DTESSERA_SANITIZE=address,undefined >/dev/null
+	@cmake --build $(FUZZ_DIR) -j $(JOBS) --target tessera_fuzz_elf_linker tessera_fuzz_elf_seeds
+	@rm -rf $(FUZZ_ELF_WORK)/seeds
+	@$(FUZZ_DIR)/tests/fuzz/tessera_fuzz_elf_seeds $(FUZZ_ELF_WORK)/seeds
+	@mkdir -p $(FUZZ_ELF_WORK)/corpus $(FUZZ_ELF_WORK)/artifacts
+	UBSAN_OPTIONS=print_stacktrace=1 $(FUZZ_DIR)/tests/fuzz/tessera_fuzz_elf_linker \
+	  $(FUZZ_ELF_WORK)/corpus $(FUZZ_ELF_WORK)/seeds -max_len=$(FUZZ_MAX_LEN) \
+	  -max_total_time=$(FUZZ_SECONDS) -timeout=10 -artifact_prefix=$(FUZZ_ELF_WORK)/artifacts/ \
 	  -print_final_stats=1 $(FUZZ_FLAGS)
 
 format:
