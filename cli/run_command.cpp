@@ -97,7 +97,7 @@ Command run_command() {
             "output,o", po::value<std::vector<std::string>>()->value_name("NAME=FILE"),
             "where to write an output binding (.npy or .bin)")(
             "profile", po::value<std::string>()->value_name("FILE"),
-            "write the cycle profile (schema/profile.capnp)")(
+            "write the cycle profile (schema/profile.capnp; read it with `tessera profile`)")(
             "trace", po::value<std::string>()->value_name("FILE"),
             "write a Chrome/Perfetto trace (simulator only)")(
             "timeout", po::value<std::string>()->default_value("60")->value_name("SECONDS"),
