@@ -11,6 +11,7 @@
 #include "cli/command.hpp"
 #include "cli/commands.hpp"
 #include "cli/number_options.hpp"
+#include "runtime/profile/exchange_phases.hpp"
 #include "runtime/profile/html_report.hpp"
 #include "runtime/profile/json.hpp"
 #include "runtime/profile/memory.hpp"
@@ -121,6 +122,21 @@ void print_allocation_map(const nlohmann::json& map, std::ostream& out) {
   }
 }
 
+void print_exchange_phases(const std::vector<ExchangePhaseRun>& phases, std::size_t limit,
+                           std::ostream& out) {
+  out << fmt::format("{:>8} {:>6} {:>12} {:>9} {:>9}  {}\n", "round", "tiles", "start", "measured",
+                     "planned", "operation");
+  std::size_t shown = 0;
+  for (const auto& p : phases) {
+    if (limit != 0 && shown++ == limit) {
+      out << fmt::format("({} more; --limit 0 shows all)\n", phases.size() - limit);
+      break;
+    }
+    out << fmt::format("{:>8} {:>6} {:>12} {:>9} {:>9}  {}\n", p.round, p.tiles, p.start,
+                       p.measured, p.planned ? std::to_string(*p.planned) : "-", p.operation);
+  }
+}
+
 const schema::TileDebug& debug_tile(const schema::Application& app, target::PhysicalTile tile) {
   for (const auto& debug : app.debug.tiles) {
     if (debug.tile == tile) return debug;
@@ -143,7 +159,8 @@ Command profile_command() {
             "from the package's debug section; with --html, a self-contained report.";
         syntax.usage =
             "PROFILE [--package PACKAGE] [--json] [--by kernel|operation|layer|kind|tile]\n"
-            "        [--filter TERM]... [--limit N] [--memory [--tile T]] [--html REPORT.html]";
+            "        [--filter TERM]... [--limit N] [--memory [--tile T]] [--exchange]\n"
+            "        [--html REPORT.html]";
         syntax.details =
             "Filter terms (all must hold): kind=exchange|compute|synchronization|host|idle,\n"
             "kernel=NAME (exact), operation=TEXT (substring), tile=T, tiles=FIRST-LAST\n"
@@ -163,8 +180,10 @@ Command profile_command() {
             "limit", po::value<std::string>()->value_name("N"),
             "rows per table (default 20; 0: all)")(
             "memory", "per-tile SRAM use by category, fullest tiles first (needs --package)")(
-            "tile", po::value<std::string>()->value_name("T"),
-            "with --memory: that tile's allocation map")(
+            "exchange",
+            "each exchange phase: its tiles and measured horizon, and with --package the planned "
+            "one")("tile", po::value<std::string>()->value_name("T"),
+                   "with --memory: that tile's allocation map")(
             "html", po::value<std::string>()->value_name("REPORT.html"),
             "write a self-contained HTML report (no network needed to open it)");
         syntax.required_argument("profile");
@@ -265,6 +284,15 @@ Command profile_command() {
               io.out << '\n';
               print_allocation_map(*map, io.out);
             }
+          }
+        }
+        if (values->count("exchange")) {
+          const auto phases = exchange_phases(timeline, app ? &*app : nullptr);
+          if (json_output) {
+            doc["exchangePhases"] = exchange_phases_json(phases);
+          } else {
+            io.out << '\n';
+            print_exchange_phases(phases, limit, io.out);
           }
         }
         if (json_output) io.out << doc.dump(1) << '\n';

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "runtime/profile/exchange_phases.hpp"
 #include "runtime/profile/json.hpp"
 #include "runtime/profile/memory.hpp"
 #include "runtime/profile/query.hpp"
@@ -32,52 +33,6 @@ class Strings {
   std::unordered_map<std::string, std::uint32_t> ids_;
   std::vector<std::string> texts_;
 };
-
-std::string metadata_value(const schema::ProfileStep& step, std::string_view name) {
-  for (const auto& [key, value] : step.metadata) {
-    if (key == name) return value;
-  }
-  return {};
-}
-
-// Per exchange phase (the round in a row's metadata): how many tiles ran a
-// row and the longest row, which is the phase's measured horizon.
-nlohmann::json exchange_phases(const Timeline& timeline) {
-  struct Phase {
-    std::uint64_t tiles = 0;
-    std::uint64_t first = ~std::uint64_t{0};
-    std::uint32_t longest = 0;
-    std::string operation;
-  };
-  std::map<std::uint64_t, Phase> phases;
-  for (const Sample& sample : timeline.samples()) {
-    const auto& step = timeline.step(sample);
-    if (step.kind != schema::StepKind::kExchange) continue;
-    const std::string round = metadata_value(step, "phase");
-    if (round.empty()) continue;
-    std::uint64_t number = 0;
-    try {
-      number = std::stoull(round);
-    } catch (const std::exception&) {
-      continue;  // a hardware profile may name phases its own way
-    }
-    Phase& phase = phases[number];
-    ++phase.tiles;
-    phase.first = std::min(phase.first, sample.offset);
-    phase.longest = std::max(phase.longest, sample.cycles);
-    if (phase.operation.empty()) phase.operation = step.operation;
-  }
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& [round, phase] : phases) {
-    rows.push_back({{"round", round},
-                    {"tiles", phase.tiles},
-                    {"start", phase.first},
-                    {"measured", phase.longest},
-                    {"planned", nullptr},  // packages do not record the planned horizon yet
-                    {"operation", phase.operation}});
-  }
-  return rows;
-}
 
 }  // namespace
 
@@ -123,7 +78,7 @@ nlohmann::json report_payload(const ReportInputs& inputs) {
                                      group_samples(timeline, GroupBy::kOperation))["groups"]},
           {"memory", memory},
           {"sramBytes", target::kSramSize},
-          {"exchangePhases", exchange_phases(timeline)}};
+          {"exchangePhases", exchange_phases_json(exchange_phases(timeline, inputs.package))}};
 }
 
 std::string script_safe_json(const nlohmann::json& payload) {

@@ -88,4 +88,17 @@ nlohmann::json allocation_map_json(const schema::TileDebug& tile,
   return {{"tile", tile.tile.value}, {"allocations", rows}};
 }
 
+nlohmann::json exchange_phases_json(const std::vector<ExchangePhaseRun>& phases) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& phase : phases) {
+    rows.push_back({{"round", phase.round},
+                    {"tiles", phase.tiles},
+                    {"start", phase.start},
+                    {"measured", phase.measured},
+                    {"planned", phase.planned ? nlohmann::json(*phase.planned) : nlohmann::json()},
+                    {"operation", phase.operation}});
+  }
+  return rows;
+}
+
 }  // namespace tessera::profile

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "runtime/profile/exchange_phases.hpp"
 #include "runtime/profile/memory.hpp"
 #include "runtime/profile/query.hpp"
 
@@ -16,5 +17,7 @@ nlohmann::json tile_memory_json(const TileMemory& memory);
 // One tile's allocations, by address, with their provenance.
 nlohmann::json allocation_map_json(const schema::TileDebug& tile,
                                    const std::vector<std::string>& provenance);
+
+nlohmann::json exchange_phases_json(const std::vector<ExchangePhaseRun>& phases);
 
 }  // namespace tessera::profile

@@ -47,8 +47,15 @@ class ProfileCommand : public ::testing::Test {
     const std::string graph = scratch_->path("graph.json");
     std::ofstream(graph) << kGraph;
     package_ = scratch_->path("graph.ipuexe");
-    const auto compiled = run_tessera({"compile", graph, "-o", package_, "--tiles", "8"});
+    const auto compiled =
+        run_tessera({"compile", graph, "-o", package_, "--tiles", "8", "--report"});
     ASSERT_EQ(compiled.exit_status, 0) << compiled.err;
+    // The compiler's own horizon per phase: the oracle for the planned ones.
+    const std::regex phase_line(R"(phase +(\d+):.* horizon +(\d+) events)");
+    for (auto it = std::sregex_iterator(compiled.out.begin(), compiled.out.end(), phase_line);
+         it != std::sregex_iterator(); ++it) {
+      compiler_horizons_[std::stoull((*it)[1].str())] = std::stoull((*it)[2].str());
+    }
     std::vector<float> x(128);
     for (std::size_t i = 0; i < x.size(); ++i) x[i] = 0.25f * static_cast<float>(i);
     std::vector<std::uint8_t> bytes(x.size() * 4);
@@ -91,6 +98,7 @@ class ProfileCommand : public ::testing::Test {
   static std::uint64_t halt_cycle_;
   static std::uint64_t trace_end_;
   static std::map<unsigned, std::uint64_t> trace_cycles_by_tile_;
+  static std::map<std::uint64_t, std::uint64_t> compiler_horizons_;
 };
 
 tessera::testing::ScratchDirectory* ProfileCommand::scratch_ = nullptr;
@@ -98,6 +106,7 @@ std::string ProfileCommand::package_, ProfileCommand::profile_;
 std::uint64_t ProfileCommand::halt_cycle_ = 0;
 std::uint64_t ProfileCommand::trace_end_ = 0;
 std::map<unsigned, std::uint64_t> ProfileCommand::trace_cycles_by_tile_;
+std::map<std::uint64_t, std::uint64_t> ProfileCommand::compiler_horizons_;
 
 TEST_F(ProfileCommand, AttributesTheRunsCyclesToNamedOperations) {
   const json doc = profile_json({"--by", "operation", "--limit", "0"});
@@ -182,6 +191,22 @@ TEST_F(ProfileCommand, MemoryComesFromThePackage) {
   const auto no_package = run_tessera({"profile", profile_, "--memory"});
   EXPECT_EQ(no_package.exit_status, 2);
   EXPECT_NE(no_package.err.find("--memory needs --package"), std::string::npos) << no_package.err;
+}
+
+TEST_F(ProfileCommand, ExchangePhasesPlannedAgainstMeasured) {
+  ASSERT_FALSE(compiler_horizons_.empty());
+  const json doc = profile_json({"--package", package_, "--exchange"});
+  std::map<std::uint64_t, std::uint64_t> planned;
+  for (const auto& phase : doc["exchangePhases"]) {
+    ASSERT_FALSE(phase["planned"].is_null()) << phase.dump();
+    planned[phase["round"].get<std::uint64_t>()] = phase["planned"].get<std::uint64_t>();
+    EXPECT_EQ(phase["tiles"], 8);
+    // A row costs its events and no less on the simulator.
+    EXPECT_GE(phase["measured"].get<std::uint64_t>(), phase["planned"].get<std::uint64_t>());
+  }
+  EXPECT_EQ(planned, compiler_horizons_);
+  const json without = profile_json({"--exchange"});
+  for (const auto& phase : without["exchangePhases"]) EXPECT_TRUE(phase["planned"].is_null());
 }
 
 TEST_F(ProfileCommand, AnotherPackagesProfileIsRefused) {

@@ -224,5 +224,24 @@ RC_GTEST_PROP(ProfileSummary, KindsAddUpToTileCycles, ()) {
   RC_ASSERT(sum == s.tile_cycles);
 }
 
+// Bytes from anywhere are a profile or a clear error, never a crash.
+RC_GTEST_PROP(ProfileFile, AnyBytesReadOrFailWithAnInputError, ()) {
+  const auto good = schema::serialize_profile(hand_built());
+  auto bytes = good;
+  const auto flips = *rc::gen::inRange<std::size_t>(1, 8);
+  for (std::size_t i = 0; i < flips; ++i) {
+    const auto at = *rc::gen::inRange<std::size_t>(0, bytes.size());
+    bytes[at] = *rc::gen::arbitrary<std::uint8_t>();
+  }
+  bytes.resize(*rc::gen::inRange<std::size_t>(0, bytes.size() + 1));
+  try {
+    const schema::Profile profile = schema::read_profile(bytes);
+    const Timeline timeline(profile);  // whatever it holds, the queries run
+    (void)summarize(timeline);
+    (void)group_samples(timeline, GroupBy::kOperation);
+  } catch (const InputError&) {
+  }
+}
+
 }  // namespace
 }  // namespace tessera::profile
