@@ -143,6 +143,16 @@ void print_debug(const Application& app, std::ostream& out) {
                          destinations, t.words, provenance_text(app, t.provenance));
     }
   }
+  // Where the planned phases repeat (loops are described once, not unrolled:
+  // docs/FORMAT.md, "Planned exchange phases").
+  for (const auto& loop : app.debug.phase_loops) {
+    out << fmt::format("  phase loop: rounds from {}, {} per iteration, {} iterations\n",
+                       loop.first_round, loop.rounds_per_iteration, loop.count);
+  }
+  if (app.debug.planned_rounds > 0) {
+    out << fmt::format("  planned rounds: every round below {} is planned\n",
+                       app.debug.planned_rounds);
+  }
 }
 
 // ---- JSON ---------------------------------------------------------------------
@@ -248,7 +258,14 @@ json package_json(const Application& app, std::uintmax_t file_bytes, bool tiles,
       }
       phases.push_back({{"id", p.id}, {"transfers", transfers}});
     }
+    json loops = json::array();
+    for (const auto& loop : app.debug.phase_loops) {
+      loops.push_back({{"firstRound", loop.first_round},
+                       {"roundsPerIteration", loop.rounds_per_iteration},
+                       {"count", loop.count}});
+    }
     doc["debug"] = {{"tiles", tiles_debug}, {"exchangePhases", phases},
+                    {"phaseLoops", loops}, {"plannedRounds", app.debug.planned_rounds},
                     {"provenance", app.debug.provenance}};
   }
   return doc;

@@ -1,7 +1,6 @@
 // tessera siglip: SigLIP vision towers as Hugging Face ships them —
 // random-weights, the FP32 CPU reference and the F143 quantizer
-// (models/README.md). `compile` and `run` join when the compiler's operators
-// do (issue 19, items 3–6).
+// (models/README.md), and `compile` / `run` (siglip_device_commands.hpp).
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -15,6 +14,8 @@
 #include "cli/command.hpp"
 #include "cli/commands.hpp"
 #include "cli/number_options.hpp"
+#include "cli/siglip_common.hpp"
+#include "cli/siglip_device_commands.hpp"
 #include "models/siglip/config.hpp"
 #include "models/siglip/image_processor.hpp"
 #include "models/siglip/quantizer/quantize.hpp"
@@ -34,69 +35,11 @@ namespace {
 namespace siglip = models::siglip;
 namespace quantizer = models::siglip::quantizer;
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Progress lines on stderr: "tessera siglip reference: encoder layer 3/27".
-// Also says, once, when OpenBLAS is on slow generic kernels it need not be.
-siglip::Progress progress_to(Streams& io, std::string_view command, bool uses_blas = true) {
-  if (const auto note = uses_blas ? siglip::blas_performance_note() : std::nullopt) {
-    io.err << "tessera siglip " << command << ": note: " << *note << '\n';
-  }
-  return [&io, command = std::string(command)](std::string_view step) {
-    io.err << "tessera siglip " << command << ": " << step << '\n' << std::flush;
-  };
-}
-
 models::SafeTensorsDType parse_dtype_option(const std::string& text) {
   if (text == "f32") return models::SafeTensorsDType::kF32;
   if (text == "f16") return models::SafeTensorsDType::kF16;
   if (text == "bf16") return models::SafeTensorsDType::kBF16;
   throw UsageError(fmt::format("--dtype '{}' is not one of f32, f16, bf16", text));
-}
-
-// PIXELS.npy: float32 [B, C, S, S] as SiglipImageProcessor produces it.
-struct Pixels {
-  std::vector<float> values;
-  std::uint32_t batch = 0;
-};
-
-Pixels read_pixels(const std::string& path, const siglip::SiglipVisionConfig& config) {
-  const runtime::HostTensor tensor = runtime::read_npy_file(path);
-  return with_context(path, [&] {
-    const auto& shape = tensor.shape();
-    const std::vector<std::uint64_t> per_image = {config.num_channels, config.image_size,
-                                                  config.image_size};
-    if (tensor.dtype() != schema::DType::kF32 || shape.size() != 4 ||
-        !std::equal(per_image.begin(), per_image.end(), shape.begin() + 1) || shape[0] == 0) {
-      throw InputError(fmt::format(
-          "is {}, but the model takes pixel values f32[B, {}, {}, {}] (B ≥ 1), as "
-          "SiglipImageProcessor produces them",
-          tensor.describe_shape(), config.num_channels, config.image_size, config.image_size));
-    }
-    Pixels pixels;
-    pixels.batch = checked_cast<std::uint32_t>(shape[0], "batch");
-    pixels.values.resize(tensor.byte_size() / sizeof(float));
-    std::memcpy(pixels.values.data(), tensor.bytes().data(), tensor.byte_size());
-    for (std::size_t i = 0; i < pixels.values.size(); ++i) {
-      if (!std::isfinite(pixels.values[i])) {
-        throw InputError(fmt::format("element {} is {}: pixel values must be finite", i,
-                                     pixels.values[i]));
-      }
-    }
-    return pixels;
-  });
-}
-
-void write_f32(const std::string& path, std::vector<std::uint64_t> shape,
-               const std::vector<float>& values) {
-  std::vector<std::uint8_t> bytes(values.size() * sizeof(float));
-  std::memcpy(bytes.data(), values.data(), bytes.size());
-  runtime::write_tensor_file(path, runtime::HostTensor(schema::DType::kF32, std::move(shape),
-                                                       std::move(bytes)));
 }
 
 int random_weights(const std::vector<std::string>& args, Streams& io) {
@@ -177,38 +120,15 @@ int reference(const std::vector<std::string>& args, Streams& io) {
   const std::string directory = (*values)["model"].as<std::string>();
   const auto progress = progress_to(io, "reference");
   const auto started = Clock::now();
-  progress(fmt::format("loading {}", directory));
-  const siglip::SiglipModel model = siglip::load_model(directory);
-  const auto& config = model.weights.config;
-  if (values->count("output") && !model.weights.head) {
-    throw InputError(fmt::format("{}: the model has no pooling head (vision_use_head is false), so "
-                                 "no pooler_output: write --hidden only",
-                                 directory));
-  }
-  Pixels pixels;
-  if (has_pixels) {
-    pixels = read_pixels((*values)["pixels"].as<std::string>(), config);
-  } else {
-    const auto& names = (*values)["image"].as<std::vector<std::string>>();
-    const std::vector<std::filesystem::path> files(names.begin(), names.end());
-    pixels.values = siglip::pixel_values_from_files(files, config);
-    pixels.batch = checked_cast<std::uint32_t>(files.size(), "images");
-  }
+  const ModelInput input = load_model_input(*values, progress);
+  const auto& config = input.model.weights.config;
+  const Pixels& pixels = input.pixels;
   const auto loaded = Clock::now();
   const siglip::SiglipOutputs outputs =
-      siglip::run_reference(model.weights, pixels.values, pixels.batch, nullptr, progress);
+      siglip::run_reference(input.model.weights, pixels.values, pixels.batch, nullptr, progress);
   const double run_seconds = seconds_since(loaded);
-  const std::uint64_t b = pixels.batch, h = config.hidden_size, t = config.num_patches();
-  if (values->count("output")) {
-    const std::string path = (*values)["output"].as<std::string>();
-    write_f32(path, {b, h}, outputs.pooler_output);
-    io.out << fmt::format("{}: pooler_output f32[{}, {}]\n", path, b, h);
-  }
-  if (values->count("hidden")) {
-    const std::string path = (*values)["hidden"].as<std::string>();
-    write_f32(path, {b, t, h}, outputs.last_hidden_state);
-    io.out << fmt::format("{}: last_hidden_state f32[{}, {}, {}]\n", path, b, t, h);
-  }
+  const std::uint64_t b = pixels.batch;
+  write_outputs(*values, config, pixels.batch, outputs.pooler_output, outputs.last_hidden_state, io);
   io.out << fmt::format("reference: {} image{} through {} ({}) in {:.2f} s ({:.2f} s with loading)\n",
                         b, b == 1 ? "" : "s", directory, siglip::describe(config), run_seconds,
                         seconds_since(started));
@@ -359,6 +279,8 @@ constexpr Subcommand kSubcommands[] = {
      random_weights},
     {"reference", "run the FP32 CPU reference: pooler_output and last_hidden_state", reference},
     {"quantize", "put the encoder's weights on the F143 grid (nearest or GPTQ)", quantize},
+    {"compile", "compile the tower into a package for one C600", siglip_compile},
+    {"run", "run images through the tower on the simulator (or a C600)", siglip_run},
 };
 
 void print_help(std::ostream& out) {
@@ -373,7 +295,7 @@ void print_help(std::ostream& out) {
 
 Command siglip_command() {
   return Command{
-      "siglip", "SigLIP vision towers: random weights, the CPU reference, the F143 quantizer",
+      "siglip", "SigLIP vision towers: random weights, the CPU reference, the F143 quantizer, compile, run",
       [](const std::vector<std::string>& args, Streams& io) -> int {
         if (args.empty()) {
           print_help(io.out);
@@ -386,7 +308,7 @@ Command siglip_command() {
         for (const auto& sub : kSubcommands) {
           if (args[0] == sub.name) return sub.run({args.begin() + 1, args.end()}, io);
         }
-        throw UsageError(fmt::format("unknown subcommand '{}' (random-weights, reference, quantize)",
+        throw UsageError(fmt::format("unknown subcommand '{}' (random-weights, reference, quantize, compile, run)",
                                      args[0]));
       }};
 }

@@ -13,6 +13,7 @@ CompileResult compile(const Graph& graph, const CompileOptions& options) {
   const lower::Program program = lower::lower_graph(graph, lower::LowerOptions{options.tiles, options.min_shard_bytes});
   CompileResult result;
   result.lowered_steps = program.steps.size();
+  result.plans = program.plans;
   emit::LinkOptions link;
   link.compiler_version = "tessera compiler (issue 8: data movement, add, reduce_sum)";
   link.validate_exchange = options.validate_exchange;
@@ -31,6 +32,7 @@ std::string format_report(const CompileResult& result) {
       "largest per-tile data {} bytes (region 1), code {} bytes (region 0)\n",
       result.lowered_steps, report.package_tiles, report.host_batches, report.phases.size(),
       report.kernel_calls, report.max_data_bytes, report.max_code_bytes);
+  for (const auto& plan : result.plans) text += fmt::format("  plan: {}\n", plan);
   for (const auto& phase : report.phases) {
     text += fmt::format(
         "  phase {:>4}: {:>6} transfers, {:>8} words, horizon {:>7} events, bound {:>7}"

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "compiler/emit/link.hpp"
 #include "compiler/ir/graph.hpp"
@@ -38,6 +39,9 @@ struct CompileResult {
   schema::Application application;
   emit::LinkReport report;
   std::size_t lowered_steps = 0;
+  // Each planned operation's plan, one line each (a GEMM's blocks, tiles,
+  // waves and modelled cycles against its FLOP bound).
+  std::vector<std::string> plans;
 };
 
 // Throws GraphError (an invalid graph), lower::LoweringError (an operation

@@ -1,6 +1,6 @@
 #pragma once
 // Cycle-cost constants and functions for kernel models. Figures come from
-// ../shared/reference/kernels-siglip-f143.md §5 and ipu21-target.md §2.1 and
+// docs/reference/kernels-siglip-f143.md §5 and ipu21-target.md §2.1 and
 // are tagged: [HW] measured on a C600 by the prior art, [SDK] Poplar's Target
 // values, [INF] our estimate until a measurement replaces it.
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "models/strict_json.hpp"
 #include "support/error.hpp"
 
 namespace tessera::models {
@@ -73,12 +74,9 @@ Checkpoint Checkpoint::open(const std::filesystem::path& directory) {
   }
   const std::string text = read_text_file(index, kMaxIndexBytes);  // its errors name the file
   with_context(index.string(), [&] {
-    json root;
-    try {
-      root = json::parse(text);
-    } catch (const json::exception& error) {
-      throw InputError(fmt::format("is not valid JSON: {}", error.what()));
-    }
+    // Strict: a tensor named twice in weight_map would otherwise silently
+    // come from whichever shard the parser kept.
+    const json root = parse_strict_json(text, kMaxIndexDepth);
     if (!root.is_object() || !root.contains("weight_map") || !root["weight_map"].is_object()) {
       throw InputError("weight_map", "is missing or not an object of tensor name: shard file");
     }

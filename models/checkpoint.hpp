@@ -22,6 +22,8 @@ inline constexpr std::string_view kSafeTensorsFile = "model.safetensors";
 inline constexpr std::string_view kSafeTensorsIndexFile = "model.safetensors.index.json";
 // An index is a small JSON file; anything larger is not one.
 inline constexpr std::uintmax_t kMaxIndexBytes = 64u << 20;
+// {"metadata": {…}, "weight_map": {name: shard}}: two levels, with room to spare.
+inline constexpr int kMaxIndexDepth = 4;
 
 class Checkpoint {
  public:

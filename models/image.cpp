@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "models/mapped_file.hpp"
+#include "models/input_file.hpp"
 #include "support/error.hpp"
 
 namespace tessera::models {
@@ -189,8 +189,13 @@ Rgb8Image decode_image(std::span<const std::uint8_t> bytes) {
 }
 
 Rgb8Image read_image(const std::filesystem::path& path) {
-  const MappedFile file(path);
-  return with_context(path.string(), [&] { return decode_image(file.bytes()); });
+  const InputFile file(path);
+  if (file.size() > kMaxImageFileBytes) {
+    throw InputError(fmt::format("{}: {} bytes is larger than the {}-byte limit for an image file",
+                                 path.string(), file.size(), kMaxImageFileBytes));
+  }
+  const std::vector<std::uint8_t> bytes = file.read(0, file.size());
+  return with_context(path.string(), [&] { return decode_image(bytes); });
 }
 
 }  // namespace tessera::models

@@ -23,6 +23,9 @@ struct Rgb8Image {
 // 2^28 pixels (16384 × 16384): a larger image is refused before anything is
 // allocated for it.
 inline constexpr std::uint64_t kMaxImagePixels = std::uint64_t{1} << 28;
+// An image file is read whole before it is decoded; 1 GiB is far above any
+// PNG or JPEG of kMaxImagePixels that a camera or a dataset holds.
+inline constexpr std::uint64_t kMaxImageFileBytes = std::uint64_t{1} << 30;
 
 // InputError naming the file for a malformed or unsupported image (a CMYK
 // JPEG, neither PNG nor JPEG), IoError when it cannot be read.

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/half.hpp"
+#include "models/strict_json.hpp"
 #include "support/atomic_file.hpp"
 #include "support/checked.hpp"
 #include "support/error.hpp"
@@ -55,46 +56,23 @@ const DTypeEntry& entry(SafeTensorsDType dtype) noexcept {
 // memory or stack.
 constexpr int kMaxHeaderDepth = 3;
 
-// JSON as the format allows it, with the duplicate keys that a plain parse
-// would silently resolve (the last one wins) refused instead.
+// The little-endian u64 that starts the file: the header's length in bytes.
+std::uint64_t header_length(std::span<const std::uint8_t> head) {
+  std::uint64_t length = 0;
+  for (int i = 0; i < 8; ++i) length |= std::uint64_t{head[static_cast<std::size_t>(i)]} << (8 * i);
+  return length;
+}
+
+// The header: a strict JSON object (strict_json.hpp: no key twice, no deep
+// nesting).
 json parse_header_json(std::span<const std::uint8_t> text) {
   if (text.empty() || text[0] != '{') {
     throw InputError("header", "does not start with '{'");
   }
-  std::vector<std::set<std::string>> keys;
-  int depth = 0;
-  const json::parser_callback_t check = [&](int, json::parse_event_t event, json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start:
-      case json::parse_event_t::array_start:
-        if (++depth > kMaxHeaderDepth) {
-          throw InputError("header", fmt::format("nests deeper than {} levels", kMaxHeaderDepth));
-        }
-        if (event == json::parse_event_t::object_start) keys.emplace_back();
-        break;
-      case json::parse_event_t::object_end:
-        keys.pop_back();
-        --depth;
-        break;
-      case json::parse_event_t::array_end:
-        --depth;
-        break;
-      case json::parse_event_t::key:
-        if (!keys.back().insert(parsed.get<std::string>()).second) {
-          throw InputError("header",
-                           fmt::format("the key '{}' appears twice", parsed.get<std::string>()));
-        }
-        break;
-      case json::parse_event_t::value:
-        break;
-    }
-    return true;
-  };
-  try {
-    return json::parse(text.begin(), text.end(), check);
-  } catch (const json::exception& error) {
-    throw InputError("header", fmt::format("is not valid JSON: {}", error.what()));
-  }
+  return with_context("header", [&] {
+    return parse_strict_json(
+        std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), kMaxHeaderDepth);
+  });
 }
 
 SafeTensorsDType parse_dtype(const json& value) {
@@ -177,18 +155,21 @@ bool is_float_dtype(SafeTensorsDType dtype) noexcept {
          dtype == SafeTensorsDType::kBF16;
 }
 
-SafeTensorsHeader parse_safetensors_header(std::span<const std::uint8_t> file) {
-  if (file.size() < 8) {
+namespace {
+
+// The header from the file's first bytes `head` (at least its 8-byte length
+// and, when that length fits the file, the whole header) and the file's size.
+SafeTensorsHeader parse_header(std::span<const std::uint8_t> head, std::uint64_t file_size) {
+  if (file_size < 8) {
     throw InputError(
-        fmt::format("the file is {} bytes, too short for the 8-byte header length", file.size()));
+        fmt::format("the file is {} bytes, too short for the 8-byte header length", file_size));
   }
-  std::uint64_t length = 0;
-  for (int i = 0; i < 8; ++i) length |= std::uint64_t{file[static_cast<std::size_t>(i)]} << (8 * i);
+  const std::uint64_t length = header_length(head);
   if (length > kMaxHeaderBytes) {
     throw InputError(
         fmt::format("the header length {} exceeds the limit of {} bytes", length, kMaxHeaderBytes));
   }
-  const std::uint64_t after_length = file.size() - 8;
+  const std::uint64_t after_length = file_size - 8;
   if (length > after_length) {
     throw InputError(fmt::format(
         "the header length {} runs past the end of the file ({} bytes follow the length): the "
@@ -198,7 +179,7 @@ SafeTensorsHeader parse_safetensors_header(std::span<const std::uint8_t> file) {
   SafeTensorsHeader header;
   header.data_offset = 8 + length;
   const std::uint64_t data_size = after_length - length;
-  const json root = parse_header_json(file.subspan(8, static_cast<std::size_t>(length)));
+  const json root = parse_header_json(head.subspan(8, static_cast<std::size_t>(length)));
   if (!root.is_object()) throw InputError("header", "is not a JSON object");
 
   for (const auto& [name, value] : root.items()) {
@@ -245,8 +226,23 @@ SafeTensorsHeader parse_safetensors_header(std::span<const std::uint8_t> file) {
   return header;
 }
 
+}  // namespace
+
+SafeTensorsHeader parse_safetensors_header(std::span<const std::uint8_t> file) {
+  return parse_header(file, file.size());
+}
+
 SafeTensorsFile::SafeTensorsFile(const std::filesystem::path& path) : file_(path) {
-  header_ = with_context(path.string(), [&] { return parse_safetensors_header(file_.bytes()); });
+  header_ = with_context(path.string(), [&] {
+    // Read the header only when its length fits the file; otherwise the first
+    // bytes are enough for parse_header's error.
+    std::vector<std::uint8_t> head = file_.read(0, std::min<std::uint64_t>(file_.size(), 8));
+    if (head.size() == 8) {
+      const std::uint64_t length = header_length(head);
+      if (length <= kMaxHeaderBytes && length <= file_.size() - 8) head = file_.read(0, 8 + length);
+    }
+    return parse_header(head, file_.size());
+  });
 }
 
 const SafeTensorInfo* SafeTensorsFile::find(std::string_view name) const {
@@ -254,10 +250,10 @@ const SafeTensorInfo* SafeTensorsFile::find(std::string_view name) const {
   return it == header_.tensors.end() ? nullptr : &it->second;
 }
 
-std::span<const std::uint8_t> SafeTensorsFile::data(const SafeTensorInfo& tensor) const {
-  // Offsets were checked against the file when the header was parsed.
-  return file_.bytes().subspan(static_cast<std::size_t>(header_.data_offset + tensor.begin),
-                               static_cast<std::size_t>(tensor.end - tensor.begin));
+std::vector<std::uint8_t> SafeTensorsFile::read(const SafeTensorInfo& tensor) const {
+  // Offsets were checked against the file's size when the header was parsed;
+  // a file that shrank since is the read's error, naming the file.
+  return file_.read(header_.data_offset + tensor.begin, tensor.end - tensor.begin);
 }
 
 void convert_to_f32(SafeTensorsDType dtype, std::span<const std::uint8_t> bytes,

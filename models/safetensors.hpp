@@ -27,7 +27,7 @@
 #include <string_view>
 #include <vector>
 
-#include "models/mapped_file.hpp"
+#include "models/input_file.hpp"
 
 namespace tessera::models {
 
@@ -79,10 +79,10 @@ struct SafeTensorsHeader {
 // with the tensor's name as the innermost context.
 SafeTensorsHeader parse_safetensors_header(std::span<const std::uint8_t> file);
 
-// A validated, memory-mapped .safetensors file.
+// A validated .safetensors file, read tensor by tensor (input_file.hpp).
 class SafeTensorsFile {
  public:
-  // Maps the file and validates its header; errors carry the path as context.
+  // Opens the file and validates its header; errors carry the path as context.
   explicit SafeTensorsFile(const std::filesystem::path& path);
 
   const std::filesystem::path& path() const noexcept { return file_.path(); }
@@ -94,11 +94,12 @@ class SafeTensorsFile {
   const std::map<std::string, std::string>& metadata() const noexcept { return header_.metadata; }
   // nullptr when the file has no such tensor.
   const SafeTensorInfo* find(std::string_view name) const;
-  // The tensor's bytes (validated to lie inside the file when it was opened).
-  std::span<const std::uint8_t> data(const SafeTensorInfo& tensor) const;
+  // The tensor's bytes, read from the file (its offsets were validated
+  // against the file when it was opened; IoError if the file has shrunk).
+  std::vector<std::uint8_t> read(const SafeTensorInfo& tensor) const;
 
  private:
-  MappedFile file_;
+  InputFile file_;
   SafeTensorsHeader header_;
 };
 

@@ -6,7 +6,7 @@
 // cannot disagree; adding an instruction is one struct here plus its place in
 // the Instruction variant.
 //
-// Facts and golden vectors: ../shared/reference/ipu21-target.md §4.1–§4.3.
+// Facts and golden vectors: docs/reference/ipu21-target.md §4.1–§4.3.
 //
 // Operand units follow the reference's vectors:
 //   - counts of words or events are natural (1..64), stored as count − 1;

@@ -3,7 +3,7 @@
 // registers, and the description of one operand field (where its bits live, how
 // its stored bits map to the operand's value).
 //
-// Facts: ../shared/reference/ipu21-target.md §3 (register ABI, CSRs) and §4.
+// Facts: docs/reference/ipu21-target.md §3 (register ABI, CSRs) and §4.
 
 #include <cstdint>
 #include <optional>

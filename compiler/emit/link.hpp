@@ -19,7 +19,9 @@
 //   6. the debug section: symbols, allocations, call sites, planned transfers
 //      of each exchange phase once with the loops they repeat in
 //      (phase_rounds.hpp), provenance.
-// Everything iterates ordered containers, so linking is deterministic.
+// Everything iterates ordered containers, so linking is deterministic. Each
+// step is defined in its own file (emit/linker.hpp, the linker's shared
+// state, names them); link.cpp runs them in order.
 
 #include <cstdint>
 #include <optional>

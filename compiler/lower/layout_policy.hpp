@@ -21,16 +21,44 @@
 // that tile memory and host-phase code, and their host transfers run in
 // parallel in one batch.
 
+// A value some repeat reads as a sequence (its entry i in iteration i) lies
+// entry-major instead: axis 0 whole, the entry's own layout on axis 1, so
+// each tile holds its shard of every entry, entry i's at i × (the entry
+// shard's bytes) on the tiles where a value of the entry's type would lie
+// (sequence_layout). A loop body then reaches entry i with one local word
+// copy per tile from base + i·stride (repeat.cpp). lower.cpp finds these
+// values before lowering anything (sequence_inputs), so a binding or a
+// producer is allocated entry-major from the start.
+
 #include <cstdint>
+#include <optional>
+#include <set>
 #include <vector>
 
+#include "compiler/ir/graph.hpp"
 #include "compiler/ir/tensor_type.hpp"
 #include "compiler/layout/layout.hpp"
 #include "target/topology.hpp"
 
 namespace tessera::compiler::lower {
 
-Layout default_layout(const TensorType& type, std::uint32_t tiles, std::uint64_t min_shard_bytes = 0);
+Layout default_layout(const TensorType& type, std::uint32_t tiles,
+                      std::uint64_t min_shard_bytes = 0);
+
+// The entry-major layout of a sequence value of `type` (axis 0: the
+// entries): default_layout of one entry with its split moved to axis 1 and
+// that axis padded to whole blocks, so every tile's part of every entry is
+// whole words (the stride between entries is a word multiple). nullopt for
+// sub-word scalar entries (f16[n], u8[n]), which have no axis to pad.
+std::optional<Layout> sequence_layout(const TensorType& type, std::uint32_t tiles,
+                                      std::uint64_t min_shard_bytes = 0);
+
+// One entry of a sequence type: axis 0 dropped.
+TensorType entry_type(const TensorType& sequence);
+
+// Every value that some repeat of `graph` (at any depth) takes as a
+// sequence input.
+std::set<ValueId> sequence_inputs(const Graph& graph);
 
 // A layout and the logical tiles of its shards (shard k on tiles[k]), as
 // resolve(layout, shape, tiles) takes them.
@@ -41,16 +69,34 @@ struct TensorPlacement {
 
 class LayoutPolicy {
  public:
-  LayoutPolicy(std::uint32_t tiles, std::uint64_t min_shard_bytes);
+  // `sequences`: the values repeats read as sequences (sequence_inputs).
+  LayoutPolicy(std::uint32_t tiles, std::uint64_t min_shard_bytes,
+               std::set<ValueId> sequences = {});
 
+  // The logical tiles values may spread over (0 … tiles − 1).
+  std::uint32_t tiles() const { return tiles_; }
   // A value an operation computes: on logical tiles 0 … p − 1.
   TensorPlacement computed(const TensorType& type) const;
   // A host input or parameter, in the order they are bound.
   TensorPlacement binding(const TensorType& type);
+  // `value`'s placement: entry-major when a repeat reads it as a sequence
+  // and its entries are whole words (so host slices of it start on words),
+  // else computed() or binding().
+  TensorPlacement place(ValueId value, const TensorType& type, bool binding);
+
+  // A sequence value's entry-major placement on logical tiles 0 … p − 1
+  // (nullopt: see sequence_layout), and the placement of its entry: the
+  // entry's default layout on the sequence's tiles, so entry i's copy into
+  // it is local.
+  std::optional<TensorPlacement> sequence(const TensorType& type) const;
+  TensorPlacement entry(const TensorType& sequence_type, const TensorPlacement& sequence) const;
 
  private:
+  TensorPlacement spread(TensorPlacement placement);
+
   std::uint32_t tiles_;
   std::uint64_t min_shard_bytes_;
+  std::set<ValueId> sequences_;
   std::uint32_t next_binding_tile_ = 0;
 };
 

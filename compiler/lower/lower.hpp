@@ -13,6 +13,11 @@
 //       on the result's tile (row k = the k-th reduced element, in row-major
 //       order of the reduced axes), then tessera_sum_{f32,f16}: the sum
 //       accumulates in f32 in exactly that order and rounds once;
+//   matmul (f32·f32, f16·f16)
+//       planned by plan/gemm_plan.hpp; per wave and K block, each task's A
+//       rows and B block gathered into the AMP layouts on its tile, then
+//       tessera_gemm_*_{init,accumulate}; K-split partials added on the
+//       owner; each wave's C16 blocks moved into the result (matmul.cpp);
 //   host_input, parameter, host_output
 //       bindings: slices of the value's shards. Parameters come in through
 //       the host call "load_parameters", host inputs and outputs through "run";
@@ -20,7 +25,11 @@
 //       never unrolled: loop-state buffers for the carried values, the body's
 //       steps once between a loop begin and end, the yields copied into the
 //       state at the end of each iteration (in an order that reads each state
-//       before it is overwritten; a permutation saves one state first).
+//       before it is overwritten; a permutation saves one state first). A
+//       sequence value lies entry-major (layout_policy.hpp) and each
+//       iteration begins by copying entry i into the body's argument on every
+//       tile (tessera_copy_words from base + i·stride: a PointerOperand with
+//       a stride, which the emitted code advances every iteration).
 
 #include <cstdint>
 

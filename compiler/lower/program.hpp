@@ -37,6 +37,9 @@ struct Buffer {
   std::uint32_t alignment = 8;
   std::map<LogicalTile, std::uint32_t> bytes;                   // per tile that holds it
   std::map<LogicalTile, std::vector<std::uint8_t>> contents;    // constant bytes (tables)
+  // Rounded to whole memory elements, so nothing else shares one (an AMP
+  // left operand must not share an element with the output it accumulates).
+  bool whole_elements = false;
   std::uint32_t provenance = schema::kNoProvenance;
 };
 
@@ -56,10 +59,18 @@ struct Transfer {
   std::uint32_t provenance = schema::kNoProvenance;
 };
 
+// A kernel operand: `offset` bytes into `buffer` on the calling tile. With a
+// `stride`, the pointer moves on by `stride` bytes every iteration of the
+// loop that begins at step `loop` (iteration i reads offset + i·stride): how
+// a loop body reaches entry i of a sequence value without unrolling. The
+// emitted code keeps that pointer in a word of tile memory, set at the
+// loop's begin and advanced at its end (emit/link.cpp).
 struct PointerOperand {
   unsigned reg = 2;
   BufferId buffer = 0;
   std::uint32_t offset = 0;
+  std::uint32_t stride = 0;  // bytes per iteration of `loop`; 0: a fixed pointer
+  std::size_t loop = 0;      // the loop-begin step `stride` counts iterations of
 };
 
 // One kernel call with the register ABI (kernels/kernel_abi.hpp): pointer
@@ -112,6 +123,9 @@ struct Program {
   std::vector<HostBinding> outputs;
   std::vector<HostCall> calls;
   std::vector<std::string> provenance;  // indexed by the provenance fields
+  // One line per planned operation (a GEMM's blocks, tiles, waves and
+  // modelled cycles), for the compile report.
+  std::vector<std::string> plans;
 
   std::uint32_t add_provenance(std::string text);
   BufferId add_buffer(Buffer buffer);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/checkpoint.hpp"
+#include "models/strict_json.hpp"
 #include "support/error.hpp"
 
 namespace tessera::models::siglip {
@@ -102,12 +103,9 @@ void validate(const SiglipVisionConfig& config) {
 }
 
 SiglipVisionConfig parse_siglip_config(std::string_view json_text) {
-  json root;
-  try {
-    root = json::parse(json_text);
-  } catch (const json::exception& error) {
-    throw InputError(fmt::format("not valid JSON: {}", error.what()));
-  }
+  // Strict: a key given twice (two hidden_size values) is an error, not the
+  // parser's silent choice of the last.
+  const json root = parse_strict_json(json_text, kMaxConfigDepth);
   if (!root.is_object()) throw InputError("config", "must be a JSON object");
   std::string model_type;
   if (root.contains("model_type")) {

@@ -59,6 +59,8 @@ inline constexpr std::uint32_t kMaxImageSize = 8192;
 inline constexpr std::uint32_t kMaxChannels = 64;
 // A config.json is a few kilobytes; a larger file is not one.
 inline constexpr std::uintmax_t kMaxConfigBytes = 16u << 20;
+// HF configs nest a few levels (vision_config, task_specific_params, label maps).
+inline constexpr int kMaxConfigDepth = 16;
 
 // Parses config.json text; InputError with the key path ("vision_config.
 // hidden_size: ...") on any defect.

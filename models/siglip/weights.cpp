@@ -172,7 +172,7 @@ SiglipVisionWeights load_weights(const SiglipVisionConfig& config, const Checkpo
   for_each_tensor(weights, [&](const std::string& name, FloatTensor& tensor) {
     const Checkpoint::Tensor found = checkpoint.find(name);
     tensor.values.resize(element_count(tensor.shape));
-    convert_to_f32(found.info->dtype, found.file->data(*found.info), tensor.values);
+    convert_to_f32(found.info->dtype, found.file->read(*found.info), tensor.values);
   });
   return weights;
 }

@@ -112,5 +112,31 @@ TEST_F(CompileCommand, BadGraphsAndOptionsAreClearErrors) {
   EXPECT_NE(missing.err.find("none.json"), std::string::npos) << missing.err;
 }
 
+// A loop with an exchange in every iteration: `inspect --debug` shows where
+// the planned phases repeat (described once, with the loop's count).
+TEST_F(CompileCommand, InspectDebugShowsThePlannedPhaseLoops) {
+  std::ofstream(graph_) << R"({
+    "format": "tessera.graph", "version": 1,
+    "operations": [
+      {"op": "host_input", "name": "x", "dtype": "f32", "shape": [4, 4], "result": "x"},
+      {"op": "repeat", "count": 5, "carried": ["x"], "invariant": [], "results": ["h"],
+       "body": {"arguments": ["a"],
+                "operations": [{"op": "transpose", "inputs": ["a"], "permutation": [1, 0],
+                                "result": "t"}],
+                "yield": ["t"]}},
+      {"op": "host_output", "name": "y", "inputs": ["h"]}
+    ]
+  })";
+  const auto compiled = run_tessera({"compile", graph_, "-o", package_, "--tiles", "4"});
+  ASSERT_EQ(compiled.exit_status, 0) << compiled.err;
+  const auto text = run_tessera({"inspect", package_, "--debug"});
+  ASSERT_EQ(text.exit_status, 0) << text.err;
+  EXPECT_NE(text.out.find("per iteration, 5 iterations"), std::string::npos) << text.out;
+  const auto json_out = run_tessera({"inspect", package_, "--debug", "--json"});
+  ASSERT_EQ(json_out.exit_status, 0) << json_out.err;
+  EXPECT_NE(json_out.out.find("\"phaseLoops\""), std::string::npos) << json_out.out;
+  EXPECT_NE(json_out.out.find("\"count\": 5"), std::string::npos) << json_out.out;
+}
+
 }  // namespace
 }  // namespace tessera

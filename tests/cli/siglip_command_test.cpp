@@ -94,7 +94,7 @@ class SiglipCommand : public ::testing::Test {
 TEST_F(SiglipCommand, EverySubcommandHasHelp) {
   const auto group = run_tessera({"siglip", "--help"});
   EXPECT_EQ(group.exit_status, 0);
-  for (const char* sub : {"random-weights", "reference", "quantize"}) {
+  for (const char* sub : {"random-weights", "reference", "quantize", "compile", "run"}) {
     EXPECT_NE(group.out.find(sub), std::string::npos) << group.out;
     const auto help = run_tessera({"siglip", sub, "--help"});
     EXPECT_EQ(help.exit_status, 0) << sub << help.err;
@@ -106,6 +106,22 @@ TEST_F(SiglipCommand, EverySubcommandHasHelp) {
   const auto unknown = run_tessera({"siglip", "train"});
   EXPECT_EQ(unknown.exit_status, 2);
   EXPECT_NE(unknown.err.find("unknown subcommand 'train'"), std::string::npos) << unknown.err;
+}
+
+// Precisions are checked before any file is read; f8 says what it still needs.
+TEST_F(SiglipCommand, CompileAndRunRefuseAnUnknownPrecisionClearly) {
+  for (const char* sub : {"compile", "run"}) {
+    const auto f8 = run_tessera({"siglip", sub, "--model", model_, "--precision", "f8", "-o",
+                                 scratch_.path("out")});
+    EXPECT_EQ(f8.exit_status, 2) << sub << f8.err;
+    EXPECT_NE(f8.err.find("--precision f8"), std::string::npos) << f8.err;
+    EXPECT_NE(f8.err.find("activation scale"), std::string::npos) << f8.err;
+    const auto bad = run_tessera({"siglip", sub, "--model", model_, "--precision", "f64", "-o",
+                                  scratch_.path("out")});
+    EXPECT_EQ(bad.exit_status, 2) << sub;
+    EXPECT_NE(bad.err.find("--precision 'f64' is not one of f32, f16, f143"), std::string::npos)
+        << bad.err;
+  }
 }
 
 TEST_F(SiglipCommand, RandomWeightsWritesTheModelTheLibraryDraws) {

@@ -217,6 +217,12 @@ TEST(Checkpoint, ReadsAShardedIndex) {
   EXPECT_NE(load_error(dir).find("vision_model.post_layernorm.weight: the shard "
                                  "model-00001-of-00002.safetensors has no tensor of that name"),
             std::string::npos);
+  // A tensor named twice: the parser would keep one of the two shards silently.
+  std::ofstream(dir / "model.safetensors.index.json")
+      << R"({"weight_map": {"vision_model.post_layernorm.weight": "model-00001-of-00002.safetensors", )"
+         R"("vision_model.post_layernorm.weight": "model-00002-of-00002.safetensors"}})";
+  EXPECT_EQ(load_error(dir), (dir / "model.safetensors.index.json").string() +
+                                 ": the key 'vision_model.post_layernorm.weight' appears twice");
   std::ofstream(dir / "model.safetensors.index.json") << R"({"weight_map": []})";
   EXPECT_NE(load_error(dir).find("weight_map: is missing or not an object"), std::string::npos);
   std::filesystem::remove(dir / "model.safetensors.index.json");

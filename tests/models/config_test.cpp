@@ -92,6 +92,9 @@ TEST(SiglipConfig, EveryDefectIsAnErrorNamingTheKey) {
       {R"({"model_type": "siglip", "vision_config": [1]})", "vision_config: must be a JSON object"},
       {R"([1, 2])", "config: must be a JSON object"},
       {R"({"hidden_size": 768,)", "not valid JSON"},
+      {R"({"hidden_size": 768, "hidden_size": 1152})", "the key 'hidden_size' appears twice"},
+      {R"({"model_type": "siglip", "vision_config": {"patch_size": 14, "patch_size": 16}})",
+       "the key 'patch_size' appears twice"},
   };
   for (const auto& [json, expected] : cases) {
     EXPECT_NE(error_of(json).find(expected), std::string::npos)

@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "support/error.hpp"
@@ -140,15 +141,15 @@ TEST(SafeTensors, WritesWhatItReadsAndConvertsFloatsExactly) {
   EXPECT_EQ(file.find("nothing"), nullptr);
 
   std::vector<float> back(6);
-  convert_to_f32(SafeTensorsDType::kF32, file.data(*file.find("x.f32")), back);
+  convert_to_f32(SafeTensorsDType::kF32, file.read(*file.find("x.f32")), back);
   EXPECT_EQ(back, values);
   // f16: 0.1 → 0x2E66 = 0.0999755859375; 3e-8 is 0.503 units of the
   // smallest subnormal 2^−24, so it rounds to one unit.
-  convert_to_f32(SafeTensorsDType::kF16, file.data(*file.find("x.f16")), back);
+  convert_to_f32(SafeTensorsDType::kF16, file.read(*file.find("x.f16")), back);
   EXPECT_EQ(back, (std::vector<float>{1.0F, -2.5F, 0.0999755859375F, 65504.0F, 0x1.0p-24F, -0.0F}));
   // bf16 keeps the top 16 bits, rounded: 0.1 (0x3DCCCCCD) → 0x3DCD = 0.10009765625;
   // 65504 (0x477FE000) → 0x4780 = 65536.
-  convert_to_f32(SafeTensorsDType::kBF16, file.data(*file.find("x.bf16")), back);
+  convert_to_f32(SafeTensorsDType::kBF16, file.read(*file.find("x.bf16")), back);
   EXPECT_EQ(back[2], 0.10009765625F);
   EXPECT_EQ(back[3], 65536.0F);
   EXPECT_EQ(back[0], 1.0F);
@@ -174,6 +175,30 @@ TEST(SafeTensors, AFileErrorNamesTheFile) {
                   "truncated");
   }
   EXPECT_THROW(SafeTensorsFile(scratch.path("absent.safetensors")), IoError);
+}
+
+// A file another program truncates after we opened it: the read of a tensor
+// past the new end is an IoError naming the file (a memory-mapped reader
+// would die of SIGBUS here instead).
+TEST(SafeTensors, AFileThatShrinksAfterOpeningIsAnErrorNotACrash) {
+  tessera::testing::ScratchDirectory scratch;
+  const std::vector<float> values(1024, 1.5F);
+  const auto f32 = convert_from_f32(SafeTensorsDType::kF32, values);
+  const std::vector<SafeTensorsEntry> entries = {{"first", SafeTensorsDType::kF32, {1024}, f32},
+                                                 {"second", SafeTensorsDType::kF32, {1024}, f32}};
+  const std::string path = scratch.path("shrinks.safetensors");
+  write_safetensors(path, entries);
+  const SafeTensorsFile file(path);
+  std::filesystem::resize_file(path, file.data_offset() + 4096 + 100);
+  EXPECT_EQ(file.read(*file.find("first")).size(), 4096u);  // still all there
+  try {
+    (void)file.read(*file.find("second"));
+    FAIL() << "read past the end of a shrunk file";
+  } catch (const IoError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find(path + ": ends at byte"), std::string::npos) << message;
+    EXPECT_NE(message.find("has shrunk since"), std::string::npos) << message;
+  }
 }
 
 }  // namespace

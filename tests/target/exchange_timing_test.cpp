@@ -1,5 +1,5 @@
 // The exchange timing model against the SDK rows and vectors of
-// ../shared/reference/ipu21-target.md §4.3, §5.2 and §5.4.
+// docs/reference/ipu21-target.md §4.3, §5.2 and §5.4.
 #include "target/exchange_timing.hpp"
 
 #include <cstdint>

@@ -1,4 +1,4 @@
-// Host exchange (../shared/reference/ipu21-target.md §4.5, §6): golden vectors
+// Host exchange (docs/reference/ipu21-target.md §4.5, §6): golden vectors
 // for XREQ, host mux, packet headers, splitting, target programs and
 // wrappers; a failing case for every validation rule; and properties.
 #include "target/host_exchange.hpp"

@@ -1,4 +1,4 @@
-// Golden vectors for the instruction table (../shared/reference/ipu21-target.md
+// Golden vectors for the instruction table (docs/reference/ipu21-target.md
 // §4.1, §4.3, §4.5, §5.4) through all four directions: encode, decode,
 // disassemble, parse.
 #include "target/isa.hpp"

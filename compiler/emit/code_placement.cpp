@@ -1,0 +1,117 @@
+// Step 4 of linking, the placement: the sizes of every tile's main program,
+// host programs and packets, rows, loop words and kernel stubs, placed in
+// region 0 by the one allocator (sizes first: none depends on an address).
+#include "compiler/emit/linker.hpp"
+
+namespace tessera::compiler::emit::linking {
+
+// (step, bytes) of every row `tile` has, in step order.
+std::vector<std::pair<std::size_t, std::uint32_t>> Linker::rows_of(PhysicalTile tile) const {
+  std::vector<std::pair<std::size_t, std::uint32_t>> rows;
+  for (auto it = probe_rows_.lower_bound({tile, 0});
+       it != probe_rows_.end() && it->first.first == tile; ++it) {
+    rows.emplace_back(it->first.second, it->second);
+  }
+  return rows;
+}
+
+void Linker::place_code() {
+  for (const PhysicalTile tile : tiles_) {
+    TileCode& code = code_[tile];
+    for (const auto& name : kernels_of(tile)) code.stubs[name] = kProbeCode;
+    for (std::size_t k = 0; k < host_.batches.size(); ++k) code.host_code[k] = kProbeCode;
+    for (const auto& [step, size] : rows_of(tile)) code.rows[step] = kProbeCode;
+    for (std::size_t i = 0; i < program_.steps.size(); ++i) {
+      if (program_.steps[i].kind == StepKind::kLoopBegin) code.loop_counters[i] = kProbeCode;
+    }
+    for (const auto& [loop, cursor] : cursors_of(tile)) code.cursors[loop][cursor] = kProbeCode;
+  }
+  // Sizes first (no size depends on an address), then one placement per tile.
+  for (const PhysicalTile tile : tiles_) {
+    TileCode& code = code_[tile];
+    std::vector<AllocationRequest> requests;
+    std::vector<std::function<void(std::uint32_t)>> assign;
+    auto request = [&](std::string name, schema::AllocationKind kind, std::uint32_t size,
+                       std::function<void(std::uint32_t)> set) {
+      AllocationRequest r;
+      r.name = std::move(name);
+      r.kind = kind;
+      r.size = size;
+      r.alignment = 8;
+      r.placement = MemoryPlacement::kStandard;
+      requests.push_back(r);
+      assign.push_back(std::move(set));
+    };
+    const std::uint32_t main_size = code_bytes(emit_main(tile, staging_id(tile)).code);
+    request("main", schema::AllocationKind::kCode, main_size,
+            [&code](std::uint32_t a) { code.main = a; });
+    // Host programs: every inactive batch shares one.
+    std::optional<std::size_t> idle_request;
+    for (std::size_t k = 0; k < host_.batches.size(); ++k) {
+      const TileHostStep& step = host_.batches[k].step(tile);
+      const auto program = step.program(kProbeCode);
+      if (!step.active()) {
+        if (!idle_request) {
+          idle_request = requests.size();
+          request("host idle", schema::AllocationKind::kCode, code_bytes(program.instructions),
+                  [](std::uint32_t) {});
+        }
+        idle_batches_[tile].push_back(k);
+        continue;
+      }
+      request(fmt::format("host batch {}", k), schema::AllocationKind::kCode,
+              code_bytes(program.instructions),
+              [&code, k](std::uint32_t a) { code.host_code[k] = a; });
+      if (step.packet_bytes() > 0) {
+        request(fmt::format("host packets {}", k), schema::AllocationKind::kRuntime,
+                step.packet_bytes(), [&code, k](std::uint32_t a) { code.host_packets[k] = a; });
+      }
+    }
+    for (const auto& [step, size] : rows_of(tile)) {
+      request(row_name(step), schema::AllocationKind::kExchangeRow, size,
+              [&code, step](std::uint32_t a) { code.rows[step] = a; });
+    }
+    for (auto& [step, counter] : code.loop_counters) {
+      request(fmt::format("loop counter (step {})", step), schema::AllocationKind::kRuntime, 4,
+              [&code, at = step](std::uint32_t a) { code.loop_counters[at] = a; });
+    }
+    for (auto& [loop, cursors] : code.cursors) {
+      for (auto& [cursor, at] : cursors) {
+        request(fmt::format("sequence pointer (step {}, {})", loop,
+                            program_.buffers[cursor.buffer].name),
+                schema::AllocationKind::kRuntime, 4,
+                [&code, loop = loop, cursor = cursor](std::uint32_t a) {
+                  code.cursors[loop][cursor] = a;
+                });
+      }
+    }
+    if (!code.stubs.empty()) {
+      request("kernel stubs", schema::AllocationKind::kCode,
+              checked_cast<std::uint32_t>(code.stubs.size() * kStubBytes, "kernel stubs"),
+              [&code](std::uint32_t a) {
+                std::uint32_t at = a;
+                for (auto& [name, stub] : code.stubs) {
+                  stub = at;
+                  at += kStubBytes;
+                }
+              });
+    }
+    const auto placed = place_tile(tile, requests);
+    const std::uint32_t first_id = staging_id(tile) + 1;
+    std::uint32_t high = 0;
+    for (std::size_t r = 0; r < placed.size(); ++r) {
+      assign[r](placed[r].address);
+      schema::Allocation held = placed[r];
+      held.id = checked_cast<std::uint32_t>(first_id + r, "allocation id");
+      code_allocations_[tile].push_back(held);
+      high = std::max(high, held.address + held.size - target::kLoadBase);
+    }
+    if (idle_request) {
+      for (const std::size_t k : idle_batches_[tile])
+        code.host_code[k] = placed[*idle_request].address;
+    }
+    report_.max_code_bytes = std::max(report_.max_code_bytes, high);
+  }
+}
+
+}  // namespace tessera::compiler::emit::linking

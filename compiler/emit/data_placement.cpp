@@ -1,0 +1,147 @@
+// Step 1 of linking: buffer lifetimes (a buffer used inside a loop lives
+// through the whole loop), the tiles the package covers, and each tile's
+// data placed in interleaved memory by the one allocator.
+#include "compiler/emit/linker.hpp"
+
+namespace tessera::compiler::emit::linking {
+
+const lower::HostBinding& Linker::binding(const std::string& name) const {
+  for (const auto* list : {&program_.inputs, &program_.weights, &program_.outputs}) {
+    for (const auto& b : *list) {
+      if (b.name == name) return b;
+    }
+  }
+  throw LinkError(fmt::format("internal: no binding '{}'", name));
+}
+
+template <class F>
+void Linker::for_each_use(const Step& step, F&& use) const {
+  switch (step.kind) {
+    case StepKind::kHostInputs:
+      for (const auto& name : program_.calls[step.call].inputs) {
+        for (const auto& slice : binding(name).slices) use(slice.buffer);
+      }
+      break;
+    case StepKind::kHostOutputs:
+      for (const auto& name : program_.calls[step.call].outputs) {
+        for (const auto& slice : binding(name).slices) use(slice.buffer);
+      }
+      break;
+    case StepKind::kExchange:
+      for (const auto& transfer : step.transfers) {
+        use(transfer.source.buffer);
+        for (const auto& destination : transfer.destinations) use(destination.buffer);
+      }
+      break;
+    case StepKind::kCompute:
+      for (const auto& [tile, runs] : step.runs) {
+        for (const auto& run : runs) {
+          for (const auto& pointer : run.pointers) use(pointer.buffer);
+        }
+      }
+      break;
+    case StepKind::kLoopBegin:
+    case StepKind::kLoopEnd:
+      break;
+  }
+}
+
+void Linker::find_lifetimes() {
+  live_from_.assign(program_.buffers.size(), std::numeric_limits<std::uint32_t>::max());
+  live_until_.assign(program_.buffers.size(), 0);
+  for (std::size_t i = 0; i < program_.steps.size(); ++i) {
+    const auto step = checked_cast<std::uint32_t>(i, "step");
+    for_each_use(program_.steps[i], [&](BufferId buffer) {
+      live_from_[buffer] = std::min(live_from_[buffer], step);
+      live_until_[buffer] = std::max(live_until_[buffer], step + 1);
+    });
+  }
+  // A buffer used inside a loop lives through the whole loop: every
+  // iteration runs the same steps again. Inner loops first (they begin later).
+  for (std::size_t i = program_.steps.size(); i-- > 0;) {
+    if (program_.steps[i].kind != StepKind::kLoopBegin) continue;
+    const auto begin = checked_cast<std::uint32_t>(i, "step");
+    const auto end = checked_cast<std::uint32_t>(program_.steps[i].partner + 1, "step");
+    for (std::size_t b = 0; b < program_.buffers.size(); ++b) {
+      if (live_until_[b] > begin && live_from_[b] < end) {
+        live_from_[b] = std::min(live_from_[b], begin);
+        live_until_[b] = std::max(live_until_[b], end);
+      }
+    }
+  }
+  for (std::size_t b = 0; b < program_.buffers.size(); ++b) {
+    // Constant buffers (move tables) are loaded with the image, so nothing
+    // may use their memory before them; never used: keep it anyway.
+    if (!program_.buffers[b].contents.empty() || live_until_[b] == 0) {
+      live_from_[b] = 0;
+      live_until_[b] = schema::kLiveToEnd;
+    }
+  }
+}
+
+void Linker::find_tiles() {
+  std::set<PhysicalTile> tiles;
+  for (const auto& buffer : program_.buffers) {
+    for (const auto& [tile, bytes] : buffer.bytes) tiles.insert(physical(tile));
+  }
+  std::set<PhysicalTile> hosts;
+  for (const auto* list : {&program_.inputs, &program_.weights, &program_.outputs}) {
+    for (const auto& b : *list) {
+      for (const auto& slice : b.slices) hosts.insert(physical(slice.tile));
+    }
+  }
+  for (const PhysicalTile tile : hosts) tiles.insert(target::xreq_owner(tile));
+  tiles_.assign(tiles.begin(), tiles.end());
+  for (const auto& buffer : program_.buffers) {
+    for (const auto& [tile, bytes] : buffer.bytes) logical_[physical(tile)] = tile;
+  }
+}
+
+void Linker::place_data() {
+  std::map<LogicalTile, std::vector<std::pair<BufferId, AllocationRequest>>> requests;
+  for (BufferId b = 0; b < program_.buffers.size(); ++b) {
+    const auto& buffer = program_.buffers[b];
+    for (const auto& [tile, bytes] : buffer.bytes) {
+      if (bytes == 0) continue;
+      AllocationRequest request;
+      request.name = buffer.name;
+      request.tensor = buffer.tensor;
+      request.kind = buffer.kind;
+      request.size = bytes;
+      request.alignment = buffer.alignment;
+      request.placement = MemoryPlacement::kInterleaved;
+      request.live_from = live_from_[b];
+      request.live_until = live_until_[b];
+      request.provenance = buffer.provenance;
+      requests[tile].emplace_back(b, request);
+    }
+  }
+  for (const auto& [tile, list] : requests) {
+    std::vector<AllocationRequest> plain;
+    for (const auto& [b, request] : list) plain.push_back(request);
+    const auto placed = place_tile(physical(tile), plain);
+    auto& allocations = allocations_[physical(tile)];
+    std::uint32_t high = 0;
+    for (std::size_t i = 0; i < placed.size(); ++i) {
+      data_[{list[i].first, physical(tile)}] = placed[i];
+      allocations.push_back(placed[i]);
+      high = std::max(high, placed[i].address + placed[i].size - target::kInterleavedRegion.begin);
+    }
+    report_.max_data_bytes = std::max(report_.max_data_bytes, high);
+  }
+}
+
+const schema::Allocation& Linker::allocation(BufferId buffer, LogicalTile tile) const {
+  const auto found = data_.find({buffer, physical(tile)});
+  if (found == data_.end()) {
+    throw LinkError(fmt::format("internal: buffer '{}' has no allocation on {}",
+                                program_.buffers[buffer].name, physical(tile)));
+  }
+  return found->second;
+}
+
+std::uint32_t Linker::address(const lower::Location& location) const {
+  return allocation(location.buffer, location.tile).address + location.offset;
+}
+
+}  // namespace tessera::compiler::emit::linking

@@ -1,0 +1,81 @@
+// Step 6 of linking: each tile's image (entry trampoline, main, host programs
+// and packets, rows, stubs, constant buffers) and its debug record (symbols,
+// allocations, call sites).
+#include "compiler/emit/linker.hpp"
+
+namespace tessera::compiler::emit::linking {
+
+void Linker::emit_tiles() {
+  for (const PhysicalTile tile : tiles_) {
+    const TileCode& code = code_.at(tile);
+    schema::TileImage image{tile, target::kEntryPoint, {}};
+    schema::TileDebug debug;
+    debug.tile = tile;
+
+    add_segment(app_, image, target::kEntryPoint, assemble({isa::Bri{code.main}, isa::Nop{}}),
+                true);
+    const MainCode main = emit_main(tile, staging_id(tile));
+    add_segment(app_, image, code.main, assemble(main.code), true);
+    debug.symbols.push_back({"main", code.main, code_bytes(main.code), schema::SymbolKind::kCode});
+    report_.kernel_calls += main.sites.size();
+
+    std::set<std::uint32_t> emitted;
+    for (std::size_t k = 0; k < host_.batches.size(); ++k) {
+      const TileHostStep& step = host_.batches[k].step(tile);
+      const auto packets = code.host_packets.find(k);
+      const auto program =
+          step.program(packets == code.host_packets.end() ? kProbeCode : packets->second);
+      const std::uint32_t at = code.host_code.at(k);
+      if (!emitted.insert(at).second) continue;
+      add_segment(app_, image, at, assemble(program.instructions), true);
+      debug.symbols.push_back({step.active() ? fmt::format("host batch {}", k) : "host idle", at,
+                               code_bytes(program.instructions), schema::SymbolKind::kCode});
+      for (const auto& block : program.packets) {
+        add_segment(app_, image, block.address, words_to_bytes(block.words), false);
+      }
+    }
+    for (const auto& [step, at] : code.rows) {
+      const auto& rows = schedules_.at(step).rows;
+      const auto row =
+          std::find_if(rows.begin(), rows.end(), [&](const auto& r) { return r.tile == tile; });
+      add_segment(app_, image, at, assemble(row->instructions), true);
+      debug.symbols.push_back(
+          {row_name(step), at, code_bytes(row->instructions), schema::SymbolKind::kExchangeRow});
+    }
+    for (const auto& [name, at] : code.stubs) {
+      add_segment(app_, image, at, assemble({isa::Br{Reg::m10}, isa::Nop{}}), true);
+      const auto* spec = kernels::KernelRegistry::standard().find(name);
+      debug.symbols.push_back({name, at, kStubBytes,
+                               spec->kind == kernels::KernelKind::kKernel
+                                   ? schema::SymbolKind::kKernel
+                                   : schema::SymbolKind::kRuntimeHelper});
+    }
+    // Constant buffers (move tables): their bytes, loaded with the image.
+    if (const auto logical = logical_.find(tile); logical != logical_.end()) {
+      for (BufferId b = 0; b < program_.buffers.size(); ++b) {
+        const auto contents = program_.buffers[b].contents.find(logical->second);
+        if (contents == program_.buffers[b].contents.end()) continue;
+        add_segment(app_, image, allocation(b, logical->second).address, contents->second, false);
+      }
+    }
+
+    debug.allocations = allocations_[tile];
+    const bool stages = std::any_of(main.sites.begin(), main.sites.end(), [](const auto& site) {
+      return site.kernel == kernels::kCopyWords &&
+             std::any_of(site.operands.begin(), site.operands.end(),
+                         [](const auto& operand) { return in_staging(operand.address); });
+    });
+    if (stages) debug.allocations.push_back(h2d_staging(staging_id(tile)));
+    const auto& code_held = code_allocations_[tile];
+    debug.allocations.insert(debug.allocations.end(), code_held.begin(), code_held.end());
+    debug.call_sites = main.sites;
+    std::sort(image.segments.begin(), image.segments.end(),
+              [](const auto& a, const auto& b) { return a.address < b.address; });
+    std::sort(debug.symbols.begin(), debug.symbols.end(),
+              [](const auto& a, const auto& b) { return a.address < b.address; });
+    app_.tiles.push_back(std::move(image));
+    app_.debug.tiles.push_back(std::move(debug));
+  }
+}
+
+}  // namespace tessera::compiler::emit::linking

@@ -1,0 +1,190 @@
+#pragma once
+// The linker's shared state (internal to compiler/emit): link.cpp runs the
+// six steps of link.hpp in order, and each step is defined in its own file,
+// named in its section below. Only emit/*.cpp include this header.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/emit/code.hpp"
+#include "compiler/emit/link.hpp"
+#include "compiler/emit/phase_rounds.hpp"
+#include "compiler/exchange/scheduler.hpp"
+#include "compiler/host_io.hpp"
+#include "compiler/placement.hpp"
+#include "kernels/registry.hpp"
+#include "support/checked.hpp"
+#include "support/little_endian.hpp"
+#include "target/host_exchange.hpp"
+#include "target/memory_map.hpp"
+
+namespace tessera::compiler::emit::linking {
+
+using isa::Reg;
+using lower::BufferId;
+using lower::LogicalTile;
+using lower::Step;
+using lower::StepKind;
+using target::PhysicalTile;
+
+// Where rows and host programs are put while their sizes are found: any
+// 8-aligned executable address gives the same code (the row emitter pads
+// relative to the row's own address) and none of it shares a memory element
+// with data, which lives in region 1.
+inline constexpr std::uint32_t kProbeCode = 0x60000;
+inline constexpr std::uint32_t kStubBytes = 8;  // br $m10; nop
+// Loop code only; never live across other code.
+inline constexpr isa::Reg kLoopCount = isa::Reg::m12;
+inline constexpr isa::Reg kLoopCounter = isa::Reg::m13;
+inline constexpr std::uint32_t kMaxAddImmediate = 0x7FFF;  // add's signed 16-bit immediate
+
+inline PhysicalTile physical(LogicalTile tile) { return target::c600_physical(tile); }
+
+// Bytes of encoded code (sendpicp and a few others take two words).
+inline std::uint32_t code_bytes(const Code& code) {
+  return checked_cast<std::uint32_t>(assemble(code).size(), "code bytes");
+}
+// The main program holds one-word instructions only (setzi, call, sync,
+// ld32, st32, add, brz, bri, br), so its pcs are counted without encoding.
+inline std::uint32_t main_bytes(const Code& code) {
+  return checked_cast<std::uint32_t>(code.size() * 4, "main bytes");
+}
+
+inline std::string format_range(std::uint32_t address, std::uint64_t bytes) {
+  return fmt::format("[{:#x}, +{})", address, bytes);
+}
+
+// A pointer that moves on by `stride` bytes every iteration of a loop
+// (lower::PointerOperand with a stride): one word of tile memory holds it,
+// set to the start at the loop's begin and advanced at its end.
+struct Cursor {
+  BufferId buffer = 0;
+  std::uint32_t offset = 0;
+  std::uint32_t stride = 0;
+  friend auto operator<=>(const Cursor&, const Cursor&) = default;
+};
+
+// A tile's code pieces and where placement put them.
+struct TileCode {
+  std::uint32_t main = kProbeCode;
+  std::map<std::size_t, std::uint32_t> host_code;      // by batch index
+  std::map<std::size_t, std::uint32_t> host_packets;   // by batch index, active batches only
+  std::map<std::size_t, std::uint32_t> rows;           // by step index
+  std::map<std::string, std::uint32_t> stubs;          // by kernel name
+  std::map<std::size_t, std::uint32_t> loop_counters;  // by loop-begin step
+  std::map<std::size_t, std::map<Cursor, std::uint32_t>> cursors;  // by loop-begin step
+};
+
+struct MainCode {
+  Code code;
+  std::vector<schema::CallSite> sites;
+};
+
+// A pointer register loaded from a cursor word instead of a constant, and
+// its value in the loop's last iteration (registers[] holds the first).
+struct MovingPointer {
+  std::uint32_t cursor = 0;
+  std::uint32_t last = 0;
+};
+
+class Linker {
+ public:
+  Linker(const lower::Program& program, const LinkOptions& options, LinkReport& report)
+      : program_(program), options_(options), report_(report) {}
+
+  schema::Application run();  // link.cpp
+
+ private:
+  // ---- 1. lifetimes and data placement (data_placement.cpp)
+  const lower::HostBinding& binding(const std::string& name) const;
+  template <class F>
+  void for_each_use(const Step& step, F&& use) const;
+  void find_lifetimes();
+  void find_tiles();
+  void place_data();
+  const schema::Allocation& allocation(BufferId buffer, LogicalTile tile) const;
+  std::uint32_t address(const lower::Location& location) const;
+
+  // ---- 2. bindings and host I/O (host_bindings.cpp)
+  schema::Binding make_binding(const lower::HostBinding& b) const;
+  void make_bindings();
+  void plan_host();
+  // The staging buffer the host I/O lowering copies through (one per tile, in
+  // the reserved exchange window): H2D data lands there, D2H data of several
+  // allocations is gathered there.
+  schema::Allocation h2d_staging(std::uint32_t id) const;
+  static bool in_staging(std::uint32_t address);
+
+  // ---- 3. exchange (exchange_steps.cpp)
+  // "exchange row (phase 12)": named by the round that first opens its phase.
+  std::string row_name(std::size_t step) const;
+  static bool same_transfers(const exchange::PhaseSchedule& schedule,
+                             const exchange::PhaseTransfers& phase);
+  void schedule_exchanges(bool final);
+
+  // ---- 4. code: each tile's main program (main_code.cpp)
+  // The kernels a tile calls, in name order (its stubs).
+  std::set<std::string> kernels_of(PhysicalTile tile) const;
+  // (loop, cursor) of every moving pointer of `tile`'s kernel runs.
+  std::set<std::pair<std::size_t, Cursor>> cursors_of(PhysicalTile tile) const;
+  // A cursor's first iteration's address.
+  std::uint32_t pointer_address(const Cursor& cursor, LogicalTile tile) const;
+  // A copy between the staging buffer and the data allocation live at step
+  // `step` that holds the other end: the copy helper's call, footprints
+  // asserted like any kernel's.
+  void emit_staging_copy(MainCode& main, PhysicalTile tile, std::size_t step,
+                         const StagingCopy& copy, const schema::Allocation& staging) const;
+  // The tile's whole main program, for the code addresses in code_[tile].
+  MainCode emit_main(PhysicalTile tile, std::uint32_t staging_id) const;
+  std::uint32_t staging_id(PhysicalTile tile) const;
+
+  // ---- 4. code: placement in region 0 (code_placement.cpp)
+  // (step, bytes) of every row `tile` has, in step order.
+  std::vector<std::pair<std::size_t, std::uint32_t>> rows_of(PhysicalTile tile) const;
+  void place_code();
+
+  // ---- 5. one kernel call and its footprint assertion (footprint.cpp)
+  // One kernel call: registers, the footprint assertion (for a moving
+  // pointer in its first and its last iteration: the footprint moves
+  // monotonically between them), the call.
+  void emit_call(
+      MainCode& main, PhysicalTile tile, const std::string& kernel,
+      const std::vector<std::pair<unsigned, const schema::Allocation*>>& operand_allocations,
+      const kernels::Registers& registers, std::uint32_t stub, std::uint32_t provenance,
+      const std::map<unsigned, MovingPointer>& moving = {}) const;
+
+  // ---- 6. images and the debug section (debug_section.cpp)
+  void emit_tiles();
+
+  const lower::Program& program_;
+  const LinkOptions& options_;
+  LinkReport& report_;
+  schema::Application app_;
+
+  std::vector<std::uint32_t> live_from_, live_until_;
+  std::vector<PhysicalTile> tiles_;
+  std::map<PhysicalTile, LogicalTile> logical_;
+  std::map<std::pair<BufferId, PhysicalTile>, schema::Allocation> data_;
+  std::map<PhysicalTile, std::vector<schema::Allocation>> allocations_;       // data, by tile
+  std::map<PhysicalTile, std::vector<schema::Allocation>> code_allocations_;  // code, by tile
+  HostPlan host_;
+  // (call, input) → batches
+  std::map<std::pair<std::size_t, bool>, std::vector<std::size_t>> batches_of_;
+  // (tile, step) → bytes
+  std::map<std::pair<PhysicalTile, std::size_t>, std::uint32_t> probe_rows_;
+  std::map<std::size_t, exchange::PhaseSchedule> schedules_;  // by step
+  PhaseRounds rounds_;
+  std::map<PhysicalTile, TileCode> code_;
+  std::map<PhysicalTile, std::vector<std::size_t>> idle_batches_;
+};
+
+}  // namespace tessera::compiler::emit::linking

@@ -1,0 +1,160 @@
+#include "compiler/lower/context.hpp"
+
+#include <fmt/format.h>
+
+#include "compiler/placement.hpp"
+#include "schema/model.hpp"
+#include "support/checked.hpp"
+
+namespace tessera::compiler::lower {
+
+bool next_index(Index& index, std::span<const std::uint32_t> shape) {
+  for (std::size_t a = shape.size(); a-- > 0;) {
+    if (++index[a] < shape[a]) return true;
+    index[a] = 0;
+  }
+  return false;
+}
+
+Index broadcast_source(std::span<const std::uint32_t> in_shape, const Index& index) {
+  const std::size_t offset = index.size() - in_shape.size();
+  Index from(in_shape.size(), 0);
+  for (std::size_t a = 0; a < in_shape.size(); ++a) from[a] = in_shape[a] == 1 ? 0 : index[a + offset];
+  return from;
+}
+
+std::uint32_t element_bytes(const TensorType& type) { return schema::dtype_size(type.dtype()); }
+
+Location Storage::location(std::span<const std::uint64_t> index) const {
+  const ElementPlace place = locator->locate(index);
+  return {resolved.shards[place.shard].tile, buffer,
+          checked_cast<std::uint32_t>(place.offset, "element offset")};
+}
+
+LoweringContext::LoweringContext(const Graph& graph, LayoutPolicy layouts, Program& program)
+    : graph_(graph), layouts_(std::move(layouts)), program_(program) {}
+
+Storage& LoweringContext::allocate(ValueId value, const TensorType& type, std::string name,
+                                   std::uint32_t provenance, bool binding) {
+  const TensorPlacement placement = layouts_.place(value, type, binding);
+  return allocate_at(value, type, placement, std::move(name), provenance);
+}
+
+Storage& LoweringContext::allocate_at(ValueId value, const TensorType& type,
+                                      const TensorPlacement& placement, std::string name,
+                                      std::uint32_t provenance) {
+  return keep(make(type, placement, std::move(name), format_value(value), provenance), value);
+}
+
+const Storage& LoweringContext::scratch_at(const TensorType& type, const TensorPlacement& placement,
+                                           std::string name, std::string tensor,
+                                           std::uint32_t provenance) {
+  std::unique_ptr<Storage> held = make(type, placement, std::move(name), std::move(tensor), provenance);
+  held->locator = std::make_unique<ElementLocator>(held->resolved);
+  owned_.push_back(std::move(held));
+  return *owned_.back();
+}
+
+std::unique_ptr<Storage> LoweringContext::make(const TensorType& type, const TensorPlacement& placement,
+                                               std::string name, std::string tensor,
+                                               std::uint32_t provenance) {
+  auto held = std::make_unique<Storage>();
+  held->resolved = resolve(placement.layout, type.shape, placement.tiles);
+  Buffer buffer;
+  buffer.name = std::move(name);
+  buffer.tensor = std::move(tensor);
+  buffer.alignment = held->resolved.layout.alignment;
+  buffer.provenance = provenance;
+  require_placeable(buffer, held->resolved);
+  for (const Shard& shard : held->resolved.shards) {
+    buffer.bytes[shard.tile] = checked_cast<std::uint32_t>(shard.allocation_bytes, "shard bytes");
+  }
+  held->buffer = program_.add_buffer(std::move(buffer));
+  return held;
+}
+
+const Storage& LoweringContext::scratch_like(const Storage& like, std::string name,
+                                             std::string tensor, std::uint32_t provenance) {
+  auto held = std::make_unique<Storage>();
+  held->resolved = like.resolved;
+  Buffer buffer = program_.buffers[like.buffer];
+  buffer.name = std::move(name);
+  buffer.tensor = std::move(tensor);
+  buffer.provenance = provenance;
+  held->buffer = program_.add_buffer(std::move(buffer));
+  held->locator = std::make_unique<ElementLocator>(held->resolved);
+  owned_.push_back(std::move(held));
+  return *owned_.back();
+}
+
+Storage& LoweringContext::keep(std::unique_ptr<Storage> held, ValueId value) {
+  held->locator = std::make_unique<ElementLocator>(held->resolved);
+  Storage& result = *held;
+  storage_[value] = held.get();
+  owned_.push_back(std::move(held));
+  return result;
+}
+
+void LoweringContext::copy_value(const Storage& from, const Storage& to, const TensorType& type,
+                                 std::uint32_t provenance, const std::string& label) {
+  MoveLowering moves(program_, label, provenance, element_bytes(type));
+  Index index(type.shape.size(), 0);
+  const std::uint64_t count = element_count(type.shape);
+  for (std::uint64_t n = 0; n < count; ++n, next_index(index, type.shape)) {
+    moves.move(to.location(index), from.location(index));
+  }
+  finish_steps(moves, {}, provenance);
+}
+
+void LoweringContext::finish_steps(MoveLowering& moves,
+                                   std::map<LogicalTile, std::vector<KernelRun>> compute,
+                                   std::uint32_t provenance) {
+  std::map<LogicalTile, std::vector<KernelRun>> runs;
+  std::vector<Transfer> transfers = moves.finish(runs);
+  for (auto& [tile, list] : compute) {
+    auto& all = runs[tile];
+    all.insert(all.end(), list.begin(), list.end());
+  }
+  if (!transfers.empty()) {
+    program_.steps.push_back(Step{StepKind::kExchange, 0, std::move(transfers), {}, provenance});
+  }
+  if (!runs.empty()) program_.steps.push_back(Step{StepKind::kCompute, 0, {}, std::move(runs), provenance});
+}
+
+void LoweringContext::require_placeable(const Buffer& buffer, const ResolvedLayout& resolved) {
+  const Shard* largest = nullptr;
+  for (const Shard& shard : resolved.shards) {
+    if (largest == nullptr || shard.allocation_bytes > largest->allocation_bytes) largest = &shard;
+  }
+  if (largest == nullptr || largest->allocation_bytes == 0) return;
+  require_placeable(buffer, largest->tile, largest->allocation_bytes, resolved.layout.memory_class);
+}
+
+void LoweringContext::require_placeable(const Buffer& buffer, LogicalTile tile, std::uint64_t bytes,
+                                        MemoryClass memory_class) {
+  AllocationRequest request;
+  request.name = buffer.name;
+  request.tensor = buffer.tensor;
+  request.kind = buffer.kind;
+  request.size = bytes;
+  request.alignment = buffer.alignment;
+  request.placement = memory_class == MemoryClass::kInterleaved ? MemoryPlacement::kInterleaved
+                                                                : MemoryPlacement::kStandard;
+  request.provenance = buffer.provenance;
+  require_fits_alone(target::c600_physical(tile), request);
+}
+
+std::vector<HostSlice> LoweringContext::slices(const Storage& held) const {
+  std::vector<HostSlice> result;
+  for (const Shard& shard : held.resolved.shards) {
+    if (shard.replica != 0) continue;
+    for (const ByteRun& run : host_runs(shard)) {
+      result.push_back(HostSlice{shard.tile, held.buffer,
+                                 checked_cast<std::uint32_t>(run.shard_offset, "slice offset"),
+                                 run.host_offset, checked_cast<std::uint32_t>(run.bytes, "slice bytes")});
+    }
+  }
+  return result;
+}
+
+}  // namespace tessera::compiler::lower

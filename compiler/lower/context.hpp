@@ -1,0 +1,110 @@
+#pragma once
+// The state one lowering shares between the per-operation lowerings
+// (operations.hpp): the graph, the program being built, where every value
+// lives, and the helpers every operation needs (allocating a value's buffer
+// where the layout policy puts it, scratch buffers, turning element moves
+// and kernel runs into steps). lower.cpp owns the walk over the graph; each
+// family of operations is lowered in its own file against this interface.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/graph.hpp"
+#include "compiler/layout/locate.hpp"
+#include "compiler/layout/resolve.hpp"
+#include "compiler/lower/layout_policy.hpp"
+#include "compiler/lower/moves.hpp"
+#include "compiler/lower/program.hpp"
+
+namespace tessera::compiler::lower {
+
+using Index = std::vector<std::uint64_t>;
+
+// Advances a row-major multi-index; false after the last one.
+bool next_index(Index& index, std::span<const std::uint32_t> shape);
+
+// The index of the element of an operand of shape `in_shape` that NumPy
+// broadcasting reads for result element `index`.
+Index broadcast_source(std::span<const std::uint32_t> in_shape, const Index& index);
+
+std::uint32_t element_bytes(const TensorType& type);
+
+// Where a value lives: its resolved layout and buffer.
+struct Storage {
+  ResolvedLayout resolved;
+  BufferId buffer = 0;
+  std::unique_ptr<ElementLocator> locator;
+
+  Location location(std::span<const std::uint64_t> index) const;
+};
+
+class LoweringContext {
+ public:
+  LoweringContext(const Graph& graph, LayoutPolicy layouts, Program& program);
+  virtual ~LoweringContext() = default;
+
+  const Graph& graph() const { return graph_; }
+  Program& program() { return program_; }
+  LayoutPolicy& layouts() { return layouts_; }
+
+  // Lowers one operation (and, for a repeat, its body): lower.cpp's dispatch.
+  virtual void lower(OpId op) = 0;
+
+  const Storage& storage(ValueId value) const { return *storage_.at(value); }
+  // Makes `value` (a block argument) live where `held` does.
+  void alias(ValueId value, const Storage& held) { storage_[value] = &held; }
+
+  // A buffer for `value` where the layout policy puts it (a host input or
+  // parameter is a binding, everything else a computed value; a value a
+  // repeat reads as a sequence entry-major).
+  Storage& allocate(ValueId value, const TensorType& type, std::string name,
+                    std::uint32_t provenance, bool binding = false);
+  // A buffer for `value` in a placement the caller chose.
+  Storage& allocate_at(ValueId value, const TensorType& type, const TensorPlacement& placement,
+                       std::string name, std::uint32_t provenance);
+  // A buffer in a placement the caller chose for a copy of a value that is
+  // not that value's own storage (an entry-major copy of a sequence).
+  const Storage& scratch_at(const TensorType& type, const TensorPlacement& placement,
+                            std::string name, std::string tensor, std::uint32_t provenance);
+  // A buffer with the same layout as `like`, for values that are not graph
+  // values of their own (a broadcast operand, a saved loop state).
+  const Storage& scratch_like(const Storage& like, std::string name, std::string tensor,
+                              std::uint32_t provenance);
+
+  // The same elements from one storage into another of the same type.
+  void copy_value(const Storage& from, const Storage& to, const TensorType& type,
+                  std::uint32_t provenance, const std::string& label);
+
+  // Appends the exchange and compute steps of `moves` plus `compute` runs.
+  void finish_steps(MoveLowering& moves, std::map<LogicalTile, std::vector<KernelRun>> compute,
+                    std::uint32_t provenance);
+
+  // The largest shard of a tensor must fit its tile with nothing else there;
+  // if it does not, the placement report says so now, before any move into
+  // it is lowered (placement.hpp, the one owner of what a tile holds).
+  static void require_placeable(const Buffer& buffer, const ResolvedLayout& resolved);
+  static void require_placeable(const Buffer& buffer, LogicalTile tile, std::uint64_t bytes,
+                                MemoryClass memory_class);
+
+  // The host slices of a binding's storage (replica 0).
+  std::vector<HostSlice> slices(const Storage& held) const;
+
+ protected:
+  const Graph& graph_;
+  LayoutPolicy layouts_;
+  Program& program_;
+
+ private:
+  Storage& keep(std::unique_ptr<Storage> held, ValueId value);
+  std::unique_ptr<Storage> make(const TensorType& type, const TensorPlacement& placement,
+                                std::string name, std::string tensor, std::uint32_t provenance);
+
+  std::vector<std::unique_ptr<Storage>> owned_;
+  std::map<ValueId, const Storage*> storage_;  // block arguments alias their sources
+};
+
+}  // namespace tessera::compiler::lower

@@ -1,0 +1,455 @@
+// The lowering of matmul (operations.hpp) on the plan of compiler/plan/
+// gemm_plan.hpp. Per task (one product of the batch, one row block, one
+// column block, one K part) on its tile:
+//
+//   before the waves, every distinct weight block (b's product, K block,
+//     column block) packed once into B_m×16 on its home (round robin over
+//     the tiles used): f32 elements straight into B8×16
+//     (weight_offset), f16 row-major into a staging slot that
+//     tessera_rearrange_block_major_f16 packs with zero padding;
+//   for each K block j (one exchange phase + one compute step per wave and
+//   block, all tasks of the wave together):
+//     A rows × K block gathered from the operand's row-major shards straight
+//     into the A_m layout (kernels/amp_layout.hpp left_offset: one panel row
+//     of m elements — 8 words — is one run, multicast to the column blocks'
+//     tiles); the packed weight block read in place at home or copied whole
+//     into the task's slot; then tessera_gemm_*_init (j = 0) or _accumulate
+//     into the task's C16 block;
+//   K-split partials: every part's C block to the part-0 tile, added there
+//     in part order (tessera_add_*, in place);
+//   the C16 block's logical elements (output_offset) into the result's
+//     layout — after every wave, so each tile keeps one C block.
+//
+// Zero padding: the A staging buffers (and f32 packed weights) are
+// constants of zeros — one A buffer per distinct logical K extent of a call,
+// one packed slot per weight block — so their K padding is never written and
+// stays zero (the AMP multiplies padding too: it
+// must be finite, reference H8). Row and column padding may hold an earlier
+// wave's (finite) data: it only reaches C rows and columns no one reads.
+// A staging buffer takes whole memory elements: the AMP reads A and the C
+// partials in one cycle from two different elements (kernels/gemm.hpp).
+#include <fmt/format.h>
+
+#include <map>
+
+#include "compiler/lower/lower.hpp"
+#include "compiler/lower/operations.hpp"
+#include "compiler/plan/gemm_plan.hpp"
+#include "kernels/amp_layout.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/layout_kernels.hpp"
+#include "kernels/registry.hpp"
+#include "support/checked.hpp"
+
+namespace tessera::compiler::lower {
+namespace {
+
+using kernels::GemmFamily;
+using kernels::GemmVariant;
+
+std::string_view gemm_kernel(GemmFamily family, bool init) {
+  if (family == GemmFamily::kF32) return init ? kernels::kGemmF32Init : kernels::kGemmF32Accumulate;
+  return init ? kernels::kGemmF16Init : kernels::kGemmF16Accumulate;
+}
+
+std::uint32_t u32(std::uint64_t value, const char* what) { return checked_cast<std::uint32_t>(value, what); }
+
+// One task of the plan and where it runs.
+struct Task {
+  std::uint64_t product = 0;  // index into the batch (row-major over the leading axes)
+  std::uint32_t row_begin = 0, rows = 0;
+  std::uint32_t column_begin = 0, columns = 0;
+  std::uint32_t part = 0, k_begin = 0, k_end = 0;
+  LogicalTile tile{0};
+  std::uint32_t wave = 0;
+};
+
+class GemmLowering {
+ public:
+  GemmLowering(LoweringContext& context, OpId id, const std::string& described)
+      : context_(context), graph_(context.graph()), program_(context.program()), id_(id),
+        described_(described) {}
+
+  void run() {
+    const Operation& op = graph_.operation(id_);
+    const TensorType& a = graph_.type(op.inputs[0]);
+    const TensorType& b = graph_.type(op.inputs[1]);
+    const ValueId result = op.results[0];
+    const TensorType& type = graph_.type(result);
+    if (a.dtype() == DType::kF32 && b.dtype() == DType::kF32) {
+      family_ = GemmFamily::kF32;
+    } else if (a.dtype() == DType::kF16 && b.dtype() == DType::kF16) {
+      family_ = GemmFamily::kF16;
+    } else {
+      throw LoweringError(fmt::format(
+          "{}: only f32·f32 and f16·f16 matmuls are lowered yet (block-scaled F143 weights are not)",
+          described_));
+    }
+    format_ = kernels::gemm_format(family_);
+    element_ = format_.left_bytes;
+    a_shape_ = a.shape;
+    b_shape_ = b.shape;
+    const std::size_t rank = type.shape.size();
+    lead_shape_.assign(type.shape.begin(), type.shape.end() - 2);
+    std::uint64_t batch = 1;
+    for (const std::uint32_t extent : lead_shape_) batch *= extent;
+    m_ = a.shape[a.shape.size() - 2];
+    k_ = a.shape.back();
+    n_ = type.shape[rank - 1];
+
+    plan::GemmProblem problem;
+    problem.family = family_;
+    problem.batch = batch;
+    problem.rows = m_;
+    problem.inner = k_;
+    problem.columns = n_;
+    problem.tiles = context_.layouts().tiles();
+    try {
+      plan_ = plan::plan_gemm(problem);
+    } catch (const UsageError& e) {
+      throw LoweringError(fmt::format("{}: {}", described_, e.what()));
+    }
+    program_.plans.push_back(fmt::format("op {} (matmul): {}", id_.index, plan::format_gemm_plan(plan_)));
+    provenance_ = program_.add_provenance(described_);
+    out_ = &context_.allocate(result, type, format_value(result), provenance_);
+    a_ = &context_.storage(op.inputs[0]);
+    b_ = &context_.storage(op.inputs[1]);
+
+    make_tasks();
+    make_buffers();
+    pack_weights();
+    // Each wave ends by moving its C blocks out, so the next reuses them.
+    for (std::uint32_t wave = 0; wave < plan_.waves; ++wave) {
+      for (std::uint32_t block = 0; block < plan_.inner_blocks; ++block) lower_block(wave, block);
+      if (plan_.choice.k_split > 1) reduce_parts(wave);
+      move_out(wave);
+    }
+  }
+
+ private:
+  std::uint32_t call_inner(std::uint32_t extent) const {
+    return u32(kernels::amp::padded_inner(extent, format_.pass), "GEMM K");
+  }
+  std::uint32_t c_bytes() const {
+    return u32(kernels::amp::round_up(
+                   kernels::gemm_output_bytes(family_, plan_.call_rows, plan_.choice.block_columns), 8),
+               "GEMM output block");
+  }
+
+  void make_tasks() {
+    const std::uint32_t split = plan_.choice.k_split;
+    for (std::uint64_t t = 0; t < plan_.tasks; ++t) {
+      Task task;
+      std::uint64_t rest = t;
+      task.part = static_cast<std::uint32_t>(rest % split);
+      rest /= split;
+      const auto column_block = static_cast<std::uint32_t>(rest % plan_.column_blocks);
+      rest /= plan_.column_blocks;
+      const auto row_block = static_cast<std::uint32_t>(rest % plan_.row_blocks);
+      task.product = rest / plan_.row_blocks;
+      task.row_begin = row_block * plan_.choice.block_rows;
+      task.rows = std::min(plan_.choice.block_rows, m_ - task.row_begin);
+      task.column_begin = column_block * plan_.choice.block_columns;
+      task.columns = std::min(plan_.choice.block_columns, n_ - task.column_begin);
+      task.k_begin = task.part * plan_.part_inner;
+      task.k_end = std::min(k_, task.k_begin + plan_.part_inner);
+      task.tile = LogicalTile(static_cast<std::uint16_t>(t % plan_.tiles_used));
+      task.wave = static_cast<std::uint32_t>(t / plan_.tiles_used);
+      tasks_.push_back(task);
+    }
+  }
+
+  // The logical K extent of task's block j, 0 when the part has no block j.
+  std::uint32_t block_extent(const Task& task, std::uint32_t block) const {
+    const std::uint64_t begin = task.k_begin + std::uint64_t{block} * plan_.choice.block_inner;
+    if (begin >= task.k_end) return 0;
+    return static_cast<std::uint32_t>(std::min<std::uint64_t>(plan_.choice.block_inner, task.k_end - begin));
+  }
+
+  BufferId add_buffer(std::string name, std::uint32_t bytes, bool zeros, bool whole_elements) {
+    Buffer buffer;
+    buffer.name = fmt::format("{} (op {})", name, id_.index);
+    buffer.kind = schema::AllocationKind::kScratch;
+    buffer.provenance = provenance_;
+    buffer.whole_elements = whole_elements;
+    for (std::uint32_t t = 0; t < plan_.tiles_used; ++t) {
+      buffer.bytes[LogicalTile(static_cast<std::uint16_t>(t))] = bytes;
+      if (zeros) buffer.contents[LogicalTile(static_cast<std::uint16_t>(t))] = std::vector<std::uint8_t>(bytes, 0);
+    }
+    return program_.add_buffer(std::move(buffer));
+  }
+
+  BufferId add_buffer_on(std::string name, const std::map<LogicalTile, std::uint32_t>& bytes, bool zeros) {
+    Buffer buffer;
+    buffer.name = fmt::format("{} (op {})", name, id_.index);
+    buffer.kind = schema::AllocationKind::kScratch;
+    buffer.provenance = provenance_;
+    buffer.bytes = bytes;
+    if (zeros) {
+      for (const auto& [tile, size] : bytes) buffer.contents[tile] = std::vector<std::uint8_t>(size, 0);
+    }
+    return program_.add_buffer(std::move(buffer));
+  }
+
+  void make_buffers() {
+    const std::uint32_t columns = plan_.choice.block_columns;
+    for (const Task& task : tasks_) {
+      for (std::uint32_t j = 0; j < plan_.inner_blocks; ++j) {
+        const std::uint32_t extent = block_extent(task, j);
+        if (extent == 0 || left_.contains(extent)) continue;
+        const std::uint32_t inner = call_inner(extent);
+        left_[extent] = add_buffer(fmt::format("A16 K {}", extent),
+                                   u32(kernels::gemm_left_bytes(family_, plan_.call_rows, inner), "A block"),
+                                   true, true);
+        // The staging slot a packed block is copied into (its home tile
+        // reads it in place).
+        weights_[extent] = add_buffer(
+            fmt::format("B{}x16 K {}", m_pass(), extent),
+            u32(kernels::gemm_weight_bytes(family_, plan_.call_rows, inner, columns), "B block"), false, false);
+      }
+    }
+    output_ = add_buffer("C16 block", c_bytes(), false, false);
+    if (plan_.choice.k_split > 1) {
+      partials_ = add_buffer("K-split partials", checked_mul(c_bytes(), plan_.choice.k_split - 1, "partials"),
+                             false, false);
+    }
+  }
+
+  // The full index of a leading-axes product's element (row, column) of
+  // operand `shape` (its leading axes broadcast against the result's).
+  Index operand_index(std::span<const std::uint32_t> shape, std::uint64_t product, std::uint64_t row,
+                      std::uint64_t column) const {
+    Index lead(lead_shape_.size(), 0);
+    for (std::size_t a = lead_shape_.size(); a-- > 0;) {
+      lead[a] = product % lead_shape_[a];
+      product /= lead_shape_[a];
+    }
+    Index index = broadcast_source(shape.first(shape.size() - 2), lead);
+    index.push_back(row);
+    index.push_back(column);
+    return index;
+  }
+
+  unsigned m_pass() const { return format_.pass; }
+
+  // b's leading index for a product of the result (b broadcasts too).
+  Index weight_lead(std::uint64_t product) const {
+    Index index = operand_index(b_shape_, product, 0, 0);
+    index.resize(index.size() - 2);
+    return index;
+  }
+
+  // Every distinct weight block (b's product, K block, column block) packed
+  // once into B_m×16 on its home — round robin over the tiles used, in the
+  // order the tasks first read them, so the memory is spread — before the
+  // waves: the tasks then receive whole packed blocks (or read them in place
+  // at home) instead of packing per call.
+  void pack_weights() {
+    const std::uint32_t columns = plan_.choice.block_columns;
+    const std::uint32_t m = format_.pass;
+    packed_slot_ = u32(kernels::amp::round_up(
+                           kernels::gemm_weight_bytes(family_, plan_.call_rows, plan_.choice.block_inner, columns), 8),
+                       "packed B slot");
+    staging_slot_ = u32(kernels::amp::round_up(std::uint64_t{plan_.choice.block_inner} * columns * 2, 8),
+                        "B staging slot");
+    std::map<LogicalTile, std::uint32_t> slots;
+    std::vector<const WeightKey*> order;
+    for (const Task& task : tasks_) {
+      for (std::uint32_t j = 0; j < plan_.inner_blocks; ++j) {
+        const std::uint32_t extent = block_extent(task, j);
+        if (extent == 0) continue;
+        WeightKey key{weight_lead(task.product), task.k_begin + j * plan_.choice.block_inner, task.column_begin};
+        if (packed_.contains(key)) continue;
+        const LogicalTile home(static_cast<std::uint16_t>(order.size() % plan_.tiles_used));
+        const auto [it, inserted] = packed_.emplace(key, WeightBlock{home, slots[home]++, extent, task.columns});
+        order.push_back(&it->first);
+      }
+    }
+    std::map<LogicalTile, std::uint32_t> packed_bytes, staging_bytes;
+    for (const auto& [tile, count] : slots) {
+      packed_bytes[tile] = checked_mul(count, packed_slot_, "packed weights");
+      staging_bytes[tile] = checked_mul(count, staging_slot_, "weight staging");
+    }
+    // f32 blocks are written element by element: their padding stays the
+    // constant's zeros. f16 blocks are written whole by the rearrange.
+    packed_buffer_ = add_buffer_on("packed B", packed_bytes, family_ == GemmFamily::kF32);
+    if (family_ == GemmFamily::kF16) staging_buffer_ = add_buffer_on("B row-major", staging_bytes, false);
+
+    MoveLowering moves(program_, fmt::format("op {} weights", id_.index), provenance_, element_);
+    std::map<LogicalTile, std::vector<KernelRun>> compute;
+    for (const WeightKey* key : order) {
+      const WeightBlock& block = packed_.at(*key);
+      const std::uint32_t inner = call_inner(block.extent);
+      Index index = key->lead;
+      index.resize(key->lead.size() + 2);
+      for (std::uint32_t k = 0; k < block.extent; ++k) {
+        for (std::uint32_t n = 0; n < block.columns; ++n) {
+          index[key->lead.size()] = key->k0 + k;
+          index[key->lead.size() + 1] = key->column_begin + n;
+          const Location destination =
+              family_ == GemmFamily::kF16
+                  ? Location{block.home, staging_buffer_,
+                             u32(block.slot * std::uint64_t{staging_slot_} + (std::uint64_t{k} * block.columns + n) * 2,
+                                 "B offset")}
+                  : Location{block.home, packed_buffer_,
+                             u32(block.slot * std::uint64_t{packed_slot_} +
+                                     kernels::amp::weight_offset(k, n, inner, m) * element_,
+                                 "B offset")};
+          moves.move(destination, b_->location(index));
+        }
+      }
+      if (family_ == GemmFamily::kF16) {
+        compute[block.home].push_back(
+            KernelRun{std::string(kernels::kRearrangeBlockMajorF16),
+                      {{2, packed_buffer_, block.slot * packed_slot_}, {3, staging_buffer_, block.slot * staging_slot_}},
+                      {{4, block.extent}, {5, block.columns}, {6, inner}, {7, columns}, {8, inner}},
+                      provenance_});
+      }
+    }
+    context_.finish_steps(moves, std::move(compute), provenance_);
+  }
+
+  void lower_block(std::uint32_t wave, std::uint32_t block) {
+    MoveLowering moves(program_, fmt::format("op {}", id_.index), provenance_, element_);
+    std::map<LogicalTile, std::vector<KernelRun>> compute;
+    const std::uint32_t m = format_.pass;
+    const std::uint32_t columns = plan_.choice.block_columns;
+    for (const Task& task : tasks_) {
+      if (task.wave != wave) continue;
+      const std::uint32_t extent = block_extent(task, block);
+      if (extent == 0) continue;
+      const std::uint32_t inner = call_inner(extent);
+      const std::uint32_t k0 = task.k_begin + block * plan_.choice.block_inner;
+      const BufferId left = left_.at(extent);
+      for (std::uint32_t r = 0; r < task.rows; ++r) {
+        for (std::uint32_t k = 0; k < extent; ++k) {
+          const auto offset = kernels::amp::left_offset(r, k, plan_.call_rows, m) * element_;
+          moves.move(Location{task.tile, left, u32(offset, "A offset")},
+                     a_->location(operand_index(a_shape_, task.product, task.row_begin + r, k0 + k)));
+        }
+      }
+      // The packed weight block: read in place at home, else copied whole
+      // (one multicast per block and phase) into this extent's slot.
+      const WeightBlock& packed = packed_.at(WeightKey{weight_lead(task.product), k0, task.column_begin});
+      PointerOperand weights{kernels::kGemmWeightRegister, packed_buffer_, packed.slot * packed_slot_};
+      if (packed.home != task.tile) {
+        const auto bytes = u32(kernels::gemm_weight_bytes(family_, plan_.call_rows, inner, columns), "B block");
+        for (std::uint32_t byte = 0; byte < bytes; byte += element_) {
+          moves.move(Location{task.tile, weights_.at(extent), byte},
+                     Location{packed.home, packed_buffer_, packed.slot * packed_slot_ + byte});
+        }
+        weights = PointerOperand{kernels::kGemmWeightRegister, weights_.at(extent), 0};
+      }
+      auto& runs = compute[task.tile];
+      const bool init = block == 0;
+      runs.push_back(KernelRun{std::string(gemm_kernel(family_, init)),
+                               {{kernels::kGemmOutputRegister, output_, 0},
+                                {kernels::kGemmLeftRegister, left, 0},
+                                weights},
+                               {{kernels::kGemmRowsRegister, plan_.call_rows},
+                                {kernels::kGemmInnerRegister, inner},
+                                {kernels::kGemmColumnsRegister, columns}},
+                               provenance_});
+    }
+    context_.finish_steps(moves, std::move(compute), provenance_);
+  }
+
+  // The part-0 task of `task`'s product, row and column block.
+  const Task& owner(std::size_t t) const { return tasks_[t - tasks_[t].part]; }
+
+  void reduce_parts(std::uint32_t wave) {
+    const std::uint32_t split = plan_.choice.k_split;
+    const std::uint32_t block = c_bytes();
+    MoveLowering moves(program_, fmt::format("op {} partials", id_.index), provenance_, element_);
+    for (std::size_t t = 0; t < tasks_.size(); ++t) {
+      const Task& task = tasks_[t];
+      if (task.part == 0 || task.wave != wave) continue;
+      const Task& home = owner(t);
+      const std::uint32_t slot = (task.part - 1) * block;
+      for (std::uint32_t byte = 0; byte < block; byte += element_) {
+        moves.move(Location{home.tile, partials_, slot + byte}, Location{task.tile, output_, byte});
+      }
+    }
+    std::map<LogicalTile, std::vector<KernelRun>> compute;
+    const std::string add(family_ == GemmFamily::kF32 ? kernels::kAddF32 : kernels::kAddF16);
+    for (const Task& task : tasks_) {
+      if (task.part != 0 || task.wave != wave) continue;
+      for (std::uint32_t part = 1; part < split; ++part) {
+        compute[task.tile].push_back(
+            KernelRun{add,
+                      {{2, output_, 0}, {3, output_, 0}, {4, partials_, (part - 1) * block}},
+                      {{5, block / element_}},
+                      provenance_});
+      }
+    }
+    context_.finish_steps(moves, std::move(compute), provenance_);
+  }
+
+  void move_out(std::uint32_t wave) {
+    MoveLowering moves(program_, fmt::format("op {} out", id_.index), provenance_, element_);
+    Index lead(lead_shape_.size(), 0);
+    for (const Task& task : tasks_) {
+      if (task.part != 0 || task.wave != wave) continue;
+      std::uint64_t product = task.product;
+      for (std::size_t a = lead_shape_.size(); a-- > 0;) {
+        lead[a] = product % lead_shape_[a];
+        product /= lead_shape_[a];
+      }
+      Index index = lead;
+      index.resize(lead.size() + 2);
+      for (std::uint32_t r = 0; r < task.rows; ++r) {
+        for (std::uint32_t n = 0; n < task.columns; ++n) {
+          index[lead.size()] = task.row_begin + r;
+          index[lead.size() + 1] = task.column_begin + n;
+          const std::uint64_t offset = kernels::amp::output_offset(r, n, plan_.call_rows) * element_;
+          moves.move(out_->location(index),
+                     Location{task.tile, output_, u32(offset, "C offset")});
+        }
+      }
+    }
+    context_.finish_steps(moves, {}, provenance_);
+  }
+
+  LoweringContext& context_;
+  const Graph& graph_;
+  Program& program_;
+  OpId id_;
+  const std::string& described_;
+  GemmFamily family_ = GemmFamily::kF16;
+  kernels::GemmFormat format_{};
+  std::uint32_t element_ = 2;
+  Shape a_shape_, b_shape_;
+  std::vector<std::uint32_t> lead_shape_;
+  std::uint32_t m_ = 0, k_ = 0, n_ = 0;
+  plan::GemmPlan plan_;
+  std::uint32_t provenance_ = 0;
+  const Storage* out_ = nullptr;
+  const Storage* a_ = nullptr;
+  const Storage* b_ = nullptr;
+  std::vector<Task> tasks_;
+  std::map<std::uint32_t, BufferId> left_, weights_;  // by logical K extent
+  struct WeightKey {
+    Index lead;  // b's leading index
+    std::uint32_t k0 = 0, column_begin = 0;
+    friend auto operator<=>(const WeightKey&, const WeightKey&) = default;
+  };
+  struct WeightBlock {
+    LogicalTile home;
+    std::uint32_t slot = 0, extent = 0, columns = 0;
+  };
+  std::map<WeightKey, WeightBlock> packed_;
+  BufferId packed_buffer_ = 0, staging_buffer_ = 0;
+  std::uint32_t packed_slot_ = 0, staging_slot_ = 0;
+  BufferId output_ = 0, partials_ = 0;
+};
+
+}  // namespace
+
+void lower_matmul(LoweringContext& context, OpId id, const std::string& described) {
+  if (context.graph().operation(id).kind == OpKind::kBlockScale) {
+    throw LoweringError(fmt::format("{}: not lowered yet (block-scaled F143 weights)", described));
+  }
+  GemmLowering(context, id, described).run();
+}
+
+}  // namespace tessera::compiler::lower

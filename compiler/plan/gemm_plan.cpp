@@ -1,0 +1,246 @@
+#include "compiler/plan/gemm_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <set>
+#include <tuple>
+
+#include "kernels/amp_layout.hpp"
+#include "kernels/costs.hpp"
+#include "kernels/pointwise_costs.hpp"
+#include "support/checked.hpp"
+#include "support/error.hpp"
+#include "target/exchange_timing.hpp"
+
+namespace tessera::compiler::plan {
+namespace {
+
+using kernels::GemmFamily;
+
+constexpr std::uint64_t kElementBytes = 32 * 1024;  // an interleaved effective element
+constexpr std::uint64_t kTransferBytes = std::uint64_t{target::kMaxTransferWords} * 4;
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+
+// Sizes here are bounded by the tile (a few hundred KiB per operand) times
+// small counts; the products that could grow are checked.
+std::uint64_t mul(std::uint64_t a, std::uint64_t b) { return checked_mul(a, b, "GEMM plan size"); }
+
+void require_valid(const GemmProblem& p) {
+  if (p.batch == 0 || p.rows == 0 || p.inner == 0 || p.columns == 0 || p.tiles == 0) {
+    throw UsageError(fmt::format("GEMM plan: batch {}, M {}, K {}, N {} on {} tiles is empty",
+                                 p.batch, p.rows, p.inner, p.columns, p.tiles));
+  }
+}
+
+}  // namespace
+
+std::uint64_t gemm_flop_bound_cycles(const GemmProblem& p) {
+  require_valid(p);
+  const std::uint64_t flop = mul(mul(mul(mul(2, p.batch), p.rows), p.inner), p.columns);
+  return ceil_div(flop, mul(kFlopPerTileCycle, p.tiles));
+}
+
+std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c) {
+  require_valid(p);
+  const kernels::GemmFormat f = kernels::gemm_format(p.family);
+  // Output blocks of 32, 64 or 128 columns (f32: 64), the widths every
+  // family's kernel computes.
+  if (!kernels::gemm_columns_supported(p.family, c.block_columns) ||
+      (c.block_columns != 32 && c.block_columns != 64 && c.block_columns != 128)) {
+    return std::nullopt;
+  }
+  if (c.block_rows == 0 || c.block_rows > p.rows || c.block_inner == 0 ||
+      c.block_inner % f.pass != 0 || c.k_split == 0) {
+    return std::nullopt;
+  }
+  GemmPlan plan;
+  plan.problem = p;
+  plan.call_rows = std::max(c.block_rows, kernels::kGemmMinimumRows);
+  plan.row_blocks = static_cast<std::uint32_t>(ceil_div(p.rows, c.block_rows));
+  plan.column_blocks = static_cast<std::uint32_t>(ceil_div(p.columns, c.block_columns));
+  plan.padded_inner = static_cast<std::uint32_t>(kernels::amp::padded_inner(p.inner, f.pass));
+  // Every part a whole number of passes and none empty.
+  plan.part_inner = static_cast<std::uint32_t>(
+      kernels::amp::round_up(ceil_div(plan.padded_inner, c.k_split), f.pass));
+  if (ceil_div(plan.padded_inner, plan.part_inner) != c.k_split) return std::nullopt;
+  // Balanced K blocks within a part, each a whole number of passes.
+  const std::uint64_t blocks = ceil_div(plan.part_inner, std::min(c.block_inner, plan.part_inner));
+  const auto call_inner = static_cast<std::uint32_t>(
+      kernels::amp::round_up(ceil_div(plan.part_inner, blocks), f.pass));
+  plan.inner_blocks = static_cast<std::uint32_t>(ceil_div(plan.part_inner, call_inner));
+  plan.choice = c;
+  plan.choice.block_inner = call_inner;
+  if (plan.call_rows > kernels::gemm_maximum_rows(p.family, call_inner, c.block_columns)) {
+    return std::nullopt;
+  }
+
+  plan.tasks = mul(mul(mul(p.batch, plan.row_blocks), plan.column_blocks), c.k_split);
+  // A wave holds whole groups of parts (a group's parts are consecutive
+  // tasks), so every part's partials reach their owner in the same wave.
+  plan.tiles_used = static_cast<std::uint32_t>(std::min<std::uint64_t>(p.tiles, plan.tasks) / c.k_split * c.k_split);
+  if (plan.tiles_used == 0) return std::nullopt;
+  const std::uint64_t waves = ceil_div(plan.tasks, plan.tiles_used);
+  if (waves > std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
+  plan.waves = static_cast<std::uint32_t>(waves);
+
+  // The distinct logical K extents of the calls: each gets its own staging
+  // buffers (so their K padding is never overwritten, lower/matmul.cpp).
+  // Full blocks, a full part's last block, the last part's last block.
+  std::set<std::uint32_t> extents;
+  const auto add_part = [&](std::uint32_t length) {
+    const std::uint32_t full = (length - 1) / call_inner;  // blocks before the last
+    if (full > 0) extents.insert(call_inner);
+    extents.insert(length - full * call_inner);
+  };
+  if (c.k_split > 1) add_part(plan.part_inner);
+  add_part(p.inner - (c.k_split - 1) * plan.part_inner);
+  const bool rearrange = p.family == GemmFamily::kF16 && p.pack_weights;
+  const std::uint64_t left = kernels::gemm_left_bytes(p.family, plan.call_rows, call_inner);
+  const std::uint64_t weights =
+      kernels::gemm_weight_bytes(p.family, plan.call_rows, call_inner, c.block_columns);
+  const std::uint64_t output = kernels::amp::round_up(
+      kernels::gemm_output_bytes(p.family, plan.call_rows, c.block_columns), 8);
+  plan.scratch_bytes =
+      mul(extents.size(), kernels::amp::round_up(left, kElementBytes) + weights) +
+      mul(output, c.k_split);  // the C block, and K-split partials on the owners
+  // The packed weight blocks, round robin over the tiles used, and their
+  // row-major staging for f16.
+  const std::uint64_t packed_slot = kernels::amp::round_up(weights, 8);
+  const std::uint64_t staging_slot = kernels::amp::round_up(mul(call_inner, c.block_columns) * 2, 8);
+  const std::uint64_t weight_blocks =
+      mul(mul(p.batch, mul(c.k_split, plan.inner_blocks)), plan.column_blocks);
+  const std::uint64_t blocks_per_home = ceil_div(weight_blocks, plan.tiles_used);
+  if (p.pack_weights) {
+    plan.scratch_bytes += mul(blocks_per_home, packed_slot + (rearrange ? staging_slot : 0));
+  }
+  if (plan.scratch_bytes > kGemmScratchBytes) return std::nullopt;
+
+  // The model (gemm_plan.hpp): per wave and K block a phase, then the calls.
+  const std::uint64_t a_words = ceil_div(mul(mul(c.block_rows, call_inner), f.left_bytes), 4);
+  const std::uint64_t b_words = ceil_div(mul(mul(call_inner, c.block_columns), f.weight_bytes), 4);
+  const std::uint64_t call = kernels::gemm_cycles(p.family, plan.call_rows, call_inner, c.block_columns);
+  if (p.pack_weights) {
+    const std::uint64_t pack =
+        rearrange ? kernels::rearrange_block_major_cycles(mul(call_inner, c.block_columns)) : 0;
+    plan.packing_cycles = mul(blocks_per_home, b_words + pack) + kExchangePhaseCycles;
+  }
+  const std::uint64_t steps = mul(plan.waves, plan.inner_blocks);
+  plan.compute_cycles = mul(steps, call);
+  plan.exchange_cycles = mul(steps, a_words + b_words + kExchangePhaseCycles);
+  const std::uint64_t c_elements = mul(c.block_rows, c.block_columns);
+  const std::uint64_t c_words = ceil_div(mul(c_elements, f.output_bytes), 4);
+  // Every wave ends with its reduction and output phases: the C slot is
+  // reused by the next wave.
+  if (c.k_split > 1) {
+    const std::uint64_t padded = mul(plan.call_rows, kernels::amp::padded_columns(c.block_columns));
+    plan.reduction_cycles =
+        mul(plan.waves, mul(c.k_split - 1, c_words + kernels::add_cycles(padded, f.output_bytes)) +
+                            kExchangePhaseCycles);
+  }
+  plan.output_cycles = mul(plan.waves, c_words + kExchangePhaseCycles);
+  plan.cycles = plan.packing_cycles + plan.compute_cycles + plan.exchange_cycles + plan.reduction_cycles +
+                plan.output_cycles;
+  plan.flop_bound_cycles = gemm_flop_bound_cycles(p);
+  return plan;
+}
+
+GemmPlan plan_gemm(const GemmProblem& p) {
+  require_valid(p);
+  const kernels::GemmFormat f = kernels::gemm_format(p.family);
+  std::optional<GemmPlan> best;
+  // Cheapest, then fewer waves, fewer tiles, wider blocks, fewer parts.
+  const auto key = [](const GemmPlan& plan) {
+    return std::make_tuple(plan.cycles, plan.waves, plan.tiles_used, -std::int64_t{plan.choice.block_columns},
+                           plan.choice.k_split, -std::int64_t{plan.choice.block_rows});
+  };
+  const std::uint32_t padded_inner = static_cast<std::uint32_t>(kernels::amp::padded_inner(p.inner, f.pass));
+  const std::uint32_t max_split = p.allow_k_split ? std::min<std::uint32_t>(16, padded_inner / f.pass) : 1;
+  for (const std::uint32_t columns : {32u, 64u, 128u}) {
+    if (!kernels::gemm_columns_supported(p.family, columns)) continue;
+    for (std::uint32_t split = 1; split <= max_split; ++split) {
+      std::uint32_t previous = 0;
+      for (std::uint32_t blocks = 1; blocks <= p.rows; ++blocks) {
+        const auto rows = static_cast<std::uint32_t>(ceil_div(p.rows, blocks));
+        if (rows == previous) continue;  // only the distinct balanced block sizes
+        previous = rows;
+        const std::uint32_t call_rows = std::max(rows, kernels::kGemmMinimumRows);
+        // The deepest K block whose A block still fits one transfer.
+        const std::uint64_t deepest = kTransferBytes / (std::uint64_t{call_rows} * f.left_bytes) / f.pass * f.pass;
+        if (deepest == 0) continue;
+        // Deeper K blocks mean fewer phases and calls, shallower ones more
+        // weight blocks to spread the packing over: try the block counts
+        // from the fewest the transfer limit allows, up to 64 more.
+        const std::uint32_t part = static_cast<std::uint32_t>(
+            kernels::amp::round_up(ceil_div(padded_inner, split), f.pass));
+        const std::uint64_t fewest = ceil_div(part, std::min<std::uint64_t>(deepest, part));
+        const std::uint64_t most = std::min<std::uint64_t>(part / f.pass, fewest + 64);
+        for (std::uint64_t blocks_k = fewest; blocks_k <= most; ++blocks_k) {
+          const auto inner = static_cast<std::uint32_t>(kernels::amp::round_up(ceil_div(part, blocks_k), f.pass));
+          const auto plan = evaluate_gemm(p, GemmChoice{rows, columns, inner, split});
+          if (plan && (!best || key(*plan) < key(*best))) best = plan;
+        }
+      }
+    }
+  }
+  if (!best) {
+    throw UsageError(fmt::format("GEMM plan: no blocking of {}×{}·{}×{} (batch {}) fits a tile",
+                                 p.rows, p.inner, p.inner, p.columns, p.batch));
+  }
+  return *best;
+}
+
+GemmPlan plan_gemm_prior_art(const GemmProblem& problem) {
+  require_valid(problem);
+  GemmProblem p = problem;
+  p.allow_k_split = false;
+  p.pack_weights = false;
+  constexpr std::uint32_t kBlock = 64;  // AMP_INNER_BLOCK and the column block (§1.2)
+  const std::uint64_t k_blocks = ceil_div(p.inner, kBlock);
+  const std::uint64_t column_blocks = ceil_div(p.columns, kBlock);
+  std::optional<GemmPlan> best;
+  std::tuple<std::uint64_t, std::uint64_t, std::uint64_t> best_score{};
+  std::uint32_t previous = 0;
+  for (std::uint32_t blocks = 1; blocks <= p.rows; ++blocks) {
+    const auto rows = static_cast<std::uint32_t>(ceil_div(p.rows, blocks));
+    if (rows == previous) continue;
+    previous = rows;
+    if (rows < kernels::kGemmMinimumRows && blocks > 1) break;  // OLD: ≥ 12 rows per block
+    const auto plan = evaluate_gemm(p, GemmChoice{rows, kBlock, kBlock, 1});
+    if (!plan) continue;
+    const std::uint64_t outputs = mul(mul(p.batch, plan->row_blocks), column_blocks);
+    const std::uint64_t waves = ceil_div(outputs, p.tiles);
+    const std::uint64_t idle = mul(waves, p.tiles) - outputs;
+    // OLD's rule: waves·max_rows + ⌈output_blocks·(K/64)·4/5 ÷ tiles⌉, then
+    // fewer waves, then fewer idle tiles.
+    const std::tuple<std::uint64_t, std::uint64_t, std::uint64_t> score{
+        mul(waves, plan->call_rows) + ceil_div(mul(mul(outputs, k_blocks), 4), mul(5, p.tiles)), waves, idle};
+    if (!best || score < best_score) {
+      best = plan;
+      best_score = score;
+    }
+  }
+  if (!best) throw UsageError("GEMM plan: the prior art's blocking does not fit");
+  return *best;
+}
+
+std::string format_gemm_plan(const GemmPlan& plan) {
+  const GemmProblem& p = plan.problem;
+  const kernels::GemmFormat f = kernels::gemm_format(p.family);
+  return fmt::format(
+      "{} GEMM {}×{}·{}×{} (batch {}): {} row blocks of {} (call rows {}) × {} column blocks of {}, "
+      "K {} in {} blocks of {}, split {} — {} tasks on {} tiles in {} waves; modelled {} cycles "
+      "(weight packing {}, compute {}, exchange {}, reduction {}, output {}) vs FLOP bound {} (×{:.2f})",
+      f.name, p.rows, p.inner, p.inner, p.columns, p.batch, plan.row_blocks, plan.choice.block_rows,
+      plan.call_rows, plan.column_blocks, plan.choice.block_columns, p.inner, plan.inner_blocks,
+      plan.choice.block_inner, plan.choice.k_split, plan.tasks, plan.tiles_used, plan.waves, plan.cycles,
+      plan.packing_cycles, plan.compute_cycles, plan.exchange_cycles, plan.reduction_cycles, plan.output_cycles,
+      plan.flop_bound_cycles,
+      plan.flop_bound_cycles == 0 ? 0.0
+                                  : static_cast<double>(plan.cycles) / static_cast<double>(plan.flop_bound_cycles));
+}
+
+}  // namespace tessera::compiler::plan

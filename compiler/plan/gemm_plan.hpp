@@ -1,0 +1,128 @@
+#pragma once
+// GEMM planning (issue 18 item 4): how one matmul of `batch` independent
+// [M, K] · [K, N] products is cut into kernel calls on tiles. Pure functions
+// of the problem — lowering (compiler/lower/matmul.cpp) consumes the plan,
+// tests check it without compiling anything.
+//
+// The plan is output-stationary (compiler-prior-art.md §2, "GEMM at HEAD"):
+//   * the result of each product is cut into row blocks (balanced, every
+//     call's row register at least kernels::kGemmMinimumRows: a shorter block
+//     is padded to 12 rows) and column blocks of `block_columns` ∈ {32, 64,
+//     128} (f32: 64, kernels::gemm_columns_supported);
+//   * K is padded to the family's pass and cut into K blocks of
+//     `block_inner` (a multiple of the pass) such that a call's A block,
+//     rows × block_inner, arrives in one ≤ 4148-word transfer
+//     (kernels::gemm_maximum_rows); one exchange phase brings every task's A
+//     and B block for K block j, then one init (j = 0) or accumulate call per
+//     task;
+//   * optionally K is split `k_split` ways: each part is its own task writing
+//     partial sums, and the part-0 tile adds the others' partials (one add
+//     per part, in part order) before the result is moved out;
+//   * tasks (batch, row block, column block, part) go round robin over the
+//     tiles used; one pass over them is a wave. With a K split the tiles
+//     used are a multiple of the parts, so an output block's parts share a
+//     wave.
+// Among all candidates within the per-tile scratch budget the modelled
+// cycles decide (then fewer waves, then fewer tiles, then wider blocks).
+//
+// The model: first the weight packing (each home receives its row-major
+// blocks and, for f16, rearranges them; the blocks go round robin over the
+// tiles used); then per wave and K block, one
+// exchange phase — the largest number
+// of words one tile receives (its A and B blocks) plus kExchangePhaseCycles —
+// then the tile's GEMM call (kernels/costs.hpp); then, per
+// wave, the K-split reduction (partials in, adds) and the output phase (C
+// out: each tile keeps one C block, reused by the next wave). The
+// receive bound and the 600 cycles per phase are the prior art's exchange
+// model (§6, "Exchange cost"); senders are assumed not to be the bottleneck
+// (multicast: a source sends each word once whatever its fan-out).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "kernels/gemm.hpp"
+
+namespace tessera::compiler::plan {
+
+// The prior art's per-phase exchange overhead (§6): the syncs and row setup.
+inline constexpr std::uint64_t kExchangePhaseCycles = 600;
+// Per-tile bytes a GEMM's staging and output blocks may take: 7 of region
+// 1's 13 interleaved elements, leaving the rest to the tensors themselves.
+inline constexpr std::uint64_t kGemmScratchBytes = 7 * 32 * 1024;
+// The FLOP bound's rate: one f16 AMP at 128 FLOP per tile cycle.
+inline constexpr std::uint64_t kFlopPerTileCycle = 128;
+
+struct GemmProblem {
+  kernels::GemmFamily family = kernels::GemmFamily::kF16;
+  std::uint64_t batch = 1;  // independent products (the broadcast leading axes)
+  std::uint32_t rows = 1;     // M
+  std::uint32_t inner = 1;    // K (logical)
+  std::uint32_t columns = 1;  // N
+  std::uint32_t tiles = 1;    // tiles the planner may use
+  bool allow_k_split = true;
+  // The weights arrive row-major and the GEMM packs each distinct weight
+  // block once into B_m×16 on its home tile before the waves (the lowering's
+  // way today; f16 through tessera_rearrange_block_major_f16); false models
+  // weights already packed by the host (the prior art's resident,
+  // block-major weights).
+  bool pack_weights = true;
+};
+
+// A choice of blocking; plan_gemm searches these, evaluate_gemm costs one.
+struct GemmChoice {
+  std::uint32_t block_rows = 12;     // logical rows per row block
+  std::uint32_t block_columns = 64;  // N per call
+  std::uint32_t block_inner = 64;    // K per call (a multiple of the pass)
+  std::uint32_t k_split = 1;         // K parts, each a multiple of the pass
+};
+
+struct GemmPlan {
+  GemmProblem problem;
+  GemmChoice choice;
+  std::uint32_t call_rows = 12;        // the rows register: max(block_rows, 12)
+  std::uint32_t row_blocks = 1;        // per product
+  std::uint32_t column_blocks = 1;
+  std::uint32_t padded_inner = 16;     // K padded to the pass
+  std::uint32_t part_inner = 16;       // K of one split part (padded; the last may be shorter)
+  std::uint32_t inner_blocks = 1;      // K blocks per task (the most any part has)
+  std::uint64_t tasks = 1;
+  std::uint32_t tiles_used = 1;
+  std::uint32_t waves = 1;
+  std::uint64_t scratch_bytes = 0;     // modelled per-tile staging + output bytes
+  // Modelled tile cycles.
+  std::uint64_t packing_cycles = 0;    // weight blocks packed on their homes
+  std::uint64_t compute_cycles = 0;
+  std::uint64_t exchange_cycles = 0;
+  std::uint64_t reduction_cycles = 0;  // K-split partials in + adds
+  std::uint64_t output_cycles = 0;     // the C blocks out to the result's layout
+  std::uint64_t cycles = 0;
+  std::uint64_t flop_bound_cycles = 0;
+};
+
+// 2·batch·M·K·N / (128 · tiles), rounded up: the problem's FLOP bound on
+// `problem.tiles` tiles.
+std::uint64_t gemm_flop_bound_cycles(const GemmProblem& problem);
+
+// The plan of `choice`, or nullopt when it breaks a kernel limit (rows,
+// columns, the A transfer) or the scratch budget. UsageError on an empty
+// problem.
+std::optional<GemmPlan> evaluate_gemm(const GemmProblem& problem, const GemmChoice& choice);
+
+// The cheapest valid plan. UsageError when none exists (a K too deep for one
+// pass of 12 rows never happens: K blocks shrink to one pass).
+GemmPlan plan_gemm(const GemmProblem& problem);
+
+// The prior art's blocking (§2, "GEMM at OLD"/"HEAD"): K blocks of 64,
+// output-column blocks of 64, resident packed weights, no K split, and row
+// blocks of at least 12 rows chosen by OLD's rule (fewest waves·rows +
+// ⌈blocks·(K/64)·4/5 / tiles⌉), capped by the A transfer limit.
+GemmPlan plan_gemm_prior_art(const GemmProblem& problem);
+
+// One line: "f16 GEMM 729×1152·1152×4304 (batch 1): 61 row blocks of 12 (call
+// rows 12) × 34 column blocks of 128, K 1152 in 2 blocks of 576, split 1 —
+// 2074 tasks on 1472 tiles in 2 waves; modelled 123456 cycles (compute …,
+// exchange …, reduction …, output …) vs FLOP bound 1234 (×100.0)".
+std::string format_gemm_plan(const GemmPlan& plan);
+
+}  // namespace tessera::compiler::plan

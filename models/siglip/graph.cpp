@@ -1,0 +1,352 @@
+#include "models/siglip/graph.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "kernels/f143.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/half.hpp"
+#include "support/error.hpp"
+
+namespace tessera::models::siglip {
+namespace {
+
+using compiler::DType;
+using compiler::Graph;
+using compiler::Shape;
+using compiler::ValueId;
+
+// [rows, cols] row-major → [cols, rows]: a torch Linear's [out, in] weight as
+// the matmul's right operand [in, out].
+std::vector<float> transposed(const FloatTensor& t) {
+  const std::uint64_t rows = t.shape.at(0), cols = t.shape.at(1);
+  std::vector<float> out(t.values.size());
+  for (std::uint64_t r = 0; r < rows; ++r) {
+    for (std::uint64_t c = 0; c < cols; ++c) out[c * rows + r] = t.values[r * cols + c];
+  }
+  return out;
+}
+
+// Rows [first, first + count) of a [rows, cols] tensor.
+FloatTensor rows_of(const FloatTensor& t, std::uint64_t first, std::uint64_t count) {
+  const std::uint64_t cols = t.shape.size() > 1 ? t.shape[1] : 1;
+  FloatTensor out;
+  out.shape = t.shape.size() > 1 ? std::vector<std::uint64_t>{count, cols}
+                                 : std::vector<std::uint64_t>{count};
+  out.values.assign(t.values.begin() + static_cast<std::ptrdiff_t>(first * cols),
+                    t.values.begin() + static_cast<std::ptrdiff_t>((first + count) * cols));
+  return out;
+}
+
+using Values = std::function<std::vector<float>(const SiglipVisionWeights&)>;
+
+// One parameter of the graph: its name, its shape (a layer's, for the
+// encoder's sequence values, which are [L, shape…]), and how its values come
+// from the checkpoint's tensors. The one table both the graph builder and
+// the weight packer read, so a name, a shape and a packing cannot disagree.
+struct ParameterSpec {
+  std::string name;
+  Shape shape;
+  Values values;
+  // A GEMM's right operand [K, N]: at f143 it is F143 codes with one scale
+  // per 64 × 64 block (kernels::f143::BlockScales), two parameters
+  // "<name>.codes" u8 and "<name>.scales" i32 that the graph joins with
+  // block_scale.
+  bool gemm_weight = false;
+};
+
+// The per-layer tensors, in the order the repeat's body receives them.
+enum LayerTensor : std::size_t {
+  kLn1Weight, kLn1Bias, kQWeight, kQBias, kKWeight, kKBias, kVWeight, kVBias, kOWeight, kOBias,
+  kLn2Weight, kLn2Bias, kFc1Weight, kFc1Bias, kFc2Weight, kFc2Bias, kLayerTensors
+};
+
+std::vector<ParameterSpec> layer_specs(const SiglipVisionConfig& c) {
+  const std::uint32_t h = c.hidden_size, i = c.intermediate_size;
+  using L = SiglipEncoderLayer;
+  const auto layer_values = [](std::function<std::vector<float>(const L&)> one) -> Values {
+    return [one](const SiglipVisionWeights& w) {
+      std::vector<float> all;
+      for (const L& layer : w.layers) {
+        const std::vector<float> v = one(layer);
+        all.insert(all.end(), v.begin(), v.end());
+      }
+      return all;
+    };
+  };
+  using Get = std::function<const Linear&(const L&)>;
+  const auto linear = [&](const std::string& name, Shape shape, Get get) {
+    return std::vector<ParameterSpec>{
+        {name + ".weight", shape, layer_values([get](const L& l) { return transposed(get(l).weight); }), true},
+        {name + ".bias", {shape[1]}, layer_values([get](const L& l) { return get(l).bias.values; })}};
+  };
+  std::vector<ParameterSpec> specs = {
+      {"encoder.layer_norm1.weight", {h}, layer_values([](const L& l) { return l.layer_norm1.weight.values; })},
+      {"encoder.layer_norm1.bias", {h}, layer_values([](const L& l) { return l.layer_norm1.bias.values; })}};
+  for (auto&& [name, get] : std::vector<std::pair<std::string, Get>>{
+           {"encoder.q_proj", [](const L& l) -> const Linear& { return l.self_attn.q_proj; }},
+           {"encoder.k_proj", [](const L& l) -> const Linear& { return l.self_attn.k_proj; }},
+           {"encoder.v_proj", [](const L& l) -> const Linear& { return l.self_attn.v_proj; }},
+           {"encoder.out_proj", [](const L& l) -> const Linear& { return l.self_attn.out_proj; }}}) {
+    for (auto& spec : linear(name, {h, h}, get)) specs.push_back(std::move(spec));
+  }
+  specs.push_back({"encoder.layer_norm2.weight", {h}, layer_values([](const L& l) { return l.layer_norm2.weight.values; })});
+  specs.push_back({"encoder.layer_norm2.bias", {h}, layer_values([](const L& l) { return l.layer_norm2.bias.values; })});
+  for (auto& spec : linear("encoder.fc1", {h, i}, [](const L& l) -> const Linear& { return l.mlp.fc1; })) {
+    specs.push_back(std::move(spec));
+  }
+  for (auto& spec : linear("encoder.fc2", {i, h}, [](const L& l) -> const Linear& { return l.mlp.fc2; })) {
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+// Everything outside the encoder: embeddings, post-LayerNorm, the head.
+std::vector<ParameterSpec> outer_specs(const SiglipVisionConfig& c) {
+  const std::uint32_t h = c.hidden_size, i = c.intermediate_size;
+  const auto inner = static_cast<std::uint32_t>(c.patch_inner());
+  using W = SiglipVisionWeights;
+  std::vector<ParameterSpec> specs = {
+      // The conv weight [H, C, P, P] is the GEMM weight [C·P·P, H].
+      {"embeddings.patch_embedding.weight", {inner, h},
+       [inner, h](const W& w) {
+         FloatTensor flat{{h, inner}, w.embeddings.patch_embedding.weight.values};
+         return transposed(flat);
+       },
+       true},
+      {"embeddings.patch_embedding.bias", {h}, [](const W& w) { return w.embeddings.patch_embedding.bias.values; }},
+      {"embeddings.position_embedding", {c.num_patches(), h}, [](const W& w) { return w.embeddings.position_embedding.weight.values; }},
+      {"post_layernorm.weight", {h}, [](const W& w) { return w.post_layernorm.weight.values; }},
+      {"post_layernorm.bias", {h}, [](const W& w) { return w.post_layernorm.bias.values; }},
+  };
+  if (!c.vision_use_head) return specs;
+  const auto in_proj = [h](std::uint64_t part) {
+    return [h, part](const W& w) { return transposed(rows_of(w.head->attention.in_proj_weight, part * h, h)); };
+  };
+  const auto in_bias = [h](std::uint64_t part) {
+    return [h, part](const W& w) { return rows_of(w.head->attention.in_proj_bias, part * h, h).values; };
+  };
+  std::vector<ParameterSpec> head = {
+      {"head.probe", {1, h}, [](const W& w) { return w.head->probe.values; }},
+      {"head.q_proj.weight", {h, h}, in_proj(0), true}, {"head.q_proj.bias", {h}, in_bias(0)},
+      {"head.k_proj.weight", {h, h}, in_proj(1), true}, {"head.k_proj.bias", {h}, in_bias(1)},
+      {"head.v_proj.weight", {h, h}, in_proj(2), true}, {"head.v_proj.bias", {h}, in_bias(2)},
+      {"head.out_proj.weight", {h, h}, [](const W& w) { return transposed(w.head->attention.out_proj.weight); }, true},
+      {"head.out_proj.bias", {h}, [](const W& w) { return w.head->attention.out_proj.bias.values; }},
+      {"head.layernorm.weight", {h}, [](const W& w) { return w.head->layernorm.weight.values; }},
+      {"head.layernorm.bias", {h}, [](const W& w) { return w.head->layernorm.bias.values; }},
+      {"head.fc1.weight", {h, i}, [](const W& w) { return transposed(w.head->mlp.fc1.weight); }, true},
+      {"head.fc1.bias", {i}, [](const W& w) { return w.head->mlp.fc1.bias.values; }},
+      {"head.fc2.weight", {i, h}, [](const W& w) { return transposed(w.head->mlp.fc2.weight); }, true},
+      {"head.fc2.bias", {h}, [](const W& w) { return w.head->mlp.fc2.bias.values; }},
+  };
+  specs.insert(specs.end(), head.begin(), head.end());
+  return specs;
+}
+
+DType dtype_of(GraphPrecision precision) {
+  return precision == GraphPrecision::kF32 ? DType::kF32 : DType::kF16;
+}
+
+std::string codes_name(const std::string& weight) { return weight + ".codes"; }
+std::string scales_name(const std::string& weight) { return weight + ".scales"; }
+
+// ⌈extent / block⌉: the F143 scale blocks along an axis (kernels/f143.hpp).
+std::uint32_t scale_blocks(std::uint32_t extent, std::uint32_t block) {
+  return (extent + block - 1) / block;
+}
+
+// The builder's state: the graph, the precision, the parameters by name.
+class Builder {
+ public:
+  Builder(const SiglipVisionConfig& config, std::uint32_t batch, GraphPrecision precision)
+      : c_(config), batch_(batch), precision_(precision), dtype_(dtype_of(precision)) {}
+
+  Graph build() {
+    const std::uint32_t b = batch_, h = c_.hidden_size, t = c_.num_patches();
+    const std::uint32_t g = c_.patches_per_side(), p = c_.patch_size, ch = c_.num_channels;
+    for (const ParameterSpec& spec : outer_specs(c_)) parameters_[spec.name] = parameter(spec, {});
+    std::vector<ValueId> sequence;
+    for (const ParameterSpec& spec : layer_specs(c_)) sequence.push_back(parameter(spec, {c_.num_hidden_layers}));
+
+    ValueId pixels = g_.host_input(std::string(kPixelValues), DType::kF32, {b, ch, c_.image_size, c_.image_size});
+    if (dtype_ != DType::kF32) pixels = g_.convert(pixels, dtype_);
+    // The conv's stride-P windows: pixels past the last whole patch are unused.
+    if (g * p != c_.image_size) pixels = g_.slice(pixels, {0, 0, 0, 0}, {b, ch, g * p, g * p});
+    ValueId patches = g_.reshape(pixels, {b, ch, g, p, g, p});
+    patches = g_.transpose(patches, {0, 2, 4, 1, 3, 5});
+    patches = g_.reshape(patches, {b * t, ch * p * p});
+    ValueId x = g_.add(g_.matmul(patches, param("embeddings.patch_embedding.weight")),
+                       param("embeddings.patch_embedding.bias"));
+    x = g_.add(g_.reshape(x, {b, t, h}), param("embeddings.position_embedding"));
+
+    const std::vector<ValueId> layers = g_.repeat(
+        c_.num_hidden_layers, {x}, sequence, {},
+        [&](Graph& body, std::span<const ValueId> carried, std::span<const ValueId> w,
+            std::span<const ValueId>) {
+          return std::vector<ValueId>{encoder_layer(body, carried[0], w)};
+        });
+    const ValueId last = g_.layer_norm(layers[0], param("post_layernorm.weight"),
+                                       param("post_layernorm.bias"), c_.layer_norm_eps);
+    g_.host_output(std::string(kLastHiddenState), to_f32(g_, last));
+    if (c_.vision_use_head) g_.host_output(std::string(kPoolerOutput), to_f32(g_, head(last)));
+    return std::move(g_);
+  }
+
+ private:
+  ValueId param(const std::string& name) const { return parameters_.at(name); }
+
+  // The spec's parameter with `leading` axes before its shape: a plain one,
+  // or at f143 a GEMM weight's codes and block scales joined by block_scale.
+  ValueId parameter(const ParameterSpec& spec, Shape leading) {
+    Shape shape = leading;
+    shape.insert(shape.end(), spec.shape.begin(), spec.shape.end());
+    if (!spec.gemm_weight || precision_ != GraphPrecision::kF143) {
+      return g_.parameter(spec.name, dtype_, shape);
+    }
+    Shape scales = leading;
+    scales.push_back(scale_blocks(spec.shape[0], kernels::f143::kBlockRows));
+    scales.push_back(scale_blocks(spec.shape[1], kernels::f143::kBlockColumns));
+    return g_.block_scale(g_.parameter(codes_name(spec.name), DType::kU8, shape),
+                          g_.parameter(scales_name(spec.name), DType::kI32, scales));
+  }
+
+  ValueId to_f32(Graph& graph, ValueId v) const {
+    return dtype_ == DType::kF32 ? v : graph.convert(v, DType::kF32);
+  }
+
+  // x [B, S, H] → [B, heads, S, D]
+  ValueId split_heads(Graph& graph, ValueId x, std::uint32_t rows) const {
+    const std::uint32_t heads = c_.num_attention_heads, d = c_.head_dim();
+    return graph.transpose(graph.reshape(x, {batch_, rows, heads, d}), {0, 2, 1, 3});
+  }
+  // [B, heads, S, D] → [B, S, H]
+  ValueId merge_heads(Graph& graph, ValueId x, std::uint32_t rows) const {
+    return graph.reshape(graph.transpose(x, {0, 2, 1, 3}), {batch_, rows, c_.hidden_size});
+  }
+
+  double scale() const { return 1.0 / std::sqrt(static_cast<double>(c_.head_dim())); }
+
+  ValueId linear(Graph& graph, ValueId x, ValueId weight, ValueId bias) const {
+    return graph.add(graph.matmul(x, weight), bias);
+  }
+
+  ValueId mlp(Graph& graph, ValueId x, ValueId w1, ValueId b1, ValueId w2, ValueId b2) const {
+    return linear(graph, graph.gelu(linear(graph, x, w1, b1)), w2, b2);
+  }
+
+  // One pre-LN encoder layer (transformers' SiglipEncoderLayer).
+  ValueId encoder_layer(Graph& body, ValueId h, std::span<const ValueId> w) const {
+    const std::uint32_t t = c_.num_patches();
+    const double eps = c_.layer_norm_eps;
+    const ValueId x = body.layer_norm(h, w[kLn1Weight], w[kLn1Bias], eps);
+    const ValueId q = split_heads(body, linear(body, x, w[kQWeight], w[kQBias]), t);
+    const ValueId k = split_heads(body, linear(body, x, w[kKWeight], w[kKBias]), t);
+    const ValueId v = split_heads(body, linear(body, x, w[kVWeight], w[kVBias]), t);
+    const ValueId attended = merge_heads(body, body.attention(q, k, v, scale()), t);
+    h = body.add(h, linear(body, attended, w[kOWeight], w[kOBias]));
+    const ValueId y = body.layer_norm(h, w[kLn2Weight], w[kLn2Bias], eps);
+    return body.add(h, mlp(body, y, w[kFc1Weight], w[kFc1Bias], w[kFc2Weight], w[kFc2Bias]));
+  }
+
+  // The attention-pooling head (SiglipMultiheadAttentionPoolingHead). The
+  // probe is one query row for every image; it is replicated to the GEMM's
+  // row minimum so its projection is a GEMM the kernels can run, and row 0
+  // of the result is the pooled output (every row is the same).
+  ValueId head(ValueId hidden) {
+    const std::uint32_t h = c_.hidden_size, t = c_.num_patches();
+    const std::uint32_t rows = kernels::kGemmMinimumRows;
+    const std::uint32_t heads = c_.num_attention_heads, d = c_.head_dim();
+    const ValueId probe = g_.broadcast_to(param("head.probe"), {rows, h});
+    ValueId q = linear(g_, probe, param("head.q_proj.weight"), param("head.q_proj.bias"));
+    q = g_.transpose(g_.reshape(q, {1, rows, heads, d}), {0, 2, 1, 3});
+    q = g_.broadcast_to(q, {batch_, heads, rows, d});
+    const ValueId k = split_heads(g_, linear(g_, hidden, param("head.k_proj.weight"), param("head.k_proj.bias")), t);
+    const ValueId v = split_heads(g_, linear(g_, hidden, param("head.v_proj.weight"), param("head.v_proj.bias")), t);
+    const ValueId attended = merge_heads(g_, g_.attention(q, k, v, scale()), rows);
+    const ValueId out = linear(g_, attended, param("head.out_proj.weight"), param("head.out_proj.bias"));
+    const ValueId normed = g_.layer_norm(out, param("head.layernorm.weight"), param("head.layernorm.bias"),
+                                         c_.layer_norm_eps);
+    const ValueId pooled = g_.add(out, mlp(g_, normed, param("head.fc1.weight"), param("head.fc1.bias"),
+                                          param("head.fc2.weight"), param("head.fc2.bias")));
+    return g_.reshape(g_.slice(pooled, {0, 0, 0}, {batch_, 1, h}), {batch_, h});
+  }
+
+  const SiglipVisionConfig& c_;
+  std::uint32_t batch_;
+  GraphPrecision precision_;
+  DType dtype_;
+  Graph g_;
+  std::map<std::string, ValueId> parameters_;
+};
+
+std::vector<std::uint8_t> encode(const std::vector<float>& values, GraphPrecision precision) {
+  std::vector<std::uint8_t> bytes;
+  if (precision == GraphPrecision::kF32) {
+    bytes.resize(values.size() * 4);
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    return bytes;
+  }
+  bytes.resize(values.size() * 2);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const std::uint16_t half = kernels::f32_to_f16(values[i]);
+    std::memcpy(bytes.data() + 2 * i, &half, 2);
+  }
+  return bytes;
+}
+
+// A GEMM weight, `entries` of [K, N] one after the other, as F143 codes and
+// i32 block scales (each entry's scales chosen from its own values by the
+// one F143 rule, kernels::f143::BlockScales::choose).
+void pack_f143(const ParameterSpec& spec, const std::vector<float>& values, std::uint64_t entries,
+               std::map<std::string, std::vector<std::uint8_t>>& packed) {
+  const std::uint32_t k = spec.shape[0], n = spec.shape[1];
+  const std::size_t entry = std::size_t{k} * n;
+  std::vector<std::uint8_t>& codes = packed[codes_name(spec.name)];
+  std::vector<std::uint8_t>& scales = packed[scales_name(spec.name)];
+  for (std::uint64_t e = 0; e < entries; ++e) {
+    const std::span<const float> one(values.data() + e * entry, entry);
+    const auto block_scales = kernels::f143::BlockScales::choose(one, k, n);
+    const std::vector<std::uint8_t> encoded = kernels::f143::encode(one, block_scales);
+    codes.insert(codes.end(), encoded.begin(), encoded.end());
+    for (const std::int8_t scale : block_scales.scales()) {
+      const std::int32_t wide = scale;
+      std::uint8_t bytes[4];
+      std::memcpy(bytes, &wide, 4);
+      scales.insert(scales.end(), bytes, bytes + 4);
+    }
+  }
+}
+
+void pack(const ParameterSpec& spec, std::uint64_t entries, const SiglipVisionWeights& weights,
+          GraphPrecision precision, std::map<std::string, std::vector<std::uint8_t>>& packed) {
+  const std::vector<float> values = spec.values(weights);
+  if (spec.gemm_weight && precision == GraphPrecision::kF143) {
+    pack_f143(spec, values, entries, packed);
+  } else {
+    packed[spec.name] = encode(values, precision);
+  }
+}
+
+}  // namespace
+
+Graph build_vision_graph(const SiglipVisionConfig& config, std::uint32_t batch,
+                         GraphPrecision precision) {
+  if (batch == 0) throw UsageError("the batch must be at least 1 image");
+  return Builder(config, batch, precision).build();
+}
+
+std::map<std::string, std::vector<std::uint8_t>> pack_vision_weights(
+    const SiglipVisionWeights& weights, GraphPrecision precision) {
+  std::map<std::string, std::vector<std::uint8_t>> packed;
+  for (const ParameterSpec& spec : outer_specs(weights.config)) pack(spec, 1, weights, precision, packed);
+  for (const ParameterSpec& spec : layer_specs(weights.config)) {
+    pack(spec, weights.config.num_hidden_layers, weights, precision, packed);
+  }
+  return packed;
+}
+
+}  // namespace tessera::models::siglip

@@ -1,0 +1,54 @@
+#pragma once
+// The SigLIP vision tower as one compiler graph (compiler/ir): what
+// `tessera siglip compile` compiles and the simulator runs.
+//
+//   pixel_values f32 [B, C, S, S]
+//     → patches: slice to whole patches, reshape [B, C, g, P, g, P],
+//       transpose to [B, g, g, C, P, P], reshape [B·T, C·P·P] (channel, y, x
+//       order, as the conv weight flattens)
+//     → patch embedding GEMM + bias, + position embedding    [B, T, H]
+//     → ONE repeat over the L encoder layers, their weights as sequence
+//       values [L, …] (pre-LN attention with biases, GeLU-tanh MLP, residuals)
+//     → post-LayerNorm                                        last_hidden_state
+//     → the attention-pooling head: the probe replicated to the GEMM's row
+//       minimum (kernels::kGemmMinimumRows) as the query, nn.MultiheadAttention
+//       over the hidden states, out_proj, LayerNorm + MLP with a residual,
+//       row 0                                                 pooler_output
+//
+// Weights are parameters, packed on the host by `pack_vision_weights` into
+// the graph's layouts (linear weights transposed to [in, out], the conv
+// weight flattened to [C·P·P, H], layers stacked on axis 0); the one table of
+// parameter names is graph.cpp's. Outputs are f32 at every precision.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/graph.hpp"
+#include "models/siglip/config.hpp"
+#include "models/siglip/weights.hpp"
+
+namespace tessera::models::siglip {
+
+// Activations and weights: f32 throughout; f16 (weights stored f16, the
+// pixels converted to f16 on entry, the outputs back to f32); or f143: f16
+// activations and every GEMM weight F143 with one scale per 64 × 64 block,
+// expanded on the tile (the prior art's default, which lets so400m fit).
+enum class GraphPrecision : std::uint8_t { kF32, kF16, kF143 };
+
+inline constexpr std::string_view kPixelValues = "pixel_values";
+inline constexpr std::string_view kLastHiddenState = "last_hidden_state";
+inline constexpr std::string_view kPoolerOutput = "pooler_output";
+
+// The graph for `batch` images. UsageError for batch 0; the config is
+// validated by its parser.
+compiler::Graph build_vision_graph(const SiglipVisionConfig& config, std::uint32_t batch,
+                                   GraphPrecision precision);
+
+// Every parameter of build_vision_graph's graph, by name, as row-major
+// little-endian bytes of its type.
+std::map<std::string, std::vector<std::uint8_t>> pack_vision_weights(
+    const SiglipVisionWeights& weights, GraphPrecision precision);
+
+}  // namespace tessera::models::siglip
