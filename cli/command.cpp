@@ -176,7 +176,7 @@ int run(std::span<const std::string> args, const CommandSet& commands, Streams& 
   // Every byte printed below, results and errors alike, is escaped.
   TerminalSafeStream out(terminal.out);
   TerminalSafeStream err(terminal.err);
-  Streams io{out, err};
+  Streams io{out, err, terminal.progress};
   std::string failing_command;
   const auto prefix = [&] {
     return failing_command.empty() ? std::string(kProgram)

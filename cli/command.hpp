@@ -27,6 +27,10 @@ enum ExitStatus : int {
 struct Streams {
   std::ostream& out;
   std::ostream& err;
+  // The raw terminal behind err when it is one, for progress lines (they
+  // rewrite themselves with \r, which err would escape); null otherwise, and
+  // then long commands print no progress (cli/progress.hpp).
+  std::ostream* progress = nullptr;
 };
 
 struct Command {

@@ -14,6 +14,7 @@ CommandSet standard_commands() {
   commands.add(pack_command());
   commands.add(simulate_command());
   commands.add(run_command());
+  commands.add(profile_command());
   commands.add(siglip_command());
   return commands;
 }

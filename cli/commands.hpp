@@ -10,6 +10,7 @@ Command validate_command();
 Command pack_command();
 Command simulate_command();
 Command run_command();
+Command profile_command();
 Command compile_command();
 Command siglip_command();
 }  // namespace tessera::cli

@@ -8,6 +8,7 @@
 #include "cli/command.hpp"
 #include "cli/commands.hpp"
 #include "cli/number_options.hpp"
+#include "cli/progress.hpp"
 #include "compiler/compile.hpp"
 #include "compiler/ir/graph_json.hpp"
 #include "schema/sha256.hpp"
@@ -63,17 +64,25 @@ Command compile_command() {
         const std::string output = (*values)["output"].as<std::string>();
         const auto started = std::chrono::steady_clock::now();
         spdlog::info("reading {}", path);
+        // The compiler reports no progress of its own: the line shows which
+        // of the three phases runs (its % counts phases done) and the time.
+        Progress progress(io.progress);
+        progress.phase(fmt::format("reading {}", path), 0.0);
         const compiler::Graph graph = compiler::read_graph_json_file(path);
         spdlog::info("compiling {} operations for {} tiles", graph.operation_count(), tiles);
         compiler::CompileOptions options;
         options.tiles = tiles;
         options.min_shard_bytes = min_shard_bytes;
         options.validate_exchange = !(*values)["no-validate"].as<bool>();
+        progress.phase(fmt::format("compiling {} operations for {} tiles", graph.operation_count(), tiles),
+                       1.0 / 3.0);
         compiler::CompileResult result = compiler::compile(graph, options);
         result.application.compiler_version =
             fmt::format("tessera compile {} (git {})", version(), git_revision());
         spdlog::info("writing {}", output);
+        progress.phase(fmt::format("writing {}", output), 2.0 / 3.0);
         const auto digest = schema::write_package(result.application, output);
+        progress.hide();
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         io.out << fmt::format("{}: {} tiles, {} exchange phases, {} kernel calls, compiled in {:.2f} s, "

@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <iostream>
 #include <string>
 #include <vector>
@@ -7,5 +9,6 @@
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   tessera::cli::Streams io{std::cout, std::cerr};
+  if (isatty(STDERR_FILENO) == 1) io.progress = &std::cerr;
   return tessera::cli::run(args, tessera::cli::standard_commands(), io);
 }

@@ -11,6 +11,7 @@
 
 #include "backends/sim/sim_transport.hpp"
 #include "cli/command.hpp"
+#include "cli/progress.hpp"
 #include "cli/commands.hpp"
 #include "cli/number_options.hpp"
 #include "cli/transport_options.hpp"
@@ -97,7 +98,7 @@ Command run_command() {
             "output,o", po::value<std::vector<std::string>>()->value_name("NAME=FILE"),
             "where to write an output binding (.npy or .bin)")(
             "profile", po::value<std::string>()->value_name("FILE"),
-            "write the cycle profile (schema/profile.capnp)")(
+            "write the cycle profile (schema/profile.capnp; read it with `tessera profile`)")(
             "trace", po::value<std::string>()->value_name("FILE"),
             "write a Chrome/Perfetto trace (simulator only)")(
             "timeout", po::value<std::string>()->default_value("60")->value_name("SECONDS"),
@@ -180,9 +181,15 @@ Command run_command() {
 
         const auto started = std::chrono::steady_clock::now();
         spdlog::info("loading {} on {}", path, transport->description());
+        Progress progress(io.progress);
+        progress.phase(fmt::format("loading {}", path));
         runtime::Session session(*transport, app, options);
         runtime::TensorMap outputs;
-        for (const auto& call : app.host_exchange.calls) {
+        const auto& calls = app.host_exchange.calls;
+        for (std::size_t c = 0; c < calls.size(); ++c) {
+          const auto& call = calls[c];
+          progress.phase(fmt::format("host call '{}' ({} of {})", call.name, c + 1, calls.size()),
+                         static_cast<double>(c) / static_cast<double>(calls.size()));
           runtime::TensorMap inputs;
           std::uint64_t in_bytes = 0;
           for (const auto& name : call.input_bindings) {
@@ -191,6 +198,7 @@ Command run_command() {
           }
           spdlog::info("host call '{}': {} in", call.name, human_bytes(in_bytes));
           auto result = session.invoke(call.name, inputs);
+          progress.hide();
           for (auto& [name, tensor] : result) {
             io.out << fmt::format("call '{}': {} in, output '{}' {}\n", call.name,
                                   human_bytes(in_bytes), name, tensor.describe_shape());
@@ -199,8 +207,11 @@ Command run_command() {
           if (result.empty()) {
             io.out << fmt::format("call '{}': {} in, no outputs\n", call.name, human_bytes(in_bytes));
           }
+          io.out.flush();
         }
+        progress.phase("waiting for the device to halt", 1.0);
         session.finish();
+        progress.hide();
         const double seconds =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         std::string cycles;

@@ -5,6 +5,7 @@
 #include <capnp/serialize.h>
 
 #include <cstring>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -146,6 +147,24 @@ Profile read_profile(std::span<const std::uint8_t> bytes) {
   }
   validate(profile);
   return profile;
+}
+
+Profile read_profile_file(const std::filesystem::path& path) {
+  return with_context(path.string(), [&] {
+    std::error_code error;
+    const std::uintmax_t size = std::filesystem::file_size(path, error);
+    if (error) throw IoError(error.message());
+    if (size > kMaxProfileFileBytes) {
+      throw PackageError("profile", fmt::format("{} bytes is more than the {} a profile may have",
+                                                size, kMaxProfileFileBytes));
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw IoError("cannot open");
+    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(size));
+    in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
+    if (static_cast<std::uintmax_t>(in.gcount()) != size) throw IoError("short read");
+    return read_profile(bytes);
+  });
 }
 
 }  // namespace tessera::schema

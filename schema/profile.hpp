@@ -53,5 +53,9 @@ std::vector<std::uint8_t> serialize_profile(const Profile& profile);
 void write_profile(const std::filesystem::path& path, const Profile& profile);
 // Bounded traversal, every field checked (schema version, enums, UTF-8, the rules above).
 Profile read_profile(std::span<const std::uint8_t> bytes);
+// The same for a file, with the path as the error's context; a file larger
+// than kMaxProfileFileBytes is refused before it is read.
+inline constexpr std::uint64_t kMaxProfileFileBytes = std::uint64_t{4} << 30;
+Profile read_profile_file(const std::filesystem::path& path);
 
 }  // namespace tessera::schema

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "sim/sync_zones.hpp"
 #include "support/thread_pool.hpp"
 #include "target/config_space.hpp"
 #include "target/memory_map.hpp"
@@ -39,12 +40,6 @@ std::uint64_t systemc_now() {
 }
 
 Chip* g_active_chip = nullptr;
-
-bool is_host_zone(std::uint32_t zone) { return zone == 7 || zone == 15; }
-
-// A tile whose exchange row returned waits here, like at a sync, until the
-// phase's words have moved (the fabric needs every row of the phase).
-constexpr std::uint32_t kExchangeWait = 0x100;
 
 }  // namespace
 
@@ -207,6 +202,7 @@ void Chip::start(std::optional<std::vector<target::PhysicalTile>> tiles,
   stop_requested_ = false;
   fault_horizon_.reset();
   started_.clear();
+  for (auto& tile : tiles_) tile->clear_activities();
   if (tiles) {
     for (const auto tile : *tiles) started_.push_back(index_of(tile));
   } else {
@@ -297,7 +293,7 @@ void Chip::apply_releases(const std::vector<Release>& releases) {
     const std::uint64_t at = release.cycle;
     if (options_.trace) {
       spans_.push_back({release.tile, "compute", segment_start_[release.tile], tile.wait_started()});
-      spans_.push_back({release.tile, "sync wait", tile.wait_started(), at});
+      spans_.push_back({release.tile, "sync wait", tile.wait_started(), at, tile.waiting_zone()});
     }
     segment_start_[release.tile] = at;
     tile.release(at);
@@ -757,28 +753,5 @@ nlohmann::json Chip::trace() const {
 }
 
 bool Chip::starved() const { return !sc_core::sc_pending_activity(); }
-
-schema::Profile Chip::profile() const {
-  schema::Profile profile;
-  profile.clock_hz = options_.clock_hz;
-  profile.origin = schema::ClockOrigin::kShared;
-  std::map<std::uint16_t, schema::TileProfile> tiles;
-  for (const std::size_t index : started_) {
-    const auto id = tiles_[index]->id();
-    tiles.emplace(id.value, schema::TileProfile{id, {}});
-  }
-  for (const auto& span : spans_) {
-    if (span.end < span.start) continue;
-    schema::ProfileStep step;
-    step.kind = std::string_view(span.name) == "compute" ? schema::StepKind::kCompute
-                                                         : schema::StepKind::kSynchronization;
-    // Raw 32-bit counters, as the hardware's wrap (profile.capnp).
-    step.start_cycle = static_cast<std::uint32_t>(span.start);
-    step.end_cycle = static_cast<std::uint32_t>(span.end);
-    tiles[tiles_[span.tile]->id().value].steps.push_back(std::move(step));
-  }
-  for (auto& [id, tile] : tiles) profile.tiles.push_back(std::move(tile));
-  return profile;
-}
 
 }  // namespace tessera::sim

@@ -136,7 +136,9 @@ class Chip {
   // Chrome/Perfetto trace JSON of the run (needs options.trace).
   nlohmann::json trace() const;
   // The cycle profile of the run (needs options.trace): per started tile its
-  // compute and sync-wait spans, on the shared clock since start().
+  // exchange rows, kernel calls (with the call site's operation), the code
+  // between them, and its sync and host waits, on the shared clock since
+  // start() (sim/chip_profile.cpp).
   schema::Profile profile() const;
 
   // Internal: the SystemC side calls these.
@@ -206,6 +208,7 @@ class Chip {
     const char* name;
     std::uint64_t start;
     std::uint64_t end;
+    std::uint32_t zone = 0;  // a sync wait's zone (the profile tells host from device syncs)
   };
   std::vector<Span> spans_;
   std::vector<std::uint64_t> segment_start_;

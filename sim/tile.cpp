@@ -74,6 +74,7 @@ void Tile::reset() {
   cycle_ = 0;
   cycles_ = {};
   fault_.reset();
+  activities_.clear();
   waiting_zone_ = 0;
   decode_cache_.clear();
   exchange_.reset();
@@ -301,6 +302,7 @@ Continue Tile::exchange_step(const isa::Instruction& instruction, std::uint32_t 
     record.started = true;
     record.incoming_base = csrs_[static_cast<std::uint8_t>(isa::Csr::kIncomingBase)];
     record.outgoing_base = csrs_[static_cast<std::uint8_t>(isa::Csr::kOutgoingBase)];
+    row_started_ = issued_at;
   }
   // The closing br is row code too: its fetch lookahead reaches 64 bytes past
   // it (the compiler's element rule counts it the same way).
@@ -309,6 +311,10 @@ Continue Tile::exchange_step(const isa::Instruction& instruction, std::uint32_t 
     Continue outcome = execute(instruction);
     (void)record.stream.step(instruction);
     record.finish();
+    if (options_.trace) {
+      activities_.push_back({TileActivity::Kind::kExchangeRow, row_started_, cycle_, nullptr,
+                             schema::kNoProvenance, record.phase});
+    }
     return outcome ? outcome : Continue{RunOutcome{RunOutcome::Kind::kRowDone}};
   }
   target::RowStep step;
@@ -389,6 +395,11 @@ Continue Tile::call(const isa::Call& instruction) {
     status_ = TileStatus::kFaulted;
     exception_ = ExceptionType::kInvalidAddress;
     return RunOutcome{RunOutcome::Kind::kFaulted};
+  }
+  if (options_.trace) {
+    activities_.push_back({TileActivity::Kind::kKernel, cycle_, cycle_ + kernel_call.cycles,
+                           &kernel->name, site != nullptr ? site->provenance : schema::kNoProvenance,
+                           0});
   }
   cycle_ += kernel_call.cycles;
   // The kernel returns through its link register, like the device code's

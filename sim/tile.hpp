@@ -58,6 +58,20 @@ struct RunOutcome {
   std::uint32_t zone = 0;  // the sync zone (kSync) or the sans class (kSans)
 };
 
+// What a tile ran, for the cycle profile (recorded with options.trace only):
+// each kernel call and each exchange row, on the tile's own cycle count.
+// Names point into the registry and the package's provenance table, which
+// outlive the run's records (both stay until the next load).
+struct TileActivity {
+  enum class Kind : std::uint8_t { kKernel, kExchangeRow };
+  Kind kind = Kind::kKernel;
+  std::uint64_t start = 0;
+  std::uint64_t end = 0;
+  const std::string* kernel = nullptr;              // kKernel
+  std::uint32_t provenance = schema::kNoProvenance;  // kKernel: the call site's
+  std::uint64_t phase = 0;                           // kExchangeRow: its round
+};
+
 // Cycle accounting per tile (the run report).
 struct TileCycles {
   std::uint64_t busy = 0;       // executing instructions and kernel models
@@ -94,6 +108,9 @@ class Tile {
   std::uint64_t cycle() const noexcept { return cycle_; }
   const TileCycles& cycles() const noexcept { return cycles_; }
   const std::optional<Fault>& fault() const noexcept { return fault_; }
+  const TileDebugIndex& debug() const noexcept { return debug_; }
+  const std::vector<TileActivity>& activities() const noexcept { return activities_; }
+  void clear_activities() noexcept { activities_.clear(); }
 
   // Faults the tile from outside (the chip's sync handling, the fabric), at
   // the instruction it executed last (the sync it waits at, its row's br).
@@ -192,6 +209,8 @@ class Tile {
   // own, seeded at reset and carried across kernel calls as on the device
   // (kernels/rounding.hpp), so no tile's results depend on another's.
   kernels::TilePrng prng_;
+  std::vector<TileActivity> activities_;
+  std::uint64_t row_started_ = 0;  // the cycle the current exchange row's first instruction issued
 };
 
 }  // namespace tessera::sim

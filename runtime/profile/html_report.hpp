@@ -1,0 +1,35 @@
+#pragma once
+// `tessera profile --html`: one self-contained HTML file (report.html with
+// the profile's data embedded as JSON; no network access when opened).
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/profile/timeline.hpp"
+#include "schema/model.hpp"
+
+namespace tessera::profile {
+
+struct ReportInputs {
+  const Timeline* timeline = nullptr;
+  const schema::Application* package = nullptr;  // optional: memory map, names
+  std::string profile_path;
+  std::string package_path;
+};
+
+// The data the page draws: the header, interned names, every sample, the
+// operator table, the memory map and the exchange phases (docs/PROFILES.md).
+nlohmann::json report_payload(const ReportInputs& inputs);
+
+// JSON text that is safe inside a <script> element: '<', '>' and '&' become
+// \u003c, \u003e and \u0026 (only strings can hold them, so the JSON means
+// the same), so no name can close the element or open a comment.
+std::string script_safe_json(const nlohmann::json& payload);
+
+// report.html with the payload in place of its placeholder.
+std::string html_report(const ReportInputs& inputs);
+void write_html_report(const std::filesystem::path& path, const ReportInputs& inputs);
+
+}  // namespace tessera::profile

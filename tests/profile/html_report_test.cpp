@@ -1,0 +1,63 @@
+// The HTML report's payload: names with '<', '>' and '&' cannot end the
+// script element it sits in, and the page's JSON reads back to the names.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "runtime/profile/html_report.hpp"
+
+namespace tessera::profile {
+namespace {
+
+schema::Profile profile_named(const std::string& operation, const std::string& kernel) {
+  schema::Profile profile;
+  profile.clock_hz = 1'330'000'000;
+  schema::ProfileStep step;
+  step.kernel = kernel;
+  step.operation = operation;
+  step.start_cycle = 0xFFFFFFF0;
+  step.end_cycle = 0x10;
+  profile.tiles.push_back({target::PhysicalTile(7), {step}});
+  return profile;
+}
+
+std::string embedded_json(const std::string& html) {
+  const std::string open = "<script id=\"payload\" type=\"application/json\">";
+  const auto begin = html.find(open);
+  const auto end = html.find("</script>", begin);
+  EXPECT_NE(begin, std::string::npos);
+  return html.substr(begin + open.size(), end - begin - open.size());
+}
+
+TEST(ProfileHtmlReport, NamesCannotCloseTheScriptElement) {
+  const std::string hostile = "</script><img src=x onerror=alert(1)><!-- & -->";
+  const auto profile = profile_named(hostile, "k<&>");
+  const Timeline timeline(profile);
+  const std::string html = html_report({&timeline, nullptr, "run.profile", ""});
+  EXPECT_EQ(html.find(hostile), std::string::npos);
+  EXPECT_EQ(html.find("<img"), std::string::npos);
+  const std::string json = embedded_json(html);
+  EXPECT_EQ(json.find_first_of("<>&"), std::string::npos);
+  EXPECT_NE(json.find("\\u003c/script\\u003e"), std::string::npos);
+  EXPECT_NE(json.find("k\\u003c\\u0026\\u003e"), std::string::npos);
+  // The escapes are JSON's own: the page reads the names back unchanged.
+  const auto payload = nlohmann::json::parse(json);
+  const auto& strings = payload["strings"];
+  EXPECT_NE(std::find(strings.begin(), strings.end(), hostile), strings.end());
+  EXPECT_NE(std::find(strings.begin(), strings.end(), "k<&>"), strings.end());
+}
+
+TEST(ProfileHtmlReport, SamplesCarryWrappingDurations) {
+  const auto profile = profile_named("op", "k");
+  const Timeline timeline(profile);
+  const auto payload = report_payload({&timeline, nullptr, "run.profile", ""});
+  const auto& samples = payload["tiles"][0]["samples"];
+  ASSERT_EQ(samples.size(), 5u);  // [kind, kernel, operation, offset, cycles]
+  EXPECT_EQ(samples[3], 0);
+  EXPECT_EQ(samples[4], 0x20);  // 0x10 − 0xFFFFFFF0 mod 2^32
+  EXPECT_EQ(payload["header"]["summary"]["totalCycles"], 0x20);
+  EXPECT_EQ(payload["operations"][0]["name"], "op");
+}
+
+}  // namespace
+}  // namespace tessera::profile
