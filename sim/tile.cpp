@@ -397,6 +397,8 @@ Continue Tile::call(const isa::Call& instruction) {
     return RunOutcome{RunOutcome::Kind::kFaulted};
   }
   if (options_.trace) {
+    // Only a traced run pays for the call site's record (its provenance).
+    const schema::CallSite* site = debug_.call_site_at(call_pc);
     activities_.push_back({TileActivity::Kind::kKernel, cycle_, cycle_ + kernel_call.cycles,
                            &kernel->name, site != nullptr ? site->provenance : schema::kNoProvenance,
                            0});
