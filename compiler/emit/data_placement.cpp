@@ -110,6 +110,7 @@ void Linker::place_data() {
       request.size = bytes;
       request.alignment = buffer.alignment;
       request.placement = MemoryPlacement::kInterleaved;
+      request.whole_elements = buffer.whole_elements;
       request.live_from = live_from_[b];
       request.live_until = live_until_[b];
       request.provenance = buffer.provenance;

@@ -37,12 +37,6 @@ TEST(NotLoweredYet, EveryNewOperationIsALoweringError) {
       {"softmax",
        [](Graph& g) { g.host_output("c", g.softmax(g.host_input("a", DType::kF32, {4}), 0)); },
        "op 1 (softmax %0): not lowered yet"},
-      {"attention",
-       [](Graph& g) {
-         const ValueId q = g.host_input("q", DType::kF16, {1, 2, 4, 72});
-         g.host_output("c", g.attention(q, q, q, 0.125));
-       },
-       "op 1 (attention %0, %0, %0): not lowered yet"},
       {"convert",
        [](Graph& g) {
          g.host_output("c", g.convert(g.host_input("a", DType::kF32, {4}), DType::kF16));
