@@ -18,7 +18,6 @@ namespace {
 using kernels::GemmFamily;
 
 constexpr std::uint64_t kF16 = 2;
-constexpr std::uint64_t kFlopPerTileCycle = 128;
 
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 std::uint64_t align8(std::uint64_t bytes) { return (bytes + 7) / 8 * 8; }

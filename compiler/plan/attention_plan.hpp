@@ -54,6 +54,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/plan/plan_costs.hpp"
 #include "support/error.hpp"
 
 namespace tessera::compiler::plan {
@@ -162,9 +163,7 @@ struct AttentionPlan {
 // the 624 KiB SRAM: the rest is code, rows and the op's inputs and result).
 inline constexpr std::uint64_t kWorkingMemoryBudget = 320 * 1024;
 
-// The prior art's exchange cost (compiler-prior-art.md §6, HEAD cost.rs).
-inline constexpr std::uint64_t kExchangeBytesPerCycle = 4;
-inline constexpr std::uint64_t kExchangePhaseCycles = 600;
+// The exchange cost and the FLOP rate: plan_costs.hpp.
 
 // AttentionPlanError when the shape cannot be planned: d not a positive
 // multiple of 4 or D > 128, a forced blocking the GEMMs or memory refuse, or
