@@ -18,6 +18,11 @@
 //       rows and B block gathered into the AMP layouts on its tile, then
 //       tessera_gemm_*_{init,accumulate}; K-split partials added on the
 //       owner; each wave's C16 blocks moved into the result (matmul.cpp);
+//   attention (f16)
+//       the plan of compiler/plan/attention_plan.hpp: (batch, head, query
+//       block) tasks, K/V blocks packed once per head and multicast (or
+//       streamed), QK GEMM, softmax, PV GEMM and merge per key block, then
+//       f32 → f16 and the rows moved into the result (attention.cpp);
 //   host_input, parameter, host_output
 //       bindings: slices of the value's shards. Parameters come in through
 //       the host call "load_parameters", host inputs and outputs through "run";

@@ -41,17 +41,14 @@
 #include <optional>
 #include <string>
 
+#include "compiler/plan/plan_costs.hpp"
 #include "kernels/gemm.hpp"
 
 namespace tessera::compiler::plan {
 
-// The prior art's per-phase exchange overhead (§6): the syncs and row setup.
-inline constexpr std::uint64_t kExchangePhaseCycles = 600;
 // Per-tile bytes a GEMM's staging and output blocks may take: 7 of region
 // 1's 13 interleaved elements, leaving the rest to the tensors themselves.
 inline constexpr std::uint64_t kGemmScratchBytes = 7 * 32 * 1024;
-// The FLOP bound's rate: one f16 AMP at 128 FLOP per tile cycle.
-inline constexpr std::uint64_t kFlopPerTileCycle = 128;
 
 struct GemmProblem {
   kernels::GemmFamily family = kernels::GemmFamily::kF16;

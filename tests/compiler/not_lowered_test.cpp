@@ -19,12 +19,6 @@ struct Case {
 
 TEST(NotLoweredYet, EveryNewOperationIsALoweringError) {
   const std::vector<Case> cases = {
-      {"attention",
-       [](Graph& g) {
-         const ValueId q = g.host_input("q", DType::kF16, {1, 2, 4, 72});
-         g.host_output("c", g.attention(q, q, q, 0.125));
-       },
-       "op 1 (attention %0, %0, %0): not lowered yet"},
       {"block_scale",
        [](Graph& g) {
          const ValueId codes = g.parameter("codes", DType::kU8, {64, 64});
