@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "compiler/placement.hpp"
 #include "schema/model.hpp"
 #include "support/checked.hpp"
@@ -95,6 +97,29 @@ Storage& LoweringContext::keep(std::unique_ptr<Storage> held, ValueId value) {
   storage_[value] = held.get();
   owned_.push_back(std::move(held));
   return result;
+}
+
+BufferId LoweringContext::shared_zeros(const std::string& key, std::uint32_t bytes,
+                                       std::uint32_t tiles, bool whole_elements,
+                                       std::uint32_t provenance) {
+  auto [it, inserted] = shared_zeros_.try_emplace(key, 0);
+  if (inserted) {
+    Buffer buffer;
+    buffer.name = key;
+    buffer.kind = schema::AllocationKind::kScratch;
+    buffer.whole_elements = whole_elements;
+    buffer.provenance = provenance;
+    it->second = program_.add_buffer(std::move(buffer));
+  }
+  Buffer& buffer = program_.buffers[it->second];
+  buffer.whole_elements = buffer.whole_elements || whole_elements;
+  for (std::uint32_t t = 0; t < tiles; ++t) {
+    const LogicalTile tile(static_cast<std::uint16_t>(t));
+    std::uint32_t& size = buffer.bytes[tile];
+    size = std::max(size, bytes);
+    buffer.contents[tile].resize(size, 0);
+  }
+  return it->second;
 }
 
 void LoweringContext::copy_value(const Storage& from, const Storage& to, const TensorType& type,

@@ -77,6 +77,15 @@ class LoweringContext {
   const Storage& scratch_like(const Storage& like, std::string name, std::string tensor,
                               std::uint32_t provenance);
 
+  // A scratch buffer of `bytes` zero bytes on logical tiles 0 … tiles − 1,
+  // loaded with the image and shared by every caller that asks with the same
+  // `key` (grown to the largest request): for staging whose padding must stay
+  // zero while each user rewrites its own logical part (a GEMM's A blocks),
+  // so a graph of many GEMMs of one shape keeps one such buffer, not one per
+  // operation, live for the whole run.
+  BufferId shared_zeros(const std::string& key, std::uint32_t bytes, std::uint32_t tiles,
+                        bool whole_elements, std::uint32_t provenance);
+
   // The same elements from one storage into another of the same type.
   void copy_value(const Storage& from, const Storage& to, const TensorType& type,
                   std::uint32_t provenance, const std::string& label);
@@ -106,6 +115,7 @@ class LoweringContext {
                                 std::string name, std::string tensor, std::uint32_t provenance);
 
   std::vector<std::unique_ptr<Storage>> owned_;
+  std::map<std::string, BufferId> shared_zeros_;
   std::map<ValueId, const Storage*> storage_;  // block arguments alias their sources
 };
 

@@ -198,9 +198,12 @@ class GemmLowering {
         const std::uint32_t extent = block_extent(task, j);
         if (extent == 0 || left_.contains(extent)) continue;
         const std::uint32_t inner = call_inner(extent);
-        left_[extent] = add_buffer(fmt::format("A16 K {}", extent),
-                                   u32(kernels::gemm_left_bytes(family_, plan_.call_rows, inner), "A block"),
-                                   true, true);
+        // Shared by every matmul with this family and logical K extent: its
+        // K padding is never written by any of them.
+        left_[extent] = context_.shared_zeros(
+            fmt::format("{} A block, K {} (zero padded)", family_ == GemmFamily::kF16 ? "f16" : "f32", extent),
+            u32(kernels::gemm_left_bytes(family_, plan_.call_rows, inner), "A block"), plan_.tiles_used,
+            true, provenance_);
         // The staging slot a packed block is copied into (its home tile
         // reads it in place).
         weights_[extent] = add_buffer(

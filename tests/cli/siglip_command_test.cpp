@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "models/siglip/compare.hpp"
 #include "models/siglip/image_processor.hpp"
 #include "models/siglip/quantizer/quantize.hpp"
 #include "models/siglip/random_weights.hpp"
@@ -254,6 +255,60 @@ TEST_F(SiglipCommand, QuantizeWritesAModelTheReferenceRunsAndTheScalesReEncode) 
   const auto plain = run_tessera({"siglip", "quantize", "--model", model_, "--algorithm", "nearest",
                                   "-o", scratch_.path("q-plain")});
   ASSERT_EQ(plain.exit_status, 0) << plain.err;
+}
+
+// A tiny tower end to end on the simulated C600 (issue 19): compiled at f16,
+// run with its packed weights, both outputs checked here against the FP32
+// CPU reference computed in the test (not the command's own comparison);
+// then the same through a package from `siglip compile`, and a package built
+// for another batch refused by name.
+TEST_F(SiglipCommand, RunsATinyTowerOnTheSimulatorAtF16WithinTheReference) {
+  const std::string config = scratch_.write("tiny.json", R"({
+    "model_type": "siglip_vision_model", "hidden_size": 64, "intermediate_size": 128,
+    "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 32, "patch_size": 8})");
+  const std::string model = scratch_.path("tiny");
+  ASSERT_EQ(run_tessera({"siglip", "random-weights", "--config", config, "-o", model}).exit_status, 0);
+  const auto pooled = scratch_.path("pooled.npy"), hidden = scratch_.path("hidden.npy");
+  const auto ran = run_tessera({"siglip", "run", "--model", model, "--precision", "f16", "--tiles", "64",
+                                "--pixels", pixels_, "-o", pooled, "--hidden", hidden, "--reference"});
+  ASSERT_EQ(ran.exit_status, 0) << ran.err;
+  EXPECT_NE(ran.out.find("simulated: "), std::string::npos) << ran.out;
+  EXPECT_NE(ran.out.find("ms/image at 1.5 GHz"), std::string::npos) << ran.out;
+  EXPECT_NE(ran.out.find("pooler_output against the reference: cosine 0.99"), std::string::npos) << ran.out;
+
+  const auto weights = siglip::load_model(model).weights;
+  const auto expected = siglip::run_reference(weights, smooth_pixels(3), 3);
+  const siglip::Agreement p =
+      siglip::compare_outputs(floats_of(runtime::read_npy_file(pooled)), expected.pooler_output);
+  const siglip::Agreement h =
+      siglip::compare_outputs(floats_of(runtime::read_npy_file(hidden)), expected.last_hidden_state);
+  // f16 weights and activations: the issue's bar for a model that fits at
+  // f16 is pooled cosine ≥ 0.999 (measured 0.99999).
+  EXPECT_TRUE(p.finite && h.finite);
+  EXPECT_GE(p.cosine, 0.999);
+  EXPECT_GE(h.cosine, 0.999);
+
+  const auto package = scratch_.path("tiny.ipuexe");
+  const auto compiled = run_tessera({"siglip", "compile", "--model", model, "--precision", "f16",
+                                     "--tiles", "64", "--batch", "3", "-o", package});
+  ASSERT_EQ(compiled.exit_status, 0) << compiled.err;
+  const auto again = scratch_.path("again.npy");
+  const auto from_package = run_tessera({"siglip", "run", "--model", model, "--precision", "f16",
+                                         "--package", package, "--pixels", pixels_, "-o", again});
+  ASSERT_EQ(from_package.exit_status, 0) << from_package.err;
+  EXPECT_EQ(runtime::read_npy_file(again).bytes().size(), runtime::read_npy_file(pooled).bytes().size());
+  EXPECT_EQ(floats_of(runtime::read_npy_file(again)), floats_of(runtime::read_npy_file(pooled)));
+
+  const auto one = scratch_.path("one.ipuexe");
+  ASSERT_EQ(run_tessera({"siglip", "compile", "--model", model, "--precision", "f16", "--tiles", "64",
+                         "-o", one})
+                .exit_status,
+            0);
+  const auto mismatch = run_tessera({"siglip", "run", "--model", model, "--precision", "f16",
+                                     "--package", one, "--pixels", pixels_, "-o", again});
+  EXPECT_EQ(mismatch.exit_status, 2) << mismatch.err;
+  EXPECT_NE(mismatch.err.find("pixel_values"), std::string::npos) << mismatch.err;
+  EXPECT_NE(mismatch.err.find("another config, precision or batch"), std::string::npos) << mismatch.err;
 }
 
 TEST_F(SiglipCommand, BadCommandLinesAreUsageErrors) {
