@@ -1,19 +1,18 @@
 #pragma once
 // Runs a program as a child process and captures what it printed, so tests
-// can check a real binary's exit status and output streams.
+// can check a real binary's exit status and output streams: the product's own
+// runner (support/subprocess.hpp), under the name the tests use.
 
 #include <string>
 #include <vector>
 
+#include "support/subprocess.hpp"
+
 namespace tessera::testing {
 
-struct ProcessResult {
-  int exit_status = -1;  // the exit code, or 128 + signal number
-  std::string out;
-  std::string err;
-};
+using ProcessResult = SubprocessResult;
 
 // argv[0] is the program's path; no shell is involved.
-ProcessResult run_process(const std::vector<std::string>& argv);
+inline ProcessResult run_process(const std::vector<std::string>& argv) { return run_subprocess(argv); }
 
 }  // namespace tessera::testing
