@@ -44,18 +44,8 @@ void lower_add(LoweringContext& context, OpId id, const std::string& described) 
   if (type.dtype() != DType::kF32 && type.dtype() != DType::kF16) {
     throw LoweringError(fmt::format("{}: add takes f32 or f16", described));
   }
-  std::map<LogicalTile, std::vector<KernelRun>> compute;
-  for (const Shard& shard : out.resolved.shards) {
-    const auto elements =
-        checked_cast<std::uint32_t>(shard.bytes / element_bytes(type), "add elements");
-    if (elements == 0) continue;
-    const auto offset = checked_cast<std::uint32_t>(shard.offset, "shard offset");
-    compute[shard.tile].push_back(
-        KernelRun{kernel,
-                  {{2, out.buffer, offset}, {3, operands[0], offset}, {4, operands[1], offset}},
-                  {{5, elements}},
-                  provenance});
-  }
+  auto compute = binary_elementwise_runs(kernel, out, operands[0], operands[1], element_bytes(type),
+                                         provenance);
   context.finish_steps(moves, std::move(compute), provenance);
 }
 

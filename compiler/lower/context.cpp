@@ -33,6 +33,21 @@ Location Storage::location(std::span<const std::uint64_t> index) const {
           checked_cast<std::uint32_t>(place.offset, "element offset")};
 }
 
+std::map<LogicalTile, std::vector<KernelRun>> binary_elementwise_runs(
+    const std::string& kernel, const Storage& out, BufferId a, BufferId b,
+    std::uint32_t element_size, std::uint32_t provenance) {
+  std::map<LogicalTile, std::vector<KernelRun>> compute;
+  for (const Shard& shard : out.resolved.shards) {
+    const auto elements = checked_cast<std::uint32_t>(shard.bytes / element_size, "shard elements");
+    if (elements == 0) continue;
+    const auto offset = checked_cast<std::uint32_t>(shard.offset, "shard offset");
+    compute[shard.tile].push_back(
+        KernelRun{kernel, {{2, out.buffer, offset}, {3, a, offset}, {4, b, offset}}, {{5, elements}},
+                  provenance});
+  }
+  return compute;
+}
+
 LoweringContext::LoweringContext(const Graph& graph, LayoutPolicy layouts, Program& program)
     : graph_(graph), layouts_(std::move(layouts)), program_(program) {}
 

@@ -42,6 +42,13 @@ struct Storage {
   Location location(std::span<const std::uint64_t> index) const;
 };
 
+// One `kernel` run per non-empty shard of `out`: $m2 = out, $m3 = a, $m4 = b
+// at the shard's offset (a and b in out's layout), $m5 = its element count —
+// the ABI of the element-wise binary kernels (tessera_add_*, tessera_mul_*).
+std::map<LogicalTile, std::vector<KernelRun>> binary_elementwise_runs(
+    const std::string& kernel, const Storage& out, BufferId a, BufferId b,
+    std::uint32_t element_size, std::uint32_t provenance);
+
 class LoweringContext {
  public:
   LoweringContext(const Graph& graph, LayoutPolicy layouts, Program& program);

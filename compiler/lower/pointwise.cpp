@@ -121,17 +121,8 @@ void lower_mul(LoweringContext& context, OpId id, const std::string& described) 
     operands.push_back(holder.buffer);
   }
   const std::string kernel(type.dtype() == DType::kF32 ? kernels::kMulF32 : kernels::kMulF16);
-  std::map<LogicalTile, std::vector<KernelRun>> compute;
-  for (const Shard& shard : out.resolved.shards) {
-    const std::uint32_t elements = shard_elements(shard, element_bytes(type));
-    if (elements == 0) continue;
-    const std::uint32_t offset = shard_offset(shard);
-    compute[shard.tile].push_back(
-        KernelRun{kernel,
-                  {{2, out.buffer, offset}, {3, operands[0], offset}, {4, operands[1], offset}},
-                  {{5, elements}},
-                  provenance});
-  }
+  auto compute = binary_elementwise_runs(kernel, out, operands[0], operands[1], element_bytes(type),
+                                         provenance);
   context.finish_steps(moves, std::move(compute), provenance);
 }
 
