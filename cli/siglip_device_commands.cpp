@@ -46,12 +46,21 @@ void add_graph_options(CommandSyntax& syntax) {
       "f16 (f16 weights and activations), f143 (F143 GEMM weights with 64 x 64 block scales, "
       "f16 activations) or f32")(
       "tiles", po::value<std::string>()->default_value("1472")->value_name("N"),
-      "spread the model over logical tiles 0 … N − 1");
+      "spread the model over logical tiles 0 … N − 1")(
+      "min-shard-bytes", po::value<std::string>()->default_value("1024")->value_name("B"),
+      "cut no tensor into shards smaller than B bytes (0: as many tiles as row blocks); "
+      "smaller shards make one-word messages whose exchange rows fill the tiles' code memory");
 }
 
 compiler::CompileOptions compile_options(const po::variables_map& values) {
   compiler::CompileOptions options;
   options.tiles = *unsigned_option<std::uint32_t>(values, "tiles");
+  // A layer's biases and LayerNorm scales ([H] each) cut as far as their row
+  // blocks go lie one word per tile: added to a [1, T, H] activation (all on
+  // tile 0, its axis 0 being the batch) that makes T × H / 2 one-word
+  // messages into tile 0 per operation, whose exchange rows outgrow the
+  // code memory below 0x80000 (head dim 72: 157 KB of rows on tile 0).
+  options.min_shard_bytes = *unsigned_option<std::uint64_t>(values, "min-shard-bytes");
   return options;
 }
 
@@ -117,7 +126,7 @@ int siglip_compile(const std::vector<std::string>& args, Streams& io) {
   syntax.summary =
       "Compiles a SigLIP vision tower (its config.json) into a package for one C600: the patch\n"
       "embedding, every encoder layer in one loop, post-LayerNorm and the pooling head.";
-  syntax.usage = "--model DIR [--precision f16|f143|f32] [--batch B] [--tiles N] -o PACKAGE [--report]";
+  syntax.usage = "--model DIR [--precision f16|f143|f32] [--batch B] [--tiles N] [--min-shard-bytes B] -o PACKAGE [--report]";
   syntax.details =
       "The package takes pixel_values f32[B, C, S, S] and returns last_hidden_state f32[B, T, H]\n"
       "and pooler_output f32[B, H]; its weights are bound when it runs (tessera siglip run\n"

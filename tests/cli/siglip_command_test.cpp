@@ -53,12 +53,13 @@ void write_pixels(const std::string& path, std::vector<std::uint64_t> shape,
   runtime::write_tensor_file(path, HostTensor(schema::DType::kF32, std::move(shape), std::move(bytes)));
 }
 
-std::vector<float> smooth_pixels(std::uint32_t images) {
+std::vector<float> smooth_pixels(std::uint32_t images, std::size_t side = 32) {
   siglip::NormalStream stream(4);
-  std::vector<float> pixels(std::size_t{images} * 3 * 32 * 32);
+  const std::size_t plane = side * side;
+  std::vector<float> pixels(std::size_t{images} * 3 * plane);
   for (std::size_t i = 0; i < pixels.size(); ++i) {
-    pixels[i] = static_cast<float>(0.7 * std::sin(0.11 * static_cast<double>(i % 1024) +
-                                                  static_cast<double>(i / 1024)) +
+    pixels[i] = static_cast<float>(0.7 * std::sin(0.11 * static_cast<double>(i % plane) +
+                                                  static_cast<double>(i / plane)) +
                                    0.1 * stream.normal());
   }
   return pixels;
@@ -309,6 +310,40 @@ TEST_F(SiglipCommand, RunsATinyTowerOnTheSimulatorAtF16WithinTheReference) {
   EXPECT_EQ(mismatch.exit_status, 2) << mismatch.err;
   EXPECT_NE(mismatch.err.find("pixel_values"), std::string::npos) << mismatch.err;
   EXPECT_NE(mismatch.err.find("another config, precision or batch"), std::string::npos) << mismatch.err;
+}
+
+// Head dim 72 (hidden 144): each layer's biases and LayerNorm scales,
+// added to [1, 9, 144] activations that lie whole on tile 0, once made
+// 9 × 72 one-word messages into tile 0 per operation when cut one word per
+// tile, and the exchange rows outgrew tile 0's code memory below 0x80000.
+// The tower's default --min-shard-bytes keeps them whole: it compiles on 128
+// and 1472 tiles and runs within the f16 bar of the reference.
+TEST_F(SiglipCommand, RunsAHeadDim72TowerOnTheSimulatorAtF16WithinTheReference) {
+  const std::string config = scratch_.write("c72.json", R"({
+    "model_type": "siglip_vision_model", "hidden_size": 144, "intermediate_size": 272,
+    "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 30, "patch_size": 8})");
+  const std::string model = scratch_.path("c72");
+  ASSERT_EQ(run_tessera({"siglip", "random-weights", "--config", config, "-o", model}).exit_status, 0);
+  const auto pixels = scratch_.path("pixels30.npy");
+  write_pixels(pixels, {1, 3, 30, 30}, smooth_pixels(1, 30));
+  const auto pooled = scratch_.path("pooled72.npy"), hidden = scratch_.path("hidden72.npy");
+  const auto ran = run_tessera({"siglip", "run", "--model", model, "--precision", "f16", "--tiles", "128",
+                                "--pixels", pixels, "-o", pooled, "--hidden", hidden, "--reference"});
+  ASSERT_EQ(ran.exit_status, 0) << ran.err;
+  const auto weights = siglip::load_model(model).weights;
+  const auto expected = siglip::run_reference(weights, smooth_pixels(1, 30), 1);
+  const siglip::Agreement p =
+      siglip::compare_outputs(floats_of(runtime::read_npy_file(pooled)), expected.pooler_output);
+  const siglip::Agreement h =
+      siglip::compare_outputs(floats_of(runtime::read_npy_file(hidden)), expected.last_hidden_state);
+  EXPECT_TRUE(p.finite && h.finite);
+  EXPECT_GE(p.cosine, 0.999);  // measured 0.999996
+  EXPECT_GE(h.cosine, 0.999);
+
+  const auto package = scratch_.path("c72.ipuexe");
+  const auto compiled = run_tessera({"siglip", "compile", "--model", model, "--precision", "f16",
+                                     "--tiles", "1472", "-o", package});
+  EXPECT_EQ(compiled.exit_status, 0) << compiled.err;
 }
 
 TEST_F(SiglipCommand, BadCommandLinesAreUsageErrors) {
