@@ -28,7 +28,7 @@ void lower_add(LoweringContext& context, OpId id, const std::string& described) 
       operands.push_back(context.storage(input).buffer);
       continue;
     }
-    const Storage& source = context.storage(input);
+    const Storage& source = gathered_broadcast(context, input, type, out, id, provenance);
     const Storage& holder = context.scratch_like(
         out, fmt::format("{} broadcast to {}", format_value(input), format_shape(type.shape)),
         format_value(input), provenance);

@@ -10,6 +10,17 @@
 
 namespace tessera::compiler::lower {
 
+// `input` as a broadcast operand of a result of `type` stored in `out`: a
+// broadcast operand spread over several tiles would send each of its words
+// as a message of its own to every result element that reads it (one result
+// tile receives a [H] bias cut one word per tile T times over for a [1, T, H]
+// result, each word a receive in its exchange row), and to every result
+// tile. Gathered on the result's first tile in a phase of its own, the
+// broadcast reads whole runs from one tile (local copies there, equal runs
+// merged into a few multicasts elsewhere). Anything else is read where it is.
+const Storage& gathered_broadcast(LoweringContext& context, ValueId input, const TensorType& type,
+                                  const Storage& out, OpId id, std::uint32_t provenance);
+
 // copy, slice, concat, reshape, transpose, broadcast_to (data_movement.cpp)
 void lower_data_movement(LoweringContext& context, OpId id, const std::string& described);
 // add, reduce_sum (arithmetic.cpp)

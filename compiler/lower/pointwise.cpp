@@ -66,30 +66,6 @@ const Storage& in_layout_of(LoweringContext& context, MoveLowering& moves, Value
   return holder;
 }
 
-// A broadcast operand spread over several tiles, read by a result on
-// several: each of its words would be a multicast of its own to every result
-// tile, which the exchange scheduler pays for per destination. Gathered on
-// the result's first tile in a phase of its own, the broadcast reads whole
-// runs from one tile, and equal runs merge into a few multicasts. Anything
-// else is read where it is.
-const Storage& gathered_broadcast(LoweringContext& context, ValueId input, const TensorType& type,
-                                  const Storage& out, OpId id, std::uint32_t provenance) {
-  const Storage& source = context.storage(input);
-  const TensorType& in_type = context.graph().type(input);
-  const auto tiles = [](const Storage& held) {
-    std::size_t count = 0;
-    for (const Shard& shard : held.resolved.shards) count += shard.bytes > 0 ? 1 : 0;
-    return count;
-  };
-  if (in_type.shape == type.shape || tiles(source) <= 1 || tiles(out) <= 1) return source;
-  const TensorPlacement one{default_layout(in_type, 1), {out.resolved.shards.front().tile}};
-  const Storage& gathered = context.scratch_at(
-      in_type, one, fmt::format("{} gathered for op {}", format_value(input), id.index),
-      format_value(input), provenance);
-  context.copy_value(source, gathered, in_type, provenance, fmt::format("op {} gather", id.index));
-  return gathered;
-}
-
 void lower_mul(LoweringContext& context, OpId id, const std::string& described) {
   const Graph& graph = context.graph();
   Program& program = context.program();
@@ -271,6 +247,25 @@ void lower_convert(LoweringContext& context, OpId id, const std::string& describ
 }
 
 }  // namespace
+
+const Storage& gathered_broadcast(LoweringContext& context, ValueId input, const TensorType& type,
+                                  const Storage& out, OpId id, std::uint32_t provenance) {
+  const Storage& source = context.storage(input);
+  const TensorType& in_type = context.graph().type(input);
+  const auto tiles = [](const Storage& held) {
+    std::size_t count = 0;
+    for (const Shard& shard : held.resolved.shards) count += shard.bytes > 0 ? 1 : 0;
+    return count;
+  };
+  if (in_type.shape == type.shape || tiles(source) <= 1) return source;
+  const TensorPlacement one{default_layout(in_type, 1), {out.resolved.shards.front().tile}};
+  const Storage& gathered = context.scratch_at(
+      in_type, one, fmt::format("{} gathered for op {}", format_value(input), id.index),
+      format_value(input), provenance);
+  context.copy_value(source, gathered, in_type, provenance, fmt::format("op {} gather", id.index));
+  return gathered;
+}
+
 
 void lower_pointwise(LoweringContext& context, OpId id, const std::string& described) {
   switch (context.graph().operation(id).kind) {

@@ -58,6 +58,28 @@ TEST(Pointwise, MulOfAValueWithItselfAndOfAResult) {
   expect_reference(g, 7);
 }
 
+// A [H] bias cut one word per tile, added to a [1, T, H] activation that lies
+// whole on tile 0 (axis 0 is 1): read where it lies, each of its words would
+// be a message of its own into tile 0 for each of the T rows (72 × 9 = 648
+// receives, each an instruction of tile 0's exchange row); gathered on tile 0
+// first it is 72 one-word messages and local copies. Bit-exact either way.
+TEST(Pointwise, AddGathersASpreadBroadcastOperandOnceForAResultOnOneTile) {
+  for (const bool mul : {false, true}) {
+    SCOPED_TRACE(mul ? "mul" : "add");
+    Graph g;
+    const ValueId a = g.host_input("a", DType::kF16, {1, 9, 144});
+    const ValueId b = g.parameter("b", DType::kF16, {144});
+    g.host_output("y", mul ? g.mul(a, b) : g.add(a, b));
+    const lower::Program program = lower::lower_graph(g, {.tiles = 128});
+    std::size_t receives = 0;
+    for (const lower::Step& step : program.steps) {
+      for (const lower::Transfer& transfer : step.transfers) receives += transfer.destinations.size();
+    }
+    EXPECT_LE(receives, 72u);
+    expect_reference(g, 128);
+  }
+}
+
 const std::vector<Shape> kShapes = {{1},      {12},     {13},         {71, 72},
                                     {80, 13}, {129, 1}, {3, 13, 71}, {2, 12, 129}};
 
