@@ -129,17 +129,17 @@ class GemmLowering {
     out_ = &context_.allocate(result, type, format_value(result), provenance_);
     a_ = &context_.storage(op.inputs[0]);
     if (family_ == GemmFamily::kF16ExpandedF143) {
-      // The weights are the codes and scales block_scale joined (it has no
-      // storage of its own: lower_matmul below).
-      const std::optional<OpId> producer = graph_.value(op.inputs[1]).op;
-      if (!producer || graph_.operation(*producer).kind != OpKind::kBlockScale) {
+      // The weights are the codes and scales a block_scale joined, or a
+      // repeat's entries of them (LoweringContext::block_scaled).
+      const LoweringContext::BlockScaled* held = context_.block_scaled(op.inputs[1]);
+      if (held == nullptr) {
         throw LoweringError(fmt::format(
-            "{}: block-scaled weights {} not made by a block_scale in the same block (a repeat's "
-            "sequence entry, a block argument) are not lowered yet",
+            "{}: block-scaled weights {} that are neither a block_scale's result nor a repeat's "
+            "sequence entry of one (a loop's invariant or carried value) are not lowered yet",
             described_, format_value(op.inputs[1])));
       }
-      codes_ = &context_.storage(graph_.operation(*producer).inputs[0]);
-      scales_ = &context_.storage(graph_.operation(*producer).inputs[1]);
+      codes_ = held->codes;
+      scales_ = held->scales;
     } else {
       b_ = &context_.storage(op.inputs[1]);
     }
@@ -576,12 +576,18 @@ void lower_matmul(LoweringContext& context, OpId id, const std::string& describe
       for (std::size_t j = 0; j < user.inputs.size(); ++j) {
         if (user.inputs[j] != scaled) continue;
         if (user.kind == OpKind::kMatmul && j == 1) continue;
+        if (user.kind == OpKind::kRepeat) {
+          const auto& attributes = std::get<RepeatAttributes>(user.attributes);
+          if (j >= attributes.carried && j < attributes.carried + attributes.sequence) continue;
+        }
         throw LoweringError(fmt::format(
             "{}: its result {} is input {} of {}: block-scaled values are lowered only as a matmul's "
-            "weights (its second input) yet, not as a repeat's sequence or any other operand",
+            "weights (its second input) or a repeat's sequence yet, not as any other operand",
             described, format_value(scaled), j, graph.describe(OpId{i})));
       }
     }
+    context.bind_block_scaled(scaled, {&context.storage(graph.operation(id).inputs[0]),
+                                       &context.storage(graph.operation(id).inputs[1])});
     return;
   }
   GemmLowering(context, id, described).run();
