@@ -184,6 +184,17 @@ void lower_repeat(LoweringContext& context, OpId id, const std::string& describe
         entries.emplace_back(&sequence, &entry);
         (part == 0 ? held.codes : held.scales) = &entry;
       }
+      // The entry has no storage of its own: only a matmul's weights read it.
+      for (const OpId inner : body.operations) {
+        const Operation& user = graph.operation(inner);
+        for (std::size_t k = 0; k < user.inputs.size(); ++k) {
+          if (user.inputs[k] != body.arguments[j] || (user.kind == OpKind::kMatmul && k == 1)) continue;
+          throw LoweringError(fmt::format(
+              "{}: its block-scaled sequence entry {} is input {} of {}: lowered only as a matmul's "
+              "weights (its second input) yet",
+              described, format_value(body.arguments[j]), k, graph.describe(inner)));
+        }
+      }
       context.bind_block_scaled(body.arguments[j], held);
       continue;
     }

@@ -294,6 +294,28 @@ TEST(Matmul, InsideARepeatAndChainedTheResultsAreExact) {
 namespace tessera::compiler {
 namespace {
 
+TEST(Matmul, ABlockScaledSequenceEntryUsedOtherwiseIsALoweringErrorNamingTheOps) {
+  Graph g;
+  const ValueId x = g.host_input("x", DType::kF16, {64, 64});
+  const ValueId codes = g.parameter("codes", DType::kU8, {2, 64, 64});
+  const ValueId scales = g.parameter("scales", DType::kI32, {2, 1, 1});
+  const auto looped = g.repeat(2, {x}, {g.block_scale(codes, scales)}, {},
+                               [](Graph& body, std::span<const ValueId> carried, std::span<const ValueId> sequence,
+                                  std::span<const ValueId>) {
+                                 return std::vector<ValueId>{body.add(carried[0], body.convert(sequence[0], DType::kF16))};
+                               });
+  g.host_output("y", looped[0]);
+  try {
+    (void)compile(g, {.tiles = 4});
+    ADD_FAILURE() << "compiled";
+  } catch (const lower::LoweringError& error) {
+    const std::string what = error.what();
+    EXPECT_NE(what.find("(repeat"), std::string::npos) << what;
+    EXPECT_NE(what.find("block-scaled sequence entry"), std::string::npos) << what;
+    EXPECT_NE(what.find("(convert"), std::string::npos) << what;
+  }
+}
+
 // SigLIP at f143 passes its layers' block-scaled weights to the layer loop as
 // sequence values (models/siglip/graph.cpp): iteration i multiplies by entry
 // i's codes with entry i's scales.
