@@ -37,6 +37,7 @@ void Linker::for_each_use(const Step& step, F&& use) const {
       for (const auto& [tile, runs] : step.runs) {
         for (const auto& run : runs) {
           for (const auto& pointer : run.pointers) use(pointer.buffer);
+          for (const auto& scalar : run.loaded) use(scalar.buffer);
         }
       }
       break;

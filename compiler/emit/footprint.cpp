@@ -62,7 +62,8 @@ void Linker::emit_call(
   }
   for (unsigned reg = kernels::kOutputRegister; reg <= kernels::kLastArgumentRegister; ++reg) {
     if (const auto moves = moving.find(reg); moves != moving.end()) {
-      // This iteration's pointer, from its cursor word.
+      // This iteration's pointer, from its cursor word (or a loaded
+      // scalar, from its word).
       append(main.code, load_constant(static_cast<Reg>(reg), moves->second.cursor));
       main.code.push_back(
           isa::Ld32{static_cast<Reg>(reg), static_cast<Reg>(reg), isa::kZeroReg, 0});

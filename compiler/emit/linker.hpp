@@ -89,8 +89,10 @@ struct MainCode {
   std::vector<schema::CallSite> sites;
 };
 
-// A pointer register loaded from a cursor word instead of a constant, and
-// its value in the loop's last iteration (registers[] holds the first).
+// A register loaded from a word of tile memory instead of a constant: a
+// moving pointer from its cursor word, with its value in the loop's last
+// iteration (registers[] holds the first), or a loaded scalar
+// (KernelRun::loaded) from its word (`last` unused: it is no operand).
 struct MovingPointer {
   std::uint32_t cursor = 0;
   std::uint32_t last = 0;

@@ -182,6 +182,16 @@ MainCode Linker::emit_main(PhysicalTile tile, std::uint32_t staging_id) const {
             }
           }
           for (const auto& [reg, value] : run.scalars) registers[reg] = value;
+          for (const auto& scalar : run.loaded) {
+            const schema::Allocation& held = allocation(scalar.buffer, logical->second);
+            if (scalar.offset % 4 != 0 || std::uint64_t{scalar.offset} + 4 > held.size) {
+              throw LinkError(fmt::format(
+                  "internal: {} on {} loads $m{} from byte {} of '{}' ({} bytes): not a word "
+                  "inside it",
+                  run.kernel, tile, scalar.reg, scalar.offset, held.name, held.size));
+            }
+            moving[scalar.reg] = MovingPointer{held.address + scalar.offset, 0};
+          }
           emit_call(main, tile, run.kernel, operands, registers, code.stubs.at(run.kernel),
                     run.provenance, moving, run.scalars);
         }

@@ -65,6 +65,18 @@ class LoweringContext {
   const Storage& storage(ValueId value) const { return *storage_.at(value); }
   // Makes `value` (a block argument) live where `held` does.
   void alias(ValueId value, const Storage& held) { storage_[value] = &held; }
+  // A block-scaled value has no storage of its own: its codes and scales
+  // (a block_scale's inputs, or a repeat's entries of them).
+  struct BlockScaled {
+    const Storage* codes = nullptr;
+    const Storage* scales = nullptr;
+  };
+  void bind_block_scaled(ValueId value, BlockScaled held) { block_scaled_[value] = held; }
+  // nullptr when `value` has none bound.
+  const BlockScaled* block_scaled(ValueId value) const {
+    const auto found = block_scaled_.find(value);
+    return found == block_scaled_.end() ? nullptr : &found->second;
+  }
 
   // A buffer for `value` where the layout policy puts it (a host input or
   // parameter is a binding, everything else a computed value; a value a
@@ -124,6 +136,7 @@ class LoweringContext {
   std::vector<std::unique_ptr<Storage>> owned_;
   std::map<std::string, BufferId> shared_zeros_;
   std::map<ValueId, const Storage*> storage_;  // block arguments alias their sources
+  std::map<ValueId, BlockScaled> block_scaled_;
 };
 
 }  // namespace tessera::compiler::lower

@@ -68,8 +68,15 @@ std::set<ValueId> sequence_inputs(const Graph& graph) {
     const Operation& op = graph.operation(OpId{checked_cast<std::uint32_t>(k, "operation")});
     if (op.kind != OpKind::kRepeat) continue;
     const auto& attributes = std::get<RepeatAttributes>(op.attributes);
-    for (std::uint32_t j = 0; j < attributes.sequence; ++j)
-      values.insert(op.inputs[attributes.carried + j]);
+    for (std::uint32_t j = 0; j < attributes.sequence; ++j) {
+      const ValueId input = op.inputs[attributes.carried + j];
+      values.insert(input);
+      // A block-scaled sequence is read as its codes' and scales' entries.
+      const std::optional<OpId> producer = graph.value(input).op;
+      if (producer && graph.operation(*producer).kind == OpKind::kBlockScale) {
+        for (const ValueId part : graph.operation(*producer).inputs) values.insert(part);
+      }
+    }
   }
   return values;
 }

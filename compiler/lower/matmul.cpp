@@ -6,7 +6,10 @@
 //     column block) packed once into B_m×16 on its home (round robin over
 //     the tiles used): f32 elements straight into B8×16
 //     (weight_offset), f16 row-major into a staging slot that
-//     tessera_rearrange_block_major_f16 packs with zero padding;
+//     tessera_rearrange_block_major_f16 packs with zero padding; block-scaled
+//     F143 codes row-major into a zero-padded slot, expanded with their
+//     scale blocks' scales (words brought to the home, loaded into $m5)
+//     into that f16 staging, then rearranged the same way (pack_weights);
 //   for each K block j (one exchange phase + one compute step per wave and
 //   block, all tasks of the wave together):
 //     A rows × K block gathered from the operand's row-major shards straight
@@ -36,6 +39,7 @@
 #include "compiler/lower/operations.hpp"
 #include "compiler/plan/gemm_plan.hpp"
 #include "kernels/amp_layout.hpp"
+#include "kernels/f143_kernels.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/layout_kernels.hpp"
 #include "kernels/registry.hpp"
@@ -49,8 +53,16 @@ using kernels::GemmVariant;
 
 std::string_view gemm_kernel(GemmFamily family, bool init) {
   if (family == GemmFamily::kF32) return init ? kernels::kGemmF32Init : kernels::kGemmF32Accumulate;
+  if (family == GemmFamily::kF16ExpandedF143) {
+    return init ? kernels::kGemmF16ExpandedF143Init : kernels::kGemmF16ExpandedF143Accumulate;
+  }
   return init ? kernels::kGemmF16Init : kernels::kGemmF16Accumulate;
 }
+
+// The side of an F143 scale block (docs/GRAPH_FORMAT.md, "Numerics").
+constexpr std::uint32_t kScaleBlock = 64;
+// $m4 of the expanded GEMM is 16-byte aligned (kernels/README.md).
+constexpr std::uint32_t kExpandedWeightAlignment = 16;
 
 std::uint32_t u32(std::uint64_t value, const char* what) { return checked_cast<std::uint32_t>(value, what); }
 
@@ -80,10 +92,13 @@ class GemmLowering {
       family_ = GemmFamily::kF32;
     } else if (a.dtype() == DType::kF16 && b.dtype() == DType::kF16) {
       family_ = GemmFamily::kF16;
+    } else if (a.dtype() == DType::kF16 && b.element == kBlockScaledF8) {
+      family_ = GemmFamily::kF16ExpandedF143;
     } else {
       throw LoweringError(fmt::format(
-          "{}: only f32·f32 and f16·f16 matmuls are lowered yet (block-scaled F143 weights are not)",
-          described_));
+          "{}: only f32·f32, f16·f16 and f16·block-scaled f8f143 matmuls are lowered yet (not {}·{}; "
+          "f8 activations by F143 weights, the native FP8 GEMM, are not)",
+          described_, format_element_type(a.element), format_element_type(b.element)));
     }
     format_ = kernels::gemm_format(family_);
     element_ = format_.left_bytes;
@@ -113,7 +128,21 @@ class GemmLowering {
     provenance_ = program_.add_provenance(described_);
     out_ = &context_.allocate(result, type, format_value(result), provenance_);
     a_ = &context_.storage(op.inputs[0]);
-    b_ = &context_.storage(op.inputs[1]);
+    if (family_ == GemmFamily::kF16ExpandedF143) {
+      // The weights are the codes and scales a block_scale joined, or a
+      // repeat's entries of them (LoweringContext::block_scaled).
+      const LoweringContext::BlockScaled* held = context_.block_scaled(op.inputs[1]);
+      if (held == nullptr) {
+        throw LoweringError(fmt::format(
+            "{}: block-scaled weights {} that are neither a block_scale's result nor a repeat's "
+            "sequence entry of one (a loop's invariant or carried value) are not lowered yet",
+            described_, format_value(op.inputs[1])));
+      }
+      codes_ = held->codes;
+      scales_ = held->scales;
+    } else {
+      b_ = &context_.storage(op.inputs[1]);
+    }
 
     make_tasks();
     make_buffers();
@@ -201,7 +230,7 @@ class GemmLowering {
         // Shared by every matmul with this family and logical K extent: its
         // K padding is never written by any of them.
         left_[extent] = context_.shared_zeros(
-            fmt::format("{} A block, K {} (zero padded)", family_ == GemmFamily::kF16 ? "f16" : "f32", extent),
+            fmt::format("{} A block, K {} (zero padded)", family_ == GemmFamily::kF32 ? "f32" : "f16", extent),
             u32(kernels::gemm_left_bytes(family_, plan_.call_rows, inner), "A block"), plan_.tiles_used,
             true, provenance_);
         // The staging slot a packed block is copied into (its home tile
@@ -209,6 +238,8 @@ class GemmLowering {
         weights_[extent] = add_buffer(
             fmt::format("B{}x16 K {}", m_pass(), extent),
             u32(kernels::gemm_weight_bytes(family_, plan_.call_rows, inner, columns), "B block"), false, false);
+        // The expanded GEMM reads its weights with ld128putcs.
+        if (expanded()) program_.buffers[weights_[extent]].alignment = kExpandedWeightAlignment;
       }
     }
     output_ = add_buffer("C16 block", c_bytes(), false, false);
@@ -234,6 +265,13 @@ class GemmLowering {
   }
 
   unsigned m_pass() const { return format_.pass; }
+  bool expanded() const { return family_ == GemmFamily::kF16ExpandedF143; }
+  // Rows of the row-major staging of a weight block: its padded columns
+  // for F143 codes (so an expand call's rows are whole words and the
+  // padding codes, zeros, expand to zeros), its logical ones for f16.
+  std::uint32_t staging_stride(std::uint32_t columns) const {
+    return expanded() ? plan_.choice.block_columns : columns;
+  }
 
   // b's leading index for a product of the result (b broadcasts too).
   Index weight_lead(std::uint64_t product) const {
@@ -247,14 +285,25 @@ class GemmLowering {
   // order the tasks first read them, so the memory is spread — before the
   // waves: the tasks then receive whole packed blocks (or read them in place
   // at home) instead of packing per call.
+  //
+  // Block-scaled F143 weights: the block's codes arrive row-major (rows of
+  // the padded columns, in a constant of zeros: padding codes are 0 and
+  // expand to 0) with the i32 scale of every 64 × 64 scale block the weight
+  // block meets (one word each on the home); tessera_expand_f143_to_f16
+  // decodes them into the f16 row-major staging, one call per run of rows in
+  // one scale block (per row and 64-column half for 128 columns) with that
+  // block's scale loaded from its word ($m5, KernelRun::loaded), and the f16
+  // block is then rearranged as f16 weights are.
   void pack_weights() {
     const std::uint32_t columns = plan_.choice.block_columns;
     const std::uint32_t m = format_.pass;
     packed_slot_ = u32(kernels::amp::round_up(
-                           kernels::gemm_weight_bytes(family_, plan_.call_rows, plan_.choice.block_inner, columns), 8),
+                           kernels::gemm_weight_bytes(family_, plan_.call_rows, plan_.choice.block_inner, columns),
+                           expanded() ? kExpandedWeightAlignment : 8),
                        "packed B slot");
     staging_slot_ = u32(kernels::amp::round_up(std::uint64_t{plan_.choice.block_inner} * columns * 2, 8),
                         "B staging slot");
+    codes_slot_ = u32(kernels::amp::round_up(std::uint64_t{plan_.choice.block_inner} * columns, 8), "codes slot");
     std::map<LogicalTile, std::uint32_t> slots;
     std::vector<const WeightKey*> order;
     for (const Task& task : tasks_) {
@@ -268,32 +317,45 @@ class GemmLowering {
         order.push_back(&it->first);
       }
     }
-    std::map<LogicalTile, std::uint32_t> packed_bytes, staging_bytes;
+    std::map<LogicalTile, std::uint32_t> packed_bytes, staging_bytes, codes_bytes;
     for (const auto& [tile, count] : slots) {
       packed_bytes[tile] = checked_mul(count, packed_slot_, "packed weights");
       staging_bytes[tile] = checked_mul(count, staging_slot_, "weight staging");
+      codes_bytes[tile] = checked_mul(count, codes_slot_, "weight codes");
     }
     // f32 blocks are written element by element: their padding stays the
     // constant's zeros. f16 blocks are written whole by the rearrange.
     packed_buffer_ = add_buffer_on("packed B", packed_bytes, family_ == GemmFamily::kF32);
-    if (family_ == GemmFamily::kF16) staging_buffer_ = add_buffer_on("B row-major", staging_bytes, false);
+    if (expanded()) program_.buffers[packed_buffer_].alignment = kExpandedWeightAlignment;
+    if (family_ != GemmFamily::kF32) staging_buffer_ = add_buffer_on("B row-major", staging_bytes, false);
+    if (expanded()) codes_buffer_ = add_buffer_on("B codes row-major (zero padded)", codes_bytes, true);
+    // One word per scale block a home's weight blocks meet (sized below).
+    if (expanded()) scales_buffer_ = add_buffer_on("B scales", {}, false);
 
-    MoveLowering moves(program_, fmt::format("op {} weights", id_.index), provenance_, element_);
+    MoveLowering moves(program_, fmt::format("op {} weights", id_.index), provenance_, expanded() ? 1 : element_);
+    MoveLowering scale_moves(program_, fmt::format("op {} weight scales", id_.index), provenance_, 4);
+    std::map<LogicalTile, std::map<Index, std::uint32_t>> scale_words;  // per home: (lead, K block, N block) → word
     std::map<LogicalTile, std::vector<KernelRun>> compute;
     for (const WeightKey* key : order) {
       const WeightBlock& block = packed_.at(*key);
       const std::uint32_t inner = call_inner(block.extent);
+      const std::uint32_t stride = staging_stride(block.columns);
       Index index = key->lead;
       index.resize(key->lead.size() + 2);
       for (std::uint32_t k = 0; k < block.extent; ++k) {
         for (std::uint32_t n = 0; n < block.columns; ++n) {
           index[key->lead.size()] = key->k0 + k;
           index[key->lead.size() + 1] = key->column_begin + n;
+          const std::uint64_t row_major = std::uint64_t{k} * stride + n;
+          if (expanded()) {
+            moves.move(Location{block.home, codes_buffer_, u32(block.slot * std::uint64_t{codes_slot_} + row_major, "codes offset")},
+                       codes_->location(index));
+            continue;
+          }
           const Location destination =
               family_ == GemmFamily::kF16
                   ? Location{block.home, staging_buffer_,
-                             u32(block.slot * std::uint64_t{staging_slot_} + (std::uint64_t{k} * block.columns + n) * 2,
-                                 "B offset")}
+                             u32(block.slot * std::uint64_t{staging_slot_} + row_major * 2, "B offset")}
                   : Location{block.home, packed_buffer_,
                              u32(block.slot * std::uint64_t{packed_slot_} +
                                      kernels::amp::weight_offset(k, n, inner, m) * element_,
@@ -301,15 +363,67 @@ class GemmLowering {
           moves.move(destination, b_->location(index));
         }
       }
-      if (family_ == GemmFamily::kF16) {
+      if (expanded()) {
+        // The word on the home holding scale block (K block, N block) of this
+        // product's weights, brought there once.
+        const auto scale_word = [&](std::uint64_t k_block, std::uint64_t n_block) {
+          Index at = key->lead;
+          at.push_back(k_block);
+          at.push_back(n_block);
+          auto& words = scale_words[block.home];
+          const auto [found, added] = words.emplace(at, static_cast<std::uint32_t>(words.size()));
+          if (added) scale_moves.move(Location{block.home, scales_buffer_, u32(found->second * std::uint64_t{4}, "scale offset")}, scales_->location(at));
+          return u32(found->second * std::uint64_t{4}, "scale offset");
+        };
+        const std::uint64_t last_n_block = (std::uint64_t{key->column_begin} + block.columns - 1) / kScaleBlock;
+        auto& runs = compute[block.home];
+        const auto expand = [&](std::uint64_t element, std::uint64_t count, std::uint32_t scale_offset) {
+          runs.push_back(KernelRun{
+              std::string(kernels::kExpandF143ToF16),
+              {{2, staging_buffer_, u32(block.slot * std::uint64_t{staging_slot_} + element * 2, "expand offset")},
+               {3, codes_buffer_, u32(block.slot * std::uint64_t{codes_slot_} + element, "codes offset")}},
+              {{4, u32(count, "expand count")}},
+              provenance_,
+              {{5, scales_buffer_, scale_offset}}});
+        };
+        for (std::uint32_t r0 = 0; r0 < block.extent;) {
+          const std::uint64_t k = std::uint64_t{key->k0} + r0;
+          const auto r1 = static_cast<std::uint32_t>(
+              std::min<std::uint64_t>(block.extent, (k / kScaleBlock + 1) * kScaleBlock - key->k0));
+          if (stride <= kScaleBlock) {
+            // The block lies in one scale-block column: rows r0 … r1 are one run.
+            expand(std::uint64_t{r0} * stride, std::uint64_t{r1 - r0} * stride,
+                   scale_word(k / kScaleBlock, key->column_begin / kScaleBlock));
+          } else {
+            for (std::uint32_t r = r0; r < r1; ++r) {
+              for (std::uint32_t half = 0; half < stride; half += kScaleBlock) {
+                // A half of padding only (no scale block of its own) expands
+                // zero codes: any scale of the block gives zeros.
+                const std::uint64_t n_block = std::min<std::uint64_t>((std::uint64_t{key->column_begin} + half) / kScaleBlock, last_n_block);
+                expand(std::uint64_t{r} * stride + half, kScaleBlock, scale_word(k / kScaleBlock, n_block));
+              }
+            }
+          }
+          r0 = r1;
+        }
+      }
+      if (family_ != GemmFamily::kF32) {
         compute[block.home].push_back(
             KernelRun{std::string(kernels::kRearrangeBlockMajorF16),
                       {{2, packed_buffer_, block.slot * packed_slot_}, {3, staging_buffer_, block.slot * staging_slot_}},
-                      {{4, block.extent}, {5, block.columns}, {6, inner}, {7, columns}, {8, inner}},
+                      {{4, block.extent}, {5, expanded() ? stride : block.columns}, {6, inner}, {7, columns}, {8, inner}},
                       provenance_});
       }
     }
-    context_.finish_steps(moves, std::move(compute), provenance_);
+    if (expanded()) {
+      for (const auto& [tile, words] : scale_words) {
+        program_.buffers[scales_buffer_].bytes[tile] = u32(words.size() * std::uint64_t{4}, "scale words");
+      }
+      context_.finish_steps(moves, {}, provenance_);
+      context_.finish_steps(scale_moves, std::move(compute), provenance_);
+    } else {
+      context_.finish_steps(moves, std::move(compute), provenance_);
+    }
   }
 
   void lower_block(std::uint32_t wave, std::uint32_t block) {
@@ -441,16 +555,40 @@ class GemmLowering {
     std::uint32_t slot = 0, extent = 0, columns = 0;
   };
   std::map<WeightKey, WeightBlock> packed_;
-  BufferId packed_buffer_ = 0, staging_buffer_ = 0;
-  std::uint32_t packed_slot_ = 0, staging_slot_ = 0;
+  BufferId packed_buffer_ = 0, staging_buffer_ = 0, codes_buffer_ = 0, scales_buffer_ = 0;
+  std::uint32_t packed_slot_ = 0, staging_slot_ = 0, codes_slot_ = 0;
+  const Storage* codes_ = nullptr;
+  const Storage* scales_ = nullptr;
   BufferId output_ = 0, partials_ = 0;
 };
 
 }  // namespace
 
+// A block_scale has no storage of its own: the matmuls that take its result
+// as their weights read its codes and scales (GemmLowering::pack_weights).
+// Any other use is refused here, before anything is lowered for it.
 void lower_matmul(LoweringContext& context, OpId id, const std::string& described) {
-  if (context.graph().operation(id).kind == OpKind::kBlockScale) {
-    throw LoweringError(fmt::format("{}: not lowered yet (block-scaled F143 weights)", described));
+  const Graph& graph = context.graph();
+  if (graph.operation(id).kind == OpKind::kBlockScale) {
+    const ValueId scaled = graph.operation(id).results[0];
+    for (std::uint32_t i = 0; i < graph.operation_count(); ++i) {
+      const Operation& user = graph.operation(OpId{i});
+      for (std::size_t j = 0; j < user.inputs.size(); ++j) {
+        if (user.inputs[j] != scaled) continue;
+        if (user.kind == OpKind::kMatmul && j == 1) continue;
+        if (user.kind == OpKind::kRepeat) {
+          const auto& attributes = std::get<RepeatAttributes>(user.attributes);
+          if (j >= attributes.carried && j < attributes.carried + attributes.sequence) continue;
+        }
+        throw LoweringError(fmt::format(
+            "{}: its result {} is input {} of {}: block-scaled values are lowered only as a matmul's "
+            "weights (its second input) or a repeat's sequence yet, not as any other operand",
+            described, format_value(scaled), j, graph.describe(OpId{i})));
+      }
+    }
+    context.bind_block_scaled(scaled, {&context.storage(graph.operation(id).inputs[0]),
+                                       &context.storage(graph.operation(id).inputs[1])});
+    return;
   }
   GemmLowering(context, id, described).run();
 }

@@ -73,13 +73,25 @@ struct PointerOperand {
   std::size_t loop = 0;      // the loop-begin step `stride` counts iterations of
 };
 
+// A scalar register filled at run time from the word `offset` bytes into
+// `buffer` on the calling tile (word-aligned): runtime data a kernel takes in
+// a register, such as a weight block's F143 scale (a parameter). The emitted
+// code loads it the way it loads a moving pointer (emit/footprint.cpp).
+struct LoadedScalar {
+  unsigned reg = 5;
+  BufferId buffer = 0;
+  std::uint32_t offset = 0;
+};
+
 // One kernel call with the register ABI (kernels/kernel_abi.hpp): pointer
-// registers point into buffers on the calling tile, scalars are constants.
+// registers point into buffers on the calling tile, scalars are constants,
+// loaded scalars words of tile memory.
 struct KernelRun {
   std::string kernel;
   std::vector<PointerOperand> pointers;
   std::vector<std::pair<unsigned, std::uint32_t>> scalars;
   std::uint32_t provenance = schema::kNoProvenance;
+  std::vector<LoadedScalar> loaded = {};
 };
 
 enum class StepKind : std::uint8_t { kHostInputs, kExchange, kCompute, kHostOutputs, kLoopBegin, kLoopEnd };

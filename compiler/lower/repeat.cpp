@@ -160,6 +160,44 @@ void lower_repeat(LoweringContext& context, OpId id, const std::string& describe
   const std::size_t sequences_end = carried + attributes.sequence;
   std::vector<std::pair<const Storage*, const Storage*>> entries;
   for (std::size_t j = carried; j < sequences_end; ++j) {
+    if (graph.type(op.inputs[j]).element.block_scaled()) {
+      // Block-scaled weights: entries of their codes and of their scales
+      // (the block_scale's inputs), bound to the body's argument.
+      const std::optional<OpId> producer = graph.value(op.inputs[j]).op;
+      if (!producer || graph.operation(*producer).kind != OpKind::kBlockScale) {
+        throw LoweringError(fmt::format(
+            "{}: sequence {} is block-scaled but no block_scale's result (an outer loop's entry): "
+            "not lowered yet",
+            described, format_value(op.inputs[j])));
+      }
+      LoweringContext::BlockScaled held;
+      for (const std::size_t part : {std::size_t{0}, std::size_t{1}}) {
+        const ValueId input = graph.operation(*producer).inputs[part];
+        const Storage& sequence = entry_major(context, input, provenance, id, described);
+        TensorPlacement at{sequence.resolved.layout, {}};
+        for (const Shard& shard : sequence.resolved.shards) at.tiles.push_back(shard.tile);
+        const TensorType& type = graph.type(input);
+        const Storage& entry = context.scratch_at(
+            entry_type(type), context.layouts().entry(type, at),
+            fmt::format("{} entry of {} (op {})", part == 0 ? "codes" : "scales", format_value(input), id.index),
+            format_value(input), provenance);
+        entries.emplace_back(&sequence, &entry);
+        (part == 0 ? held.codes : held.scales) = &entry;
+      }
+      // The entry has no storage of its own: only a matmul's weights read it.
+      for (const OpId inner : body.operations) {
+        const Operation& user = graph.operation(inner);
+        for (std::size_t k = 0; k < user.inputs.size(); ++k) {
+          if (user.inputs[k] != body.arguments[j] || (user.kind == OpKind::kMatmul && k == 1)) continue;
+          throw LoweringError(fmt::format(
+              "{}: its block-scaled sequence entry {} is input {} of {}: lowered only as a matmul's "
+              "weights (its second input) yet",
+              described, format_value(body.arguments[j]), k, graph.describe(inner)));
+        }
+      }
+      context.bind_block_scaled(body.arguments[j], held);
+      continue;
+    }
     const Storage& sequence = entry_major(context, op.inputs[j], provenance, id, described);
     TensorPlacement at{sequence.resolved.layout, {}};
     for (const Shard& shard : sequence.resolved.shards) at.tiles.push_back(shard.tile);

@@ -98,7 +98,10 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
   };
   if (c.k_split > 1) add_part(plan.part_inner);
   add_part(p.inner - (c.k_split - 1) * plan.part_inner);
-  const bool rearrange = p.family == GemmFamily::kF16 && p.pack_weights;
+  // f16 and expanded F143 weights are staged row-major and rearranged (F143
+  // as codes, expanded into the f16 staging first).
+  const bool expanded = p.family == GemmFamily::kF16ExpandedF143;
+  const bool rearrange = (p.family == GemmFamily::kF16 || expanded) && p.pack_weights;
   const std::uint64_t left = kernels::gemm_left_bytes(p.family, plan.call_rows, call_inner);
   const std::uint64_t weights =
       kernels::gemm_weight_bytes(p.family, plan.call_rows, call_inner, c.block_columns);
@@ -109,8 +112,10 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
       mul(output, c.k_split);  // the C block, and K-split partials on the owners
   // The packed weight blocks, round robin over the tiles used, and their
   // row-major staging for f16.
-  const std::uint64_t packed_slot = kernels::amp::round_up(weights, 8);
-  const std::uint64_t staging_slot = kernels::amp::round_up(mul(call_inner, c.block_columns) * 2, 8);
+  const std::uint64_t packed_slot = kernels::amp::round_up(weights, expanded ? 16 : 8);
+  const std::uint64_t staging_slot =
+      kernels::amp::round_up(mul(call_inner, c.block_columns) * 2, 8) +
+      (expanded ? kernels::amp::round_up(mul(call_inner, c.block_columns), 8) : 0);
   const std::uint64_t weight_blocks =
       mul(mul(p.batch, mul(c.k_split, plan.inner_blocks)), plan.column_blocks);
   const std::uint64_t blocks_per_home = ceil_div(weight_blocks, plan.tiles_used);

@@ -60,7 +60,9 @@ struct GemmProblem {
   bool allow_k_split = true;
   // The weights arrive row-major and the GEMM packs each distinct weight
   // block once into B_m×16 on its home tile before the waves (the lowering's
-  // way today; f16 through tessera_rearrange_block_major_f16); false models
+  // way today; f16 through tessera_rearrange_block_major_f16, expanded F143
+  // as codes expanded into that f16 staging first — the expand calls are not
+  // in the packing cycles yet); false models
   // weights already packed by the host (the prior art's resident,
   // block-major weights).
   bool pack_weights = true;

@@ -137,18 +137,110 @@ TEST(Matmul, CompilingTwiceGivesIdenticalBytes) {
   EXPECT_EQ(first, second);
 }
 
-TEST(Matmul, BlockScaledWeightsAreALoweringErrorNamingTheOp) {
+// F143 codes of magnitude at most 3.75 (exponent field ≤ 9, never the NaN
+// code 0x80) and a different scale in [−6, 4] per 64 × 64 block, so that
+// products over K ≤ 129 stay far inside f16.
+struct BlockScaled {
+  std::vector<std::uint8_t> codes, scales;
+};
+
+BlockScaled block_scaled_bytes(const Shape& codes_shape, const Shape& scales_shape, std::uint32_t seed,
+                               int lowest_scale = -6, int highest_scale = 4) {
+  std::mt19937 random(seed);
+  std::uniform_int_distribution<int> sign(0, 1), exponent(0, 9), mantissa(0, 7),
+      scale(lowest_scale, highest_scale);
+  BlockScaled bytes;
+  for (std::uint64_t i = 0; i < element_count(codes_shape); ++i) {
+    const int e = exponent(random), m = mantissa(random);
+    const int code = (sign(random) << 7) | (e << 3) | m;
+    bytes.codes.push_back(static_cast<std::uint8_t>(code == 0x80 ? 0 : code));
+  }
+  for (std::uint64_t i = 0; i < element_count(scales_shape); ++i) {
+    const std::int32_t value = scale(random);
+    std::uint8_t b[4];
+    std::memcpy(b, &value, 4);
+    bytes.scales.insert(bytes.scales.end(), b, b + 4);
+  }
+  return bytes;
+}
+
+Shape scales_shape_of(Shape codes) {
+  const std::size_t rank = codes.size();
+  codes[rank - 2] = (codes[rank - 2] + 63) / 64;
+  codes[rank - 1] = (codes[rank - 1] + 63) / 64;
+  return codes;
+}
+
+Graph block_scaled_graph(const Shape& a_shape, const Shape& codes_shape) {
+  Graph g;
+  const ValueId a = g.host_input("a", DType::kF16, a_shape);
+  const ValueId codes = g.parameter("codes", DType::kU8, codes_shape);
+  const ValueId scales = g.parameter("scales", DType::kI32, scales_shape_of(codes_shape));
+  g.host_output("c", g.matmul(a, g.block_scale(codes, scales)));
+  return g;
+}
+
+CompileResult check_block_scaled(const Shape& a_shape, const Shape& codes_shape, std::uint32_t tiles) {
+  SCOPED_TRACE(fmt::format("f16 [{}] · block-scaled [{}] on {} tiles", fmt::join(a_shape, ", "),
+                           fmt::join(codes_shape, ", "), tiles));
+  const Graph g = block_scaled_graph(a_shape, codes_shape);
+  const BlockScaled weights = block_scaled_bytes(codes_shape, scales_shape_of(codes_shape), 3);
+  TensorBytes bindings;
+  bindings["a"] = random_bytes(TensorType{{DType::kF16}, a_shape}, 1);
+  bindings["codes"] = weights.codes;
+  bindings["scales"] = weights.scales;
+  const auto reference = tessera::testing::evaluate_graph_with_bounds(g, bindings);
+  CompileResult compiled = compile(g, {.tiles = tiles});
+  const auto run = testing::run_on_simulator(compiled.application, bindings);
+  const TensorType& type = g.type(g.operation(g.top_level(OpKind::kHostOutput)[0]).inputs[0]);
+  const auto problem = tessera::testing::check_within_bounds(type, run.outputs.at("c"), reference.outputs.at("c"),
+                                                             reference.bounds.at("c"));
+  EXPECT_FALSE(problem.has_value()) << *problem << "\n" << format_report(compiled);
+  return compiled;
+}
+
+TEST(Matmul, F16ByBlockScaledF143WeightsMatchesTheReference) {
+  // K and N of 64, 128 and partial scale blocks (72, 129); M of 1, 13, 71.
+  const std::vector<std::array<std::uint32_t, 3>> shapes = {
+      {1, 64, 64}, {13, 128, 128}, {71, 72, 129}, {13, 129, 72}, {1, 129, 129}, {71, 64, 128}};
+  for (const auto& [m, k, n] : shapes) {
+    const CompileResult compiled = check_block_scaled({m, k}, {k, n}, 16);
+    ASSERT_EQ(compiled.plans.size(), 1u);
+    EXPECT_NE(compiled.plans[0].find("f16 (expanded F143 weights)"), std::string::npos) << compiled.plans[0];
+  }
+}
+
+TEST(Matmul, BlockScaledWeightsBatchAndBroadcast) {
+  check_block_scaled({2, 13, 72}, {72, 129}, 8);     // one weight for both products
+  check_block_scaled({2, 13, 129}, {2, 129, 72}, 8);  // one weight per product
+  check_block_scaled({1, 13, 64}, {3, 64, 72}, 8);    // a broadcast over the weights' batch
+}
+
+TEST(Matmul, BlockScaledWeightsOnFewTilesAndDeepK) {
+  check_block_scaled({71, 129}, {129, 129}, 2);  // several waves
+  check_block_scaled({12, 600}, {600, 40}, 64);  // K split
+}
+
+TEST(Matmul, BlockScaledCompilingTwiceGivesIdenticalBytes) {
+  const Graph g = block_scaled_graph({13, 129}, {129, 72});
+  const auto first = schema::serialize_package(compile(g, {.tiles = 8}).application);
+  const auto second = schema::serialize_package(compile(g, {.tiles = 8}).application);
+  EXPECT_EQ(first, second);
+}
+
+TEST(Matmul, F8ActivationsByBlockScaledWeightsAreALoweringErrorNamingTheOp) {
   Graph g;
   const ValueId a = g.host_input("a", DType::kF16, {12, 64});
   const ValueId codes = g.parameter("codes", DType::kU8, {64, 64});
   const ValueId scales = g.parameter("scales", DType::kI32, {1, 1});
-  g.host_output("c", g.matmul(a, g.block_scale(codes, scales)));
+  const ValueId a8 = g.convert(a, ElementType{DType::kF8F143, 0});
+  g.host_output("c", g.matmul(a8, g.block_scale(codes, scales)));
   try {
     (void)compile(g, {.tiles = 4});
     ADD_FAILURE() << "compiled";
   } catch (const lower::LoweringError& error) {
-    EXPECT_NE(std::string(error.what()).find("op 3 (block_scale %1, %2): not lowered yet"), std::string::npos)
-        << error.what();
+    EXPECT_NE(std::string(error.what()).find("(matmul"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("native FP8"), std::string::npos) << error.what();
   }
 }
 
@@ -194,6 +286,64 @@ TEST(Matmul, InsideARepeatAndChainedTheResultsAreExact) {
   const auto run = testing::run_on_simulator(compiled.application, bindings);
   EXPECT_EQ(run.outputs.at("looped"), expected.at("looped"));
   EXPECT_EQ(run.outputs.at("chained"), expected.at("chained"));
+}
+
+}  // namespace
+}  // namespace tessera::compiler
+
+namespace tessera::compiler {
+namespace {
+
+TEST(Matmul, ABlockScaledSequenceEntryUsedOtherwiseIsALoweringErrorNamingTheOps) {
+  Graph g;
+  const ValueId x = g.host_input("x", DType::kF16, {64, 64});
+  const ValueId codes = g.parameter("codes", DType::kU8, {2, 64, 64});
+  const ValueId scales = g.parameter("scales", DType::kI32, {2, 1, 1});
+  const auto looped = g.repeat(2, {x}, {g.block_scale(codes, scales)}, {},
+                               [](Graph& body, std::span<const ValueId> carried, std::span<const ValueId> sequence,
+                                  std::span<const ValueId>) {
+                                 return std::vector<ValueId>{body.add(carried[0], body.convert(sequence[0], DType::kF16))};
+                               });
+  g.host_output("y", looped[0]);
+  try {
+    (void)compile(g, {.tiles = 4});
+    ADD_FAILURE() << "compiled";
+  } catch (const lower::LoweringError& error) {
+    const std::string what = error.what();
+    EXPECT_NE(what.find("(repeat"), std::string::npos) << what;
+    EXPECT_NE(what.find("block-scaled sequence entry"), std::string::npos) << what;
+    EXPECT_NE(what.find("(convert"), std::string::npos) << what;
+  }
+}
+
+// SigLIP at f143 passes its layers' block-scaled weights to the layer loop as
+// sequence values (models/siglip/graph.cpp): iteration i multiplies by entry
+// i's codes with entry i's scales.
+TEST(Matmul, BlockScaledSequenceValuesInARepeatMatchTheReference) {
+  Graph g;
+  const ValueId x = g.host_input("x", DType::kF16, {13, 72});
+  const ValueId codes = g.parameter("codes", DType::kU8, {3, 72, 72});
+  const ValueId scales = g.parameter("scales", DType::kI32, {3, 2, 2});
+  const auto looped = g.repeat(3, {x}, {g.block_scale(codes, scales)}, {},
+                               [](Graph& body, std::span<const ValueId> carried, std::span<const ValueId> sequence,
+                                  std::span<const ValueId>) {
+                                 return std::vector<ValueId>{body.matmul(carried[0], sequence[0])};
+                               });
+  g.host_output("y", looped[0]);
+  // Scales in [−6, −4] keep three products inside f16.
+  const BlockScaled weights = block_scaled_bytes({3, 72, 72}, {3, 2, 2}, 7, -6, -4);
+  TensorBytes bindings;
+  bindings["x"] = random_bytes(TensorType{{DType::kF16}, {13, 72}}, 1);
+  bindings["codes"] = weights.codes;
+  bindings["scales"] = weights.scales;
+  const auto reference = tessera::testing::evaluate_graph_with_bounds(g, bindings);
+  const CompileResult compiled = compile(g, {.tiles = 8});
+  const auto run = testing::run_on_simulator(compiled.application, bindings);
+  const auto problem = tessera::testing::check_within_bounds(g.type(looped[0]), run.outputs.at("y"),
+                                                             reference.outputs.at("y"), reference.bounds.at("y"));
+  EXPECT_FALSE(problem.has_value()) << *problem << "\n" << format_report(compiled);
+  // Not one iteration's result again and again: the entries differ.
+  EXPECT_NE(run.outputs.at("y"), bindings.at("x"));
 }
 
 }  // namespace
