@@ -80,6 +80,7 @@ int random_weights(const std::vector<std::string>& args, Streams& io) {
   const siglip::SiglipVisionWeights weights = siglip::random_weights(config, seed);
   progress(fmt::format("writing {}", (std::filesystem::path(output) / models::kSafeTensorsFile).string()));
   siglip::save_model(output, config_json, weights, dtype);
+  progress({});
   io.out << fmt::format("{}: SigLIP vision tower, {}; {} parameters, {}, seed {}, in {:.2f} s\n",
                         output, siglip::describe(config), parameters, models::dtype_name(dtype),
                         seed, seconds_since(started));
@@ -128,6 +129,7 @@ int reference(const std::vector<std::string>& args, Streams& io) {
       siglip::run_reference(input.model.weights, pixels.values, pixels.batch, nullptr, progress);
   const double run_seconds = seconds_since(loaded);
   const std::uint64_t b = pixels.batch;
+  progress({});
   write_outputs(*values, config, pixels.batch, outputs.pooler_output, outputs.last_hidden_state, io);
   io.out << fmt::format("reference: {} image{} through {} ({}) in {:.2f} s ({:.2f} s with loading)\n",
                         b, b == 1 ? "" : "s", directory, siglip::describe(config), run_seconds,
@@ -243,6 +245,7 @@ int quantize(const std::vector<std::string>& args, Streams& io) {
   progress(fmt::format("writing {}", output));
   quantizer::save_quantized_model(output, model.config_json, model.weights, record);
 
+  progress({});
   io.out << fmt::format("{}: {} weights of {} on the F143 grid ({}{}{}), in {:.2f} s\n", output,
                         record.tensors.size(), directory, algorithm,
                         options.equalize_layernorm ? ", LayerNorm equalization" : "",

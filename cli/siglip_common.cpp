@@ -3,10 +3,12 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <optional>
 
 #include <fmt/format.h>
 
+#include "cli/progress.hpp"
 #include "models/siglip/image_processor.hpp"
 #include "runtime/tensor.hpp"
 #include "runtime/tensor_file.hpp"
@@ -25,8 +27,13 @@ siglip::Progress progress_to(Streams& io, std::string_view command, bool uses_bl
   if (const auto note = uses_blas ? siglip::blas_performance_note() : std::nullopt) {
     io.err << "tessera siglip " << command << ": note: " << *note << '\n';
   }
-  return [&io, command = std::string(command)](std::string_view step) {
-    io.err << "tessera siglip " << command << ": " << step << '\n' << std::flush;
+  // One progress line on the terminal (cli/progress.hpp), erased when the
+  // command's last copy of the callback goes; nothing when stderr is not a
+  // terminal, so logs and pipes stay clean.
+  auto line = std::make_shared<Progress>(io.progress);
+  return [line, command = std::string(command)](std::string_view step) {
+    if (step.empty()) return line->hide();  // results are about to print
+    line->phase(fmt::format("siglip {}: {}", command, step));
   };
 }
 

@@ -19,8 +19,10 @@ namespace tessera::cli {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point start);
 
-// Progress lines on stderr: "tessera siglip reference: encoder layer 3/27".
-// Also says, once, when OpenBLAS is on slow generic kernels it need not be.
+// Progress ("siglip reference: encoder layer 3/27") on stderr's line when it
+// is a terminal, silent otherwise (cli/progress.hpp). Also says, once, when
+// OpenBLAS is on slow generic kernels it need not be. An empty step erases
+// the line: call it before printing results to stdout.
 models::siglip::Progress progress_to(Streams& io, std::string_view command, bool uses_blas = true);
 
 // Pixel values f32 [B, C, S, S], as SiglipImageProcessor produces them.

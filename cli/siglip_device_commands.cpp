@@ -149,6 +149,7 @@ int siglip_compile(const std::vector<std::string>& args, Streams& io) {
   const compiler::CompileResult result = compile_tower(config, batch, precision, options, progress);
   const std::string path = (*values)["output"].as<std::string>();
   schema::write_package(result.application, path);
+  progress({});
   io.out << fmt::format("{}: {} ({}), batch {}, {} tiles, compiled in {:.2f} s\n", path,
                         siglip::describe(config), (*values)["precision"].as<std::string>(), batch,
                         result.application.tiles.size(), seconds_since(started));
@@ -257,6 +258,7 @@ int siglip_run(const std::vector<std::string>& args, Streams& io) {
   const std::vector<float> hidden = floats_of(outputs.at(std::string(siglip::kLastHiddenState)));
   std::vector<float> pooled;
   if (model.weights.head) pooled = floats_of(outputs.at(std::string(siglip::kPoolerOutput)));
+  progress({});
   if (auto* sim = dynamic_cast<backends::SimTransport*>(transport.get())) {
     const std::uint64_t cycles = sim->chip().now();
     const double ms = 1e3 * static_cast<double>(cycles) / static_cast<double>(sim::SimOptions{}.clock_hz);
@@ -272,6 +274,7 @@ int siglip_run(const std::vector<std::string>& args, Streams& io) {
     progress("running the FP32 CPU reference");
     const siglip::SiglipOutputs expected =
         siglip::run_reference(model.weights, pixels.values, pixels.batch, nullptr, progress);
+    progress({});
     const auto report = [&](std::string_view name, const std::vector<float>& got,
                             const std::vector<float>& want) {
       const siglip::Agreement a = siglip::compare_outputs(got, want);
