@@ -8,16 +8,21 @@
 
 namespace tessera::compiler::lower {
 
-void lower_add(LoweringContext& context, OpId id, const std::string& described) {
+void lower_binary_elementwise(LoweringContext& context, OpId id, const std::string& described,
+                              std::string_view name, std::string_view f32_kernel,
+                              std::string_view f16_kernel) {
   const Graph& graph = context.graph();
   Program& program = context.program();
   const Operation& op = graph.operation(id);
   const ValueId result = op.results[0];
   const TensorType& type = graph.type(result);
+  if (type.dtype() != DType::kF32 && type.dtype() != DType::kF16) {
+    throw LoweringError(fmt::format("{}: {} takes f32 or f16", described, name));
+  }
   const std::uint32_t provenance = program.add_provenance(described);
   const Storage& out = context.allocate(result, type, format_value(result), provenance);
   MoveLowering moves(program, fmt::format("op {}", id.index), provenance, element_bytes(type));
-  // Each operand in the result's layout: itself, or a broadcast copy.
+  // Each operand in the result's layout: itself, or a broadcast (or moved) copy.
   std::vector<BufferId> operands;
   for (std::size_t k = 0; k < 2; ++k) {
     const ValueId input = op.inputs[k];
@@ -40,13 +45,14 @@ void lower_add(LoweringContext& context, OpId id, const std::string& described) 
     }
     operands.push_back(holder.buffer);
   }
-  const std::string kernel(type.dtype() == DType::kF32 ? kernels::kAddF32 : kernels::kAddF16);
-  if (type.dtype() != DType::kF32 && type.dtype() != DType::kF16) {
-    throw LoweringError(fmt::format("{}: add takes f32 or f16", described));
-  }
+  const std::string kernel(type.dtype() == DType::kF32 ? f32_kernel : f16_kernel);
   auto compute = binary_elementwise_runs(kernel, out, operands[0], operands[1], element_bytes(type),
                                          provenance);
   context.finish_steps(moves, std::move(compute), provenance);
+}
+
+void lower_add(LoweringContext& context, OpId id, const std::string& described) {
+  lower_binary_elementwise(context, id, described, "add", kernels::kAddF32, kernels::kAddF16);
 }
 
 void lower_reduce_sum(LoweringContext& context, OpId id, const std::string& described) {

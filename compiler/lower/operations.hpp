@@ -25,6 +25,12 @@ const Storage& gathered_broadcast(LoweringContext& context, ValueId input, const
 void lower_data_movement(LoweringContext& context, OpId id, const std::string& described);
 // add, reduce_sum (arithmetic.cpp)
 void lower_add(LoweringContext& context, OpId id, const std::string& described);
+// add's and mul's shared lowering: each operand brought into the result's
+// layout (a spread broadcast operand gathered first), then the f32 or f16
+// kernel per shard; `name` is the op's, for the dtype error.
+void lower_binary_elementwise(LoweringContext& context, OpId id, const std::string& described,
+                              std::string_view name, std::string_view f32_kernel,
+                              std::string_view f16_kernel);
 void lower_reduce_sum(LoweringContext& context, OpId id, const std::string& described);
 // repeat (repeat.cpp)
 void lower_repeat(LoweringContext& context, OpId id, const std::string& described);

@@ -67,39 +67,7 @@ const Storage& in_layout_of(LoweringContext& context, MoveLowering& moves, Value
 }
 
 void lower_mul(LoweringContext& context, OpId id, const std::string& described) {
-  const Graph& graph = context.graph();
-  Program& program = context.program();
-  const Operation& op = graph.operation(id);
-  const ValueId result = op.results[0];
-  const TensorType& type = graph.type(result);
-  if (!is_float(type.dtype())) throw LoweringError(fmt::format("{}: mul takes f32 or f16", described));
-  const std::uint32_t provenance = program.add_provenance(described);
-  const Storage& out = context.allocate(result, type, format_value(result), provenance);
-  MoveLowering moves(program, fmt::format("op {}", id.index), provenance, element_bytes(type));
-  // Each operand in the result's layout: itself, or a broadcast (or moved) copy.
-  std::vector<BufferId> operands;
-  for (std::size_t k = 0; k < 2; ++k) {
-    const ValueId input = op.inputs[k];
-    if (graph.type(input) == type && context.storage(input).resolved == out.resolved) {
-      operands.push_back(context.storage(input).buffer);
-      continue;
-    }
-    const Storage& source = gathered_broadcast(context, input, type, out, id, provenance);
-    const Storage& holder = context.scratch_like(
-        out, fmt::format("{} broadcast to {}", format_value(input), format_shape(type.shape)),
-        format_value(input), provenance);
-    Index index(type.shape.size(), 0);
-    const std::uint64_t count = element_count(type.shape);
-    for (std::uint64_t n = 0; n < count; ++n, next_index(index, type.shape)) {
-      moves.move(holder.location(index),
-                 source.location(broadcast_source(graph.type(input).shape, index)));
-    }
-    operands.push_back(holder.buffer);
-  }
-  const std::string kernel(type.dtype() == DType::kF32 ? kernels::kMulF32 : kernels::kMulF16);
-  auto compute = binary_elementwise_runs(kernel, out, operands[0], operands[1], element_bytes(type),
-                                         provenance);
-  context.finish_steps(moves, std::move(compute), provenance);
+  lower_binary_elementwise(context, id, described, "mul", kernels::kMulF32, kernels::kMulF16);
 }
 
 void lower_gelu(LoweringContext& context, OpId id, const std::string& described) {
