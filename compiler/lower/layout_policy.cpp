@@ -8,13 +8,24 @@
 namespace tessera::compiler::lower {
 namespace {
 
-// The fewest rows (1, 2 or 4) of `type` whose bytes are whole words.
-std::uint64_t word_block(const TensorType& type) {
-  std::uint64_t row_bytes = schema::dtype_size(type.dtype());
-  for (std::size_t a = 1; a < type.shape.size(); ++a) row_bytes *= type.shape[a];
+// Bytes of one index of `axis` of `shape` in `dtype`: the sub-tensor of the
+// axes after it.
+std::uint64_t slice_bytes(std::span<const std::uint32_t> shape, std::size_t axis, DType dtype) {
+  std::uint64_t bytes = schema::dtype_size(dtype);
+  for (std::size_t a = axis + 1; a < shape.size(); ++a) bytes *= shape[a];
+  return bytes;
+}
+
+// The fewest indices (1, 2 or 4) of `axis` whose bytes are whole words.
+std::uint64_t word_block(std::span<const std::uint32_t> shape, std::size_t axis, DType dtype) {
+  const std::uint64_t row_bytes = slice_bytes(shape, axis, dtype);
   std::uint64_t block = 1;
   while ((block * row_bytes) % 4 != 0) block *= 2;
   return block;
+}
+
+std::uint64_t blocks_of(std::uint64_t extent, std::uint64_t block) {
+  return (extent + block - 1) / block;
 }
 
 }  // namespace
@@ -22,16 +33,50 @@ std::uint64_t word_block(const TensorType& type) {
 Layout default_layout(const TensorType& type, std::uint32_t tiles, std::uint64_t min_shard_bytes) {
   Layout layout = single_tile_layout(type.element);
   layout.memory_class = MemoryClass::kInterleaved;
-  if (type.shape.empty() || tiles <= 1) return layout;
-  const std::uint64_t block = word_block(type);
-  const std::uint64_t blocks = (type.shape[0] + block - 1) / block;
-  std::uint64_t most = std::min<std::uint64_t>(blocks, tiles);
-  if (min_shard_bytes > 0)
+  const std::span<const std::uint32_t> shape = type.shape;
+  if (shape.empty() || tiles <= 1) return layout;
+  std::uint64_t most = tiles;
+  if (min_shard_bytes > 0) {
     most = std::min(most, std::max<std::uint64_t>(1, byte_size(type) / min_shard_bytes));
-  const auto partitions = checked_cast<std::uint32_t>(most, "partitions");
-  if (partitions <= 1) return layout;
-  layout.tiling = {AxisTiling{0, partitions, block, 1}};
+  }
+  // The split axis: the first whose blocks, times the indices of the axes
+  // before it (each cut into single indices), give `most` shards. Moving
+  // past an axis only while every index of it is whole words (so shard
+  // boundaries stay on words), it has no more indices than `most`, and the
+  // next axis is not the last of the tensor (rows stay whole).
+  std::size_t axis = 0;
+  std::uint64_t outer = 1;
+  while (axis + 2 < shape.size() &&
+         outer * blocks_of(shape[axis], word_block(shape, axis, type.dtype())) < most &&
+         slice_bytes(shape, axis, type.dtype()) % 4 == 0 && outer * shape[axis] <= most) {
+    outer *= shape[axis];
+    ++axis;
+  }
+  const std::uint64_t block = word_block(shape, axis, type.dtype());
+  const std::uint64_t partitions =
+      std::min(blocks_of(shape[axis], block), std::max<std::uint64_t>(1, most / outer));
+  if (outer * partitions <= 1) return layout;
+  // Entry 0's partition varies fastest (layout.hpp): the split axis first,
+  // then the cut axes from the innermost out, so shard k holds the k-th
+  // range of the row-major tensor.
+  if (partitions > 1) {
+    layout.tiling.push_back(AxisTiling{checked_cast<std::uint32_t>(axis, "axis"),
+                                       checked_cast<std::uint32_t>(partitions, "partitions"),
+                                       block, 1});
+  }
+  for (std::size_t a = axis; a-- > 0;) {
+    if (shape[a] > 1) {
+      layout.tiling.push_back(AxisTiling{checked_cast<std::uint32_t>(a, "axis"), shape[a], 1, 1});
+    }
+  }
   return layout;
+}
+
+bool whole_words_in(const Layout& layout, std::span<const std::uint32_t> shape, DType dtype) {
+  for (const AxisTiling& tiling : layout.tiling) {
+    if ((tiling.block_size * slice_bytes(shape, tiling.axis, dtype)) % 4 != 0) return false;
+  }
+  return true;
 }
 
 TensorType entry_type(const TensorType& sequence) {
@@ -49,7 +94,7 @@ std::optional<Layout> sequence_layout(const TensorType& type, std::uint32_t tile
     if (schema::dtype_size(entry.dtype()) % 4 != 0) return std::nullopt;
     return layout;
   }
-  const std::uint64_t block = word_block(entry);
+  const std::uint64_t block = word_block(entry.shape, 0, entry.dtype());
   if (layout.tiling.empty()) {
     // On one tile: pad its rows to whole blocks (a no-op for whole-word entries).
     layout.tiling = {AxisTiling{1, 1, block, block}};
@@ -98,12 +143,10 @@ TensorPlacement LayoutPolicy::computed_like(const TensorType& type, const Tensor
   TensorPlacement own = computed(type);
   // Own rows serve `other` too when they are one tile, or blocks whose bytes
   // in `other`'s dtype are whole words as well.
-  if (own.layout.tiling.empty()) return own;
-  std::uint64_t other_row_bytes = schema::dtype_size(other.dtype());
-  for (std::size_t a = 1; a < other.shape.size(); ++a) other_row_bytes *= other.shape[a];
-  if ((own.layout.tiling[0].block_size * other_row_bytes) % 4 == 0) return own;
-  // Else `other`'s rows: one tile, or a larger block (a power of two, so a
-  // multiple of own's, whole words in both dtypes).
+  if (whole_words_in(own.layout, other.shape, other.dtype())) return own;
+  // Else `other`'s layout: `other` is the narrower dtype (own's boundaries
+  // are words in anything wider), so its word-aligned boundaries are words
+  // in `type`'s dtype too.
   TensorPlacement theirs = computed(other);
   theirs.layout.precision = own.layout.precision;
   return theirs;

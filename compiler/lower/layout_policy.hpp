@@ -2,14 +2,21 @@
 // Which layout the compiler gives a tensor, and on which tiles (the one place
 // that decides it).
 //
-// Every value is split along axis 0 in blocks of whole rows, over as many of
-// the first `tiles` logical tiles as it has blocks — but no more tiles than
-// leave each at least `min_shard_bytes` (one tile when the tensor is
-// smaller). A block is the fewest rows (1, 2 or 4) whose bytes are a whole
-// number of words, so every shard boundary falls on a word of the row-major
-// host tensor: host transfers and exchange transfers of whole shards move
-// whole words (an odd f16 or f8 tail exists only at the very end, inside the
-// allocation's alignment padding). Data lives in interleaved memory (region
+// Every value is split into contiguous ranges of its row-major elements,
+// over as many of the first `tiles` logical tiles as it has blocks — but no
+// more tiles than leave each at least `min_shard_bytes` (one tile when the
+// tensor is smaller). The split axis is axis 0, or a later one when the
+// leading axes have too few indices to fill the tiles: each leading axis is
+// then cut into single indices and the split axis into ranges (an [1, 729,
+// 1152] activation is split along its 729 tokens; [1, 16, 729, 72] into
+// 16 heads × 92 token ranges). A block is the fewest indices of the split
+// axis (1, 2 or 4) whose bytes are a whole number of words, and a leading
+// axis is cut only when each of its indices is whole words, so every shard
+// boundary falls on a word of the row-major host tensor: host transfers and
+// exchange transfers of whole shards move whole words (an odd f16 or f8
+// tail exists only at the very end, inside the allocation's alignment
+// padding). The last axis of a tensor of rank ≥ 2 is never split, so a
+// shard holds whole rows. Data lives in interleaved memory (region
 // 1), leaving region 0 to code and exchange rows, so a row never shares a
 // memory element with the data it moves (reference §2.2).
 //
@@ -33,6 +40,7 @@
 #include <cstdint>
 #include <optional>
 #include <set>
+#include <span>
 #include <vector>
 
 #include "compiler/ir/graph.hpp"
@@ -44,6 +52,10 @@ namespace tessera::compiler::lower {
 
 Layout default_layout(const TensorType& type, std::uint32_t tiles,
                       std::uint64_t min_shard_bytes = 0);
+
+// Whether every shard boundary of `layout` on a tensor of `shape` falls on a
+// word when its elements are `dtype`.
+bool whole_words_in(const Layout& layout, std::span<const std::uint32_t> shape, DType dtype);
 
 // The entry-major layout of a sequence value of `type` (axis 0: the
 // entries): default_layout of one entry with its split moved to axis 1 and

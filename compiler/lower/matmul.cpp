@@ -24,10 +24,10 @@
 //     layout — after every wave, so each tile keeps one C block.
 //
 // Zero padding: the A staging buffers (and f32 packed weights) are
-// constants of zeros — one A buffer per distinct logical K extent of a call,
-// one packed slot per weight block — so their K padding is never written and
-// stays zero (the AMP multiplies padding too: it
-// must be finite, reference H8). Row and column padding may hold an earlier
+// constants of zeros — one A buffer for every K extent of whole panels, one
+// per rows and K extent with a partial last panel (make_buffers), one packed
+// slot per weight block — so their K padding is never written and stays
+// zero (the AMP multiplies padding too: it must be finite, reference H8). Row and column padding may hold an earlier
 // wave's (finite) data: it only reaches C rows and columns no one reads.
 // A staging buffer takes whole memory elements: the AMP reads A and the C
 // partials in one cycle from two different elements (kernels/gemm.hpp).
@@ -227,12 +227,22 @@ class GemmLowering {
         const std::uint32_t extent = block_extent(task, j);
         if (extent == 0 || left_.contains(extent)) continue;
         const std::uint32_t inner = call_inner(extent);
-        // Shared by every matmul with this family and logical K extent: its
-        // K padding is never written by any of them.
+        // An A block's layout (amp_layout.hpp left_offset) depends on its
+        // rows and panel width, not on K: a K extent of whole panels has no
+        // padding, so every such matmul of the family shares one block (the
+        // largest), whatever its rows — each writes all it reads, and row
+        // padding only reaches C rows no one reads. A K extent with a partial
+        // last panel needs that panel's padding columns zero: it shares its
+        // block only with matmuls of the same rows and K extent, which write
+        // exactly the same elements and never the padding.
+        const char* family = family_ == GemmFamily::kF32 ? "f32" : "f16";
+        const std::string key =
+            inner == extent ? fmt::format("{} A block (whole K panels)", family)
+                            : fmt::format("{} A block, {} rows, K {} (zero padded)", family,
+                                          plan_.call_rows, extent);
         left_[extent] = context_.shared_zeros(
-            fmt::format("{} A block, K {} (zero padded)", family_ == GemmFamily::kF32 ? "f32" : "f16", extent),
-            u32(kernels::gemm_left_bytes(family_, plan_.call_rows, inner), "A block"), plan_.tiles_used,
-            true, provenance_);
+            key, u32(kernels::gemm_left_bytes(family_, plan_.call_rows, inner), "A block"),
+            plan_.tiles_used, true, provenance_);
         // The staging slot a packed block is copied into (its home tile
         // reads it in place).
         weights_[extent] = add_buffer(

@@ -1,8 +1,8 @@
 // The lowering of layer_norm and softmax (operations.hpp): both work on
 // whole rows of the last axis, so the result lies where every row is on one
-// tile — the default axis-0 split for rank ≥ 2 (a shard holds whole leading
-// slices), one tile for rank 1 (where the one row is the whole tensor and an
-// axis-0 split would cut it). The input is moved there when it lies
+// tile — the default layout for rank ≥ 2 (it never splits the last axis, so
+// a shard holds whole rows), one tile for rank 1 (where the one row is the
+// whole tensor and the default split would cut it). The input is moved there when it lies
 // elsewhere; then per tile, on its shard of `rows` rows of C columns:
 //
 //   softmax      tessera_softmax_rows_{f32,f16} (kernels/row_normalisation.hpp).
@@ -20,6 +20,7 @@
 // kernels' arithmetic meets (single-pass variance, f32 sums, Q30 ε).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "compiler/lower/lower.hpp"
@@ -35,13 +36,16 @@ namespace {
 
 bool is_float(DType dtype) { return dtype == DType::kF32 || dtype == DType::kF16; }
 
-// Where a row-wise op's result lies: the default layout when it splits
-// axis 0 of a rank ≥ 2 tensor (whole rows per shard), else one tile.
+// Where a row-wise op's result lies: the default layout when its last axis
+// is whole in every shard (rank ≥ 2: default_layout never splits it), else
+// one tile.
 TensorPlacement row_placement(const LoweringContext& context, const TensorType& type) {
   TensorPlacement placement = context.layouts().computed(type);
+  const auto last = static_cast<std::uint32_t>(type.shape.size()) - 1;
   const bool whole_rows =
-      type.shape.size() >= 2 && (placement.layout.tiling.empty() ||
-                                 (placement.layout.tiling.size() == 1 && placement.layout.tiling[0].axis == 0));
+      type.shape.size() >= 2 &&
+      std::none_of(placement.layout.tiling.begin(), placement.layout.tiling.end(),
+                   [&](const AxisTiling& tiling) { return tiling.axis == last; });
   if (whole_rows) return placement;
   return TensorPlacement{default_layout(type, 1), {LogicalTile(0)}};
 }

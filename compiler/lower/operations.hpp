@@ -17,7 +17,10 @@ namespace tessera::compiler::lower {
 // result, each word a receive in its exchange row), and to every result
 // tile. Gathered on the result's first tile in a phase of its own, the
 // broadcast reads whole runs from one tile (local copies there, equal runs
-// merged into a few multicasts elsewhere). Anything else is read where it is.
+// merged into a few multicasts elsewhere). An operand that only gains
+// leading axes of 1 (a [T, H] position embedding added to [1, T, H]) reads
+// each element once: it is read where it is, since gathering it would put
+// the whole tensor on one tile. Anything else is read where it is too.
 const Storage& gathered_broadcast(LoweringContext& context, ValueId input, const TensorType& type,
                                   const Storage& out, OpId id, std::uint32_t provenance);
 
