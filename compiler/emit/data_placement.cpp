@@ -57,14 +57,23 @@ void Linker::find_lifetimes() {
       live_until_[buffer] = std::max(live_until_[buffer], step + 1);
     });
   }
-  // A buffer used inside a loop lives through the whole loop: every
-  // iteration runs the same steps again. Inner loops first (they begin later).
+  // A buffer used inside a loop and outside it lives through the whole
+  // loop: every iteration runs the same steps again, reading what came in
+  // before the loop or what leaves it (carried state, weights, a value read
+  // after the loop). A buffer used only inside the body is an iteration's
+  // own: every lowering writes such a buffer before it reads it in the same
+  // iteration (op results, scratch; a value needed by the next iteration is
+  // carried state, set before the loop), so it lives from its first use to
+  // its last within the body, and the body's buffers share memory as a
+  // straight-line program's do. Inner loops first (they begin later).
   for (std::size_t i = program_.steps.size(); i-- > 0;) {
     if (program_.steps[i].kind != StepKind::kLoopBegin) continue;
     const auto begin = checked_cast<std::uint32_t>(i, "step");
     const auto end = checked_cast<std::uint32_t>(program_.steps[i].partner + 1, "step");
     for (std::size_t b = 0; b < program_.buffers.size(); ++b) {
-      if (live_until_[b] > begin && live_from_[b] < end) {
+      const bool inside = live_until_[b] > begin && live_from_[b] < end;
+      const bool outside = live_from_[b] < begin || live_until_[b] > end;
+      if (inside && outside) {
         live_from_[b] = std::min(live_from_[b], begin);
         live_until_[b] = std::max(live_until_[b], end);
       }
