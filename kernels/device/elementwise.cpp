@@ -1,0 +1,116 @@
+// Device sources of the element-wise kernels (host models and ABI:
+// kernels/elementwise.cpp, float_add.cpp, float_mul.cpp; kernels/README.md):
+//   tessera_add_u32, tessera_add_{f32,f16}, tessera_mul_{f32,f16}:
+//     $m2 out, $m3 a, $m4 b, $m5 count — out[i] = a[i] op b[i].
+//   tessera_add_row_broadcast_{f32,f16}:
+//     $m2 out, $m3 a (rows × cols), $m4 b (cols), $m5 rows, $m6 cols.
+// Elements (rows for the broadcast) are split balanced contiguous over the
+// workers; a worker reads element i before writing it, so out may alias a or
+// b exactly. Zero work asks for no memory.
+#include "kernels/device/device_abi.hpp"
+#include "kernels/device/device_float.hpp"
+
+#ifdef __IPU__
+#include <ipu_vector_math>
+#endif
+
+namespace tessera::device {
+namespace {
+
+struct AddU32 {
+  using Bits = std::uint32_t;
+  static Bits apply(Bits a, Bits b) { return a + b; }  // wraps, as the integer add does
+};
+struct AddF32 {
+  using Bits = std::uint32_t;
+  static Bits apply(Bits a, Bits b) { return add_f32(a, b); }
+};
+struct AddF16 {
+  using Bits = std::uint16_t;
+  static constexpr bool kIsAdd = true;
+  static Bits apply(Bits a, Bits b) { return add_f16(a, b); }
+};
+struct MulF32 {
+  using Bits = std::uint32_t;
+  static Bits apply(Bits a, Bits b) { return mul_f32(a, b); }
+};
+struct MulF16 {
+  using Bits = std::uint16_t;
+  static constexpr bool kIsAdd = false;
+  static Bits apply(Bits a, Bits b) { return mul_f16(a, b); }
+};
+
+#ifdef __IPU__
+// f16v2add / f16v2mul on whole words; the hardware's f16 add and product are
+// the correctly rounded binary16 results, which are the model's, except for
+// the NaN a lane makes: made canonical here [INF: payload rules].
+template <typename Op>
+std::uint32_t half2_words(std::uint32_t* out, const std::uint32_t* a, const std::uint32_t* b,
+                          std::uint32_t words) {
+  for (std::uint32_t i = 0; i < words; ++i) {
+    half2 x, y;
+    __builtin_memcpy(&x, &a[i], 4);
+    __builtin_memcpy(&y, &b[i], 4);
+    half2 z = Op::kIsAdd ? x + y : x * y;
+    std::uint32_t bits;
+    __builtin_memcpy(&bits, &z, 4);
+    if ((bits & 0x7C00u) == 0x7C00u && (bits & 0x03FFu) != 0) bits = (bits & 0xFFFF0000u) | 0x7E00u;
+    if ((bits & 0x7C000000u) == 0x7C000000u && (bits & 0x03FF0000u) != 0)
+      bits = (bits & 0x0000FFFFu) | 0x7E000000u;
+    out[i] = bits;
+  }
+  return 2 * words;
+}
+#endif
+
+template <typename Op>
+void binary(const Registers& r, TileMemory& memory, unsigned worker) {
+  using Bits = typename Op::Bits;
+  const Share share = balanced_share(r[5], worker);
+  if (share.count == 0) return;
+  const std::uint32_t offset = share.first * std::uint32_t{sizeof(Bits)};
+  const auto a = memory.array<const Bits>(r[3] + offset, share.count);
+  const auto b = memory.array<const Bits>(r[4] + offset, share.count);
+  const auto out = memory.array<Bits>(r[2] + offset, share.count);
+  std::uint32_t i = 0;
+#ifdef __IPU__
+  if constexpr (sizeof(Bits) == 2) {
+    if (((r[2] + offset) & 3) == 0 && ((r[3] + offset) & 3) == 0 && ((r[4] + offset) & 3) == 0) {
+      i = half2_words<Op>(reinterpret_cast<std::uint32_t*>(out.data()),
+                          reinterpret_cast<const std::uint32_t*>(a.data()),
+                          reinterpret_cast<const std::uint32_t*>(b.data()), share.count / 2);
+    }
+  }
+#endif
+  for (; i < share.count; ++i) out[i] = Op::apply(a[i], b[i]);
+}
+
+template <typename Op>
+void row_broadcast(const Registers& r, TileMemory& memory, unsigned worker) {
+  using Bits = typename Op::Bits;
+  const std::uint32_t cols = r[6];
+  const Share rows = balanced_share(r[5], worker);
+  if (rows.count == 0 || cols == 0) return;  // rows may be 2^32 − 1 with cols 0
+  const std::uint32_t elements = rows.count * cols;
+  const std::uint32_t offset = rows.first * cols * std::uint32_t{sizeof(Bits)};
+  const auto a = memory.array<const Bits>(r[3] + offset, elements);
+  const auto row = memory.array<const Bits>(r[4], cols);
+  const auto out = memory.array<Bits>(r[2] + offset, elements);
+  for (std::uint32_t i = 0, c = 0; i < elements; ++i) {
+    out[i] = Op::apply(a[i], row[c]);
+    if (++c == cols) c = 0;
+  }
+}
+
+}  // namespace
+}  // namespace tessera::device
+
+TESSERA_DEVICE_KERNEL(tessera_add_u32, ::tessera::device::binary<::tessera::device::AddU32>)
+TESSERA_DEVICE_KERNEL(tessera_add_f32, ::tessera::device::binary<::tessera::device::AddF32>)
+TESSERA_DEVICE_KERNEL(tessera_add_f16, ::tessera::device::binary<::tessera::device::AddF16>)
+TESSERA_DEVICE_KERNEL(tessera_mul_f32, ::tessera::device::binary<::tessera::device::MulF32>)
+TESSERA_DEVICE_KERNEL(tessera_mul_f16, ::tessera::device::binary<::tessera::device::MulF16>)
+TESSERA_DEVICE_KERNEL(tessera_add_row_broadcast_f32,
+                      ::tessera::device::row_broadcast<::tessera::device::AddF32>)
+TESSERA_DEVICE_KERNEL(tessera_add_row_broadcast_f16,
+                      ::tessera::device::row_broadcast<::tessera::device::AddF16>)

@@ -1,0 +1,24 @@
+#pragma once
+// Every registry symbol that has a device source here, one X-macro list so
+// the host's table of portable entries (device_kernels.cpp) and the
+// declarations cannot drift apart. The registry symbols without a device
+// source yet are listed in kernels/README.md ("Device sources").
+#define TESSERA_DEVICE_KERNEL_LIST(X) \
+  X(tessera_worker_barrier)           \
+  X(tessera_sample_cycles)            \
+  X(tessera_copy_words)               \
+  X(tessera_fill_words)               \
+  X(tessera_add_u32)                  \
+  X(tessera_add_f32)                  \
+  X(tessera_add_f16)                  \
+  X(tessera_mul_f32)                  \
+  X(tessera_mul_f16)                  \
+  X(tessera_add_row_broadcast_f32)    \
+  X(tessera_add_row_broadcast_f16)    \
+  X(tessera_sum_f32)                  \
+  X(tessera_sum_f16)                  \
+  X(tessera_move_elements_b32)        \
+  X(tessera_move_elements_b16)        \
+  X(tessera_move_elements_b8)         \
+  X(tessera_convert_f32_to_f16)       \
+  X(tessera_convert_f16_to_f32)
