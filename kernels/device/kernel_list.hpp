@@ -21,4 +21,7 @@
   X(tessera_move_elements_b16)        \
   X(tessera_move_elements_b8)         \
   X(tessera_convert_f32_to_f16)       \
-  X(tessera_convert_f16_to_f32)
+  X(tessera_convert_f16_to_f32)       \
+  X(tessera_quantize_f16_to_f143)     \
+  X(tessera_expand_f143_to_f16)       \
+  X(tessera_quantize_a16_to_a32_f143)

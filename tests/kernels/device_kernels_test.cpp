@@ -376,5 +376,63 @@ TEST(DeviceKernels, MoveIndexPastTheRegionFaultsLikeTheModel) {
   EXPECT_NE(run_device(c).fault, "");
 }
 
+// ---- F143.
+
+// Every f16 input at every scale the 6-bit field holds.
+TEST(DeviceKernels, QuantizeF16ToF143EveryInputEveryScale) {
+  Patterns p(50);
+  std::vector<std::uint16_t> every(65536);
+  std::iota(every.begin(), every.end(), std::uint16_t{0});
+  for (int scale = -32; scale <= 31; ++scale) {
+    SCOPED_TRACE(fmt::format("scale {}", scale));
+    expect_device_matches_model(KernelCase{
+        "tessera_quantize_f16_to_f143",
+        {input(2, "codes", 1, p.bytes(65536)), input(3, "source", 2, bytes_of(every))},
+        {{4, 65536}, {5, static_cast<std::uint32_t>(scale)}}});
+  }
+  for (std::uint32_t n : {0u, 4u, 8u, 20u, 24u, 28u, 52u}) {
+    expect_device_matches_model(KernelCase{
+        "tessera_quantize_f16_to_f143",
+        {input(2, "codes", 1, p.bytes(n)), input(3, "source", 2, p.f16s(n))},
+        {{4, n}, {5, static_cast<std::uint32_t>(-3)}}});
+  }
+}
+
+// Every code at every scale, sixteen times over: one 64 × 64 scale block.
+TEST(DeviceKernels, ExpandF143ToF16EveryCodeEveryScale) {
+  Patterns p(51);
+  std::vector<std::uint8_t> codes(4096);
+  for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<std::uint8_t>(i * 7);
+  for (int scale = -32; scale <= 31; ++scale) {
+    SCOPED_TRACE(fmt::format("scale {}", scale));
+    expect_device_matches_model(KernelCase{
+        "tessera_expand_f143_to_f16",
+        {input(2, "expanded", 2, p.bytes(2 * 4096)), input(3, "codes", 1, codes)},
+        {{4, 4096}, {5, static_cast<std::uint32_t>(scale)}}});
+  }
+  for (std::uint32_t n : {0u, 4u, 8u, 20u, 24u, 28u}) {
+    expect_device_matches_model(KernelCase{
+        "tessera_expand_f143_to_f16",
+        {input(2, "expanded", 2, p.bytes(2 * n)), input(3, "codes", 1, p.bytes(n))},
+        {{4, n}, {5, 2}}});
+  }
+}
+
+TEST(DeviceKernels, QuantizeA16ToA32F143) {
+  Patterns p(52);
+  for (std::uint32_t rows : {0u, 1u, 5u, 6u, 7u, 13u, 61u}) {
+    for (std::uint32_t columns : {0u, 1u, 15u, 16u, 17u, 31u, 32u, 33u, 72u, 100u}) {
+      for (int scale : {-5, 0, 4}) {
+        SCOPED_TRACE(fmt::format("{} rows × {} columns, scale {}", rows, columns, scale));
+        const std::uint32_t w16 = (columns + 15) / 16 * 16, w32 = (columns + 31) / 32 * 32;
+        expect_device_matches_model(KernelCase{
+            "tessera_quantize_a16_to_a32_f143",
+            {input(2, "codes", 1, p.bytes(rows * w32)), input(3, "source", 2, p.f16s(rows * w16))},
+            {{4, rows}, {5, columns}, {6, static_cast<std::uint32_t>(scale)}}});
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera::kernels::testing
