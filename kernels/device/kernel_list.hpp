@@ -24,4 +24,10 @@
   X(tessera_convert_f16_to_f32)       \
   X(tessera_quantize_f16_to_f143)     \
   X(tessera_expand_f143_to_f16)       \
-  X(tessera_quantize_a16_to_a32_f143)
+  X(tessera_quantize_a16_to_a32_f143) \
+  X(tessera_softmax_rows_f32)         \
+  X(tessera_softmax_rows_f16)         \
+  X(tessera_layer_norm_rows_f32)      \
+  X(tessera_gelu_f32)                 \
+  X(tessera_gelu_f16)                 \
+  X(tessera_gelu_c16_to_a16_f16)
