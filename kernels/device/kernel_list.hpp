@@ -30,4 +30,17 @@
   X(tessera_layer_norm_rows_f32)      \
   X(tessera_gelu_f32)                 \
   X(tessera_gelu_f16)                 \
-  X(tessera_gelu_c16_to_a16_f16)
+  X(tessera_gelu_c16_to_a16_f16)      \
+  X(tessera_add_bias_c16_f16) \
+  X(tessera_add_bias_c16_f32) \
+  X(tessera_relayout_c16_to_a16_f16) \
+  X(tessera_reblock_a16_to_a16_f16) \
+  X(tessera_reblock_c16_to_a16_f16) \
+  X(tessera_rearrange_left_f16) \
+  X(tessera_rearrange_transposed_right_f16) \
+  X(tessera_rearrange_block_major_f16) \
+  X(tessera_rearrange_output_f16) \
+  X(tessera_unpack_left_f16) \
+  X(tessera_unpack_transposed_right_f16) \
+  X(tessera_unpack_block_major_f16) \
+  X(tessera_unpack_output_f16)

@@ -434,5 +434,100 @@ TEST(DeviceKernels, QuantizeA16ToA32F143) {
   }
 }
 
+// ---- C16 bias add and the AMP row moves.
+
+std::uint32_t panel_width(std::uint32_t columns) { return (columns + 15) / 16 * 16; }
+
+TEST(DeviceKernels, AddBiasC16) {
+  Patterns p(70);
+  for (auto [kernel, s] : {std::pair{std::string_view("tessera_add_bias_c16_f16"), 2u},
+                           std::pair{std::string_view("tessera_add_bias_c16_f32"), 4u}}) {
+    for (std::uint32_t rows : {0u, 1u, 5u, 6u, 7u, 13u, 61u}) {
+      for (std::uint32_t columns : {1u, 15u, 16u, 17u, 72u, 100u}) {
+        const std::uint32_t w = panel_width(columns);
+        SCOPED_TRACE(fmt::format("{}: {} rows × {} columns", kernel, rows, columns));
+        expect_device_matches_model(KernelCase{kernel,
+                                               {input(2, "sum", s, values(p, s, rows * w)),
+                                                input(3, "matrix", s, values(p, s, rows * w)),
+                                                input(4, "bias", s, values(p, s, rows == 0 ? 0 : w))},
+                                               {{5, rows}, {6, columns}}});
+      }
+    }
+    expect_device_matches_model(KernelCase{kernel,
+                                           {input(3, "matrix", s, values(p, s, 13 * 80)),
+                                            input(4, "bias", s, values(p, s, 80)), alias(2, "sum", s, 3)},
+                                           {{5, 13}, {6, 72}}});
+  }
+}
+
+TEST(DeviceKernels, RelayoutC16ToA16) {
+  Patterns p(71);
+  for (std::uint32_t rows : {0u, 1u, 5u, 6u, 7u, 13u, 129u}) {
+    for (std::uint32_t columns : {0u, 1u, 15u, 16u, 17u, 72u, 100u}) {
+      const std::uint32_t bytes = 2 * rows * panel_width(columns);
+      expect_device_matches_model(KernelCase{
+          "tessera_relayout_c16_to_a16_f16",
+          {input(2, "destination", 2, p.bytes(bytes)), input(3, "source", 2, p.bytes(bytes))},
+          {{4, rows}, {5, columns}}});
+    }
+  }
+}
+
+TEST(DeviceKernels, Reblock) {
+  Patterns p(72);
+  struct Shape { std::uint32_t source_rows, destination_rows, source_start, destination_start, copy; };
+  for (std::string_view kernel : {"tessera_reblock_a16_to_a16_f16", "tessera_reblock_c16_to_a16_f16"}) {
+    for (const Shape& m : {Shape{13, 20, 0, 0, 13}, Shape{13, 20, 5, 11, 7}, Shape{12, 12, 0, 0, 12},
+                           Shape{61, 7, 60, 6, 1}, Shape{13, 20, 3, 4, 0}, Shape{1, 1, 0, 0, 1}}) {
+      for (std::uint32_t columns : {0u, 1u, 16u, 17u, 72u}) {
+        const std::uint32_t panels = (columns + 15) / 16;
+        auto extent = [&](std::uint32_t shard_rows, std::uint32_t start) {
+          return m.copy == 0 || panels == 0 ? 0u : 32 * ((panels - 1) * shard_rows + start + m.copy);
+        };
+        SCOPED_TRACE(fmt::format("{}: rows {}→{} from {} to {}, {} rows, {} columns", kernel,
+                                 m.source_rows, m.destination_rows, m.source_start,
+                                 m.destination_start, m.copy, columns));
+        expect_device_matches_model(KernelCase{
+            kernel,
+            {input(2, "destination", 2, p.bytes(extent(m.destination_rows, m.destination_start))),
+             input(3, "source", 2, p.bytes(extent(m.source_rows, m.source_start)))},
+            {{4, m.source_rows}, {5, m.destination_rows}, {6, m.source_start},
+             {7, m.destination_start}, {8, m.copy}, {9, columns}}});
+      }
+    }
+  }
+}
+
+// ---- Row-major ↔ AMP.
+
+TEST(DeviceKernels, RearrangeAndUnpack) {
+  Patterns p(73);
+  struct Shape { std::uint32_t rows, columns, padded_rows, padded_columns, row_block; };
+  const std::vector<Shape> shapes = {{0, 0, 0, 0, 16},    {0, 5, 16, 16, 16},  {1, 1, 16, 16, 16},
+                                     {5, 7, 16, 16, 16},  {13, 33, 16, 48, 16}, {16, 16, 16, 16, 16},
+                                     {20, 17, 32, 32, 16}, {61, 72, 64, 80, 32}, {64, 64, 64, 64, 64},
+                                     {3, 0, 16, 16, 16}};
+  for (std::string_view layout : {"left", "transposed_right", "block_major", "output"}) {
+    for (const Shape& s : shapes) {
+      const std::uint32_t block = s.padded_rows * s.padded_columns, logical = s.rows * s.columns;
+      SCOPED_TRACE(fmt::format("{}: {} × {} in {} × {}, row block {}", layout, s.rows, s.columns,
+                               s.padded_rows, s.padded_columns, s.row_block));
+      const std::vector<std::pair<unsigned, std::uint32_t>> registers = {
+          {4, s.rows}, {5, s.columns}, {6, s.padded_rows}, {7, s.padded_columns}, {8, s.row_block}};
+      const std::string rearrange = fmt::format("tessera_rearrange_{}_f16", layout);
+      const std::string unpack = fmt::format("tessera_unpack_{}_f16", layout);
+      expect_device_matches_model(KernelCase{
+          rearrange,
+          {input(2, "block", 2, p.bytes(2 * block)), input(3, "matrix", 2, p.f16s(logical))},
+          registers});
+      expect_device_matches_model(KernelCase{
+          unpack,
+          {input(2, "matrix", 2, p.bytes(2 * logical)),
+           input(3, "block", 2, p.f16s(logical == 0 ? 0 : block))},
+          registers});
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera::kernels::testing
