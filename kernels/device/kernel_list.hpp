@@ -43,4 +43,6 @@
   X(tessera_unpack_left_f16) \
   X(tessera_unpack_transposed_right_f16) \
   X(tessera_unpack_block_major_f16) \
-  X(tessera_unpack_output_f16)
+  X(tessera_unpack_output_f16) \
+  X(tessera_layer_norm_f16) \
+  X(tessera_add_layer_norm_f16)

@@ -529,5 +529,58 @@ TEST(DeviceKernels, RearrangeAndUnpack) {
   }
 }
 
+// ---- A16 LayerNorm: the model's operation sequence with IEEE √ and ÷, so
+// bit for bit (on silicon rsqrt's accuracy is the open question [INF]).
+
+std::vector<std::uint8_t> a16_values(Patterns& p, std::uint32_t rows, std::uint32_t columns,
+                                     float scale, bool specials) {
+  const std::uint32_t w = panel_width(columns);
+  std::vector<std::uint16_t> x(rows * w);
+  for (auto& v : x) v = specials && p.below(40) == 0 ? p.f16() : p.f16_finite(scale);
+  return bytes_of(x);
+}
+
+TEST(DeviceKernels, LayerNormF16) {
+  Patterns p(80);
+  for (std::uint32_t rows : {0u, 1u, 5u, 6u, 7u, 13u, 61u}) {
+    for (std::uint32_t columns : {1u, 3u, 16u, 17u, 72u, 100u}) {
+      for (bool specials : {false, true}) {
+        SCOPED_TRACE(fmt::format("{} rows × {} columns{}", rows, columns, specials ? ", specials" : ""));
+        const std::uint32_t bytes = 2 * rows * panel_width(columns);
+        std::vector<std::uint16_t> affine(2 * columns);
+        for (auto& v : affine) v = p.f16_finite(2.0f);
+        const auto affine_bytes = rows == 0 ? std::vector<std::uint8_t>{} : bytes_of(affine);
+        expect_device_matches_model(KernelCase{
+            "tessera_layer_norm_f16",
+            {input(2, "normalised", 2, p.bytes(bytes)), input(3, "source", 2, a16_values(p, rows, columns, 30.0f, specials)),
+             input(4, "affine", 2, affine_bytes)},
+            {{5, rows}, {6, columns}, {7, 1074}}});
+        expect_device_matches_model(KernelCase{
+            "tessera_add_layer_norm_f16",
+            {input(2, "normalised", 2, p.bytes(bytes)),
+             input(3, "residual", 2, a16_values(p, rows, columns, 30.0f, specials)),
+             input(4, "right", 2, a16_values(p, rows, columns, 3.0f, specials)),
+             input(5, "affine", 2, affine_bytes)},
+            {{6, rows}, {7, columns}, {8, 1074}}});
+      }
+    }
+  }
+  // In place; a large ε; the largest SigLIP shape (1152 columns) on 13 rows.
+  std::vector<std::uint16_t> affine(2 * 1152);
+  for (auto& v : affine) v = p.f16_finite(2.0f);
+  expect_device_matches_model(KernelCase{
+      "tessera_layer_norm_f16",
+      {input(3, "source", 2, a16_values(p, 13, 72, 5.0f, false)),
+       input(4, "affine", 2, bytes_of(std::vector<std::uint16_t>(affine.begin(), affine.begin() + 144))),
+       alias(2, "normalised", 2, 3)},
+      {{5, 13}, {6, 72}, {7, 1u << 29}}});
+  expect_device_matches_model(KernelCase{
+      "tessera_add_layer_norm_f16",
+      {input(2, "normalised", 2, p.bytes(2 * 13 * 1152)),
+       input(3, "residual", 2, a16_values(p, 13, 1152, 30.0f, false)),
+       input(4, "right", 2, a16_values(p, 13, 1152, 3.0f, false)), input(5, "affine", 2, bytes_of(affine))},
+      {{6, 13}, {7, 1152}, {8, 1074}}});
+}
+
 }  // namespace
 }  // namespace tessera::kernels::testing
