@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "kernels/device/device_kernels.hpp"
+#include "tests/kernels/kernel_runner.hpp"
 
 namespace tessera::kernels::testing {
 namespace {
@@ -27,25 +28,28 @@ std::vector<std::uint8_t> expect_contents(const CaseOperand& operand) {
 
 }  // namespace
 
-DeviceResult run_device(const KernelCase& c, std::uint32_t cycle_counter) {
+DeviceResult run_device(std::string_view kernel_name, const Registers& r,
+                        const std::vector<Buffer>& buffers, std::uint32_t cycle_counter) {
   DeviceResult result;
-  const device::DeviceKernel* kernel = device::find_device_kernel(c.kernel);
+  const device::DeviceKernel* kernel = device::find_device_kernel(kernel_name);
   if (kernel == nullptr) {
-    ADD_FAILURE() << c.kernel << " has no device source";
+    ADD_FAILURE() << kernel_name << " has no device source";
     return result;
   }
-  std::uint32_t end = kBufferBase;
-  for (const Buffer& buffer : c.buffers()) end = std::max(end, buffer.address + buffer.size);
-  const std::uint32_t base = kBufferBase - kMargin;
+  std::uint32_t first = kBufferBase, end = kBufferBase;
+  for (const Buffer& buffer : buffers) {
+    first = std::min(first, buffer.address);
+    end = std::max(end, buffer.address + buffer.size);
+  }
+  const std::uint32_t base = first - kMargin;
   std::vector<std::uint8_t> image(end + kMargin - base);
   for (std::uint32_t i = 0; i < image.size(); ++i) image[i] = pattern_byte(base + i);
-  for (const CaseOperand& operand : c.operands) {
-    if (operand.alias_of) continue;
-    const auto contents = expect_contents(operand);
-    std::copy(contents.begin(), contents.end(), image.begin() + (c.address(operand.reg) - base));
+  for (const Buffer& buffer : buffers) {
+    EXPECT_EQ(buffer.contents.size(), buffer.size)
+        << "buffer " << buffer.name << " needs contents: both sides must start from the same bytes";
+    std::copy(buffer.contents.begin(), buffer.contents.end(), image.begin() + (buffer.address - base));
   }
   device::Registers registers;
-  const Registers r = c.registers();
   std::copy(r.begin(), r.end(), registers.m);
   device::TileMemory memory(base, image.data(), image.size());
   memory.set_cycle_counter(cycle_counter);
@@ -55,13 +59,10 @@ DeviceResult run_device(const KernelCase& c, std::uint32_t cycle_counter) {
     result.fault = fault.what();
   }
   std::vector<bool> inside(image.size(), false);
-  for (const CaseOperand& operand : c.operands) {
-    const std::uint32_t at = c.address(operand.reg) - base;
-    // An alias has no bytes of its own (as run_case reads it): the operand
-    // it aliases is compared.
-    const std::uint32_t size = operand.alias_of ? 0 : operand.size();
-    std::fill(inside.begin() + at, inside.begin() + at + size, true);
-    result.operands[operand.reg].assign(image.begin() + at, image.begin() + at + size);
+  for (const Buffer& buffer : buffers) {
+    const std::uint32_t at = buffer.address - base;
+    std::fill(inside.begin() + at, inside.begin() + at + buffer.size, true);
+    result.buffers.emplace_back(image.begin() + at, image.begin() + at + buffer.size);
   }
   for (std::uint32_t i = 0; i < image.size(); ++i) {
     if (!inside[i] && image[i] != pattern_byte(base + i) && result.stray_writes.size() < 8) {
@@ -71,53 +72,104 @@ DeviceResult run_device(const KernelCase& c, std::uint32_t cycle_counter) {
   return result;
 }
 
+DeviceResult run_device(const KernelCase& c, std::uint32_t cycle_counter) {
+  for (const CaseOperand& operand : c.operands) {
+    if (!operand.alias_of) expect_contents(operand);
+  }
+  const std::vector<Buffer> buffers = c.buffers();
+  DeviceResult result = run_device(c.kernel, c.registers(), buffers, cycle_counter);
+  if (result.buffers.size() != buffers.size()) return result;
+  // An alias has no bytes of its own (as run_case reads it): the operand it
+  // aliases is compared.
+  for (const CaseOperand& operand : c.operands) {
+    if (operand.alias_of) {
+      result.operands[operand.reg] = {};
+      continue;
+    }
+    for (std::size_t i = 0; i < buffers.size(); ++i) {
+      if (buffers[i].address == c.address(operand.reg)) result.operands[operand.reg] = result.buffers[i];
+    }
+  }
+  return result;
+}
+
 namespace {
 
-void compare(const KernelCase& c, const unsigned* approximate_reg, unsigned element_bytes,
-             const CloseEnough* close) {
-  SCOPED_TRACE(std::string(c.kernel));
-  const KernelSpec* spec = KernelRegistry::standard().find(c.kernel);
-  ASSERT_NE(spec, nullptr) << c.kernel << " is not in the registry";
-  const auto violation = spec->precondition(c.registers());
-  ASSERT_FALSE(violation.has_value()) << "the case breaks the precondition: " << *violation;
-  const CaseResult model = run_case(c);
-  ASSERT_TRUE(model.halted) << "the model faulted: " << model.fault;
-  const DeviceResult device = run_device(c);
+struct Approximate {
+  std::uint32_t address;
+  unsigned element_bytes;
+  const CloseEnough* close;
+};
+
+void compare(std::string_view kernel, const Registers& registers, const std::vector<Buffer>& buffers,
+             const Approximate* approximate) {
+  SCOPED_TRACE(std::string(kernel));
+  const KernelSpec* spec = KernelRegistry::standard().find(kernel);
+  ASSERT_NE(spec, nullptr) << kernel << " is not in the registry";
+  const auto violation = spec->precondition(registers);
+  ASSERT_FALSE(violation.has_value()) << "the call breaks the precondition: " << *violation;
+  KernelRun model(kernel, registers, buffers);
+  ASSERT_TRUE(model.halted()) << "the model faulted: " << model.fault_text();
+  const DeviceResult device = run_device(kernel, registers, buffers);
   ASSERT_EQ(device.fault, "") << "the device source faulted";
-  EXPECT_TRUE(device.stray_writes.empty())
-      << "the device source wrote outside its operands, at " << fmt::format("{}", fmt::join(device.stray_writes, ", "));
-  for (const auto& [reg, model_bytes] : model.operands) {
-    const auto& device_bytes = device.operands.at(reg);
-    ASSERT_EQ(model_bytes.size(), device_bytes.size());
-    if (approximate_reg != nullptr && *approximate_reg == reg) {
+  ASSERT_EQ(device.buffers.size(), buffers.size());
+  EXPECT_TRUE(device.stray_writes.empty()) << "the device source wrote outside its operands, at "
+                                           << fmt::format("{}", fmt::join(device.stray_writes, ", "));
+  for (std::size_t b = 0; b < buffers.size(); ++b) {
+    const auto model_bytes = model.read(buffers[b].address, buffers[b].size);
+    const auto& device_bytes = device.buffers[b];
+    if (approximate != nullptr && approximate->address == buffers[b].address) {
+      const unsigned element_bytes = approximate->element_bytes;
       std::size_t failures = 0;
       for (std::size_t i = 0; i + element_bytes <= model_bytes.size(); i += element_bytes) {
         std::uint32_t m = 0, d = 0;
         std::memcpy(&m, &model_bytes[i], element_bytes);
         std::memcpy(&d, &device_bytes[i], element_bytes);
-        if (!(*close)(m, d, i / element_bytes) && ++failures <= 5) {
-          ADD_FAILURE() << fmt::format("$m{} element {}: model 0x{:x}, device 0x{:x}", reg,
+        if (!(*approximate->close)(m, d, i / element_bytes) && ++failures <= 5) {
+          ADD_FAILURE() << fmt::format("{} element {}: model 0x{:x}, device 0x{:x}", buffers[b].name,
                                        i / element_bytes, m, d);
         }
       }
-      EXPECT_EQ(failures, 0u) << "$m" << reg << " elements outside the bound";
+      EXPECT_EQ(failures, 0u) << buffers[b].name << " elements outside the bound";
       continue;
     }
     if (model_bytes == device_bytes) continue;
     const auto mismatch = std::mismatch(model_bytes.begin(), model_bytes.end(), device_bytes.begin());
     const auto at = static_cast<std::size_t>(mismatch.first - model_bytes.begin());
-    ADD_FAILURE() << fmt::format("$m{} differs first at byte {}: model 0x{:02x}, device 0x{:02x}",
-                                 reg, at, model_bytes[at], device_bytes[at]);
+    ADD_FAILURE() << fmt::format("{} differs first at byte {}: model 0x{:02x}, device 0x{:02x}",
+                                 buffers[b].name, at, model_bytes[at], device_bytes[at]);
   }
 }
 
 }  // namespace
 
-void expect_device_matches_model(const KernelCase& c) { compare(c, nullptr, 0, nullptr); }
+void expect_device_matches_model(std::string_view kernel, const Registers& registers,
+                                 const std::vector<Buffer>& buffers) {
+  compare(kernel, registers, buffers, nullptr);
+}
+
+void expect_device_close_to_model(std::string_view kernel, const Registers& registers,
+                                  const std::vector<Buffer>& buffers,
+                                  std::uint32_t approximate_address, unsigned element_bytes,
+                                  const CloseEnough& close) {
+  const Approximate approximate{approximate_address, element_bytes, &close};
+  compare(kernel, registers, buffers, &approximate);
+}
+
+void expect_device_matches_model(const KernelCase& c) {
+  for (const CaseOperand& operand : c.operands) {
+    if (!operand.alias_of) expect_contents(operand);
+  }
+  compare(c.kernel, c.registers(), c.buffers(), nullptr);
+}
 
 void expect_device_close_to_model(const KernelCase& c, unsigned reg, unsigned element_bytes,
                                   const CloseEnough& close) {
-  compare(c, &reg, element_bytes, &close);
+  for (const CaseOperand& operand : c.operands) {
+    if (!operand.alias_of) expect_contents(operand);
+  }
+  const Approximate approximate{c.address(reg), element_bytes, &close};
+  compare(c.kernel, c.registers(), c.buffers(), &approximate);
 }
 
 std::uint32_t Patterns::below(std::uint32_t n) {

@@ -25,12 +25,17 @@ namespace tessera::kernels::testing {
 
 struct DeviceResult {
   std::string fault;  // the DeviceFault's message; "" when the entry returned
-  std::map<unsigned, std::vector<std::uint8_t>> operands;
-  std::vector<std::string> stray_writes;  // image bytes outside every operand that changed
+  std::map<unsigned, std::vector<std::uint8_t>> operands;  // by register (KernelCase runs)
+  std::vector<std::vector<std::uint8_t>> buffers;          // by buffer, in the order given
+  std::vector<std::string> stray_writes;  // image bytes outside every buffer that changed
 };
 
-// Runs `c` through kernel c.kernel's portable entry. Fails the test (and
+// Runs `kernel`'s portable entry with `registers` on an image holding
+// `buffers` (every buffer must have its contents). Fails the test (and
 // returns an empty result) when the symbol has no device source.
+DeviceResult run_device(std::string_view kernel, const Registers& registers,
+                        const std::vector<Buffer>& buffers, std::uint32_t cycle_counter = 0);
+// The same for a KernelCase (operands placed as run_case places them).
 DeviceResult run_device(const KernelCase& c, std::uint32_t cycle_counter = 0);
 
 // The model (simulated) and the device source agree on every operand byte,
@@ -44,6 +49,16 @@ void expect_device_matches_model(const KernelCase& c);
 using CloseEnough = std::function<bool(std::uint32_t model, std::uint32_t device, std::size_t index)>;
 void expect_device_close_to_model(const KernelCase& c, unsigned reg, unsigned element_bytes,
                                   const CloseEnough& close);
+
+// The same with buffers at explicit addresses (the GEMMs' memory ABI wants
+// interleaved memory and separate memory elements): the buffer at
+// `approximate_address` is compared with `close`, every other bit for bit.
+void expect_device_close_to_model(std::string_view kernel, const Registers& registers,
+                                  const std::vector<Buffer>& buffers,
+                                  std::uint32_t approximate_address, unsigned element_bytes,
+                                  const CloseEnough& close);
+void expect_device_matches_model(std::string_view kernel, const Registers& registers,
+                                 const std::vector<Buffer>& buffers);
 
 // Deterministic test data weighted towards special values: signed zeros,
 // subnormals, the largest finite values, infinities, quiet and signalling
