@@ -45,4 +45,12 @@
   X(tessera_unpack_block_major_f16) \
   X(tessera_unpack_output_f16) \
   X(tessera_layer_norm_f16) \
-  X(tessera_add_layer_norm_f16)
+  X(tessera_add_layer_norm_f16) \
+  X(tessera_gemm_f32_init) \
+  X(tessera_gemm_f32_accumulate) \
+  X(tessera_gemm_f16_init) \
+  X(tessera_gemm_f16_accumulate) \
+  X(tessera_gemm_f16_expanded_f143_init) \
+  X(tessera_gemm_f16_expanded_f143_accumulate) \
+  X(tessera_gemm_f143_init) \
+  X(tessera_gemm_f143_accumulate)
