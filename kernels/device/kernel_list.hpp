@@ -53,4 +53,14 @@
   X(tessera_gemm_f16_expanded_f143_init) \
   X(tessera_gemm_f16_expanded_f143_accumulate) \
   X(tessera_gemm_f143_init) \
-  X(tessera_gemm_f143_accumulate)
+  X(tessera_gemm_f143_accumulate) \
+  X(tessera_attention_pack_query_f16) \
+  X(tessera_attention_pack_key_f16) \
+  X(tessera_attention_pack_value_f16) \
+  X(tessera_attention_unpack_head_f16) \
+  X(tessera_attention_softmax_f16) \
+  X(tessera_attention_merge_initial_f16) \
+  X(tessera_attention_merge_middle_f16) \
+  X(tessera_attention_merge_final_f16) \
+  X(tessera_attention_merge_single_f16) \
+  X(tessera_attention_f32_to_f16)
