@@ -193,7 +193,7 @@ inline Share balanced_share(std::uint32_t n, unsigned worker) {
       "  st32 $m9, $m11, $mzero, 7\n"                                                       \
       "  setzi $m1, " TESSERA_DEVICE_STRINGIFY(symbol) "_worker\n"                         \
       "  runall $m1, $m11, 0\n"                                                             \
-      "  sync 0\n" /* TEXCH_SYNCZONE_LOCAL: all six workers have exited */                  \
+      "  sync 2\n" /* TEXCH_SYNCZONE_LOCAL (= 2): all six workers have exited */           \
       "  add $m11, $m11, 32\n"                                                              \
       "  br $m10\n"                                                                         \
       ".size " TESSERA_DEVICE_STRINGIFY(symbol) ", .-" TESSERA_DEVICE_STRINGIFY(symbol) "\n" \

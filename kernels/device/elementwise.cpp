@@ -6,7 +6,8 @@
 //     $m2 out, $m3 a (rows × cols), $m4 b (cols), $m5 rows, $m6 cols.
 // Elements (rows for the broadcast) are split balanced contiguous over the
 // workers; a worker reads element i before writing it, so out may alias a or
-// b exactly. Zero work asks for no memory.
+// b exactly. Zero work asks for no memory. Behind __IPU__: f16v2 and f32v2
+// arithmetic on aligned word pairs, NaN lanes made canonical.
 #include "kernels/device/device_abi.hpp"
 #include "kernels/device/device_float.hpp"
 
@@ -23,6 +24,8 @@ struct AddU32 {
 };
 struct AddF32 {
   using Bits = std::uint32_t;
+  static constexpr bool kFloat2 = true;
+  static constexpr bool kIsAdd = true;
   static Bits apply(Bits a, Bits b) { return add_f32(a, b); }
 };
 struct AddF16 {
@@ -32,6 +35,8 @@ struct AddF16 {
 };
 struct MulF32 {
   using Bits = std::uint32_t;
+  static constexpr bool kFloat2 = true;
+  static constexpr bool kIsAdd = false;
   static Bits apply(Bits a, Bits b) { return mul_f32(a, b); }
 };
 struct MulF16 {
@@ -61,6 +66,23 @@ std::uint32_t half2_words(std::uint32_t* out, const std::uint32_t* a, const std:
   }
   return 2 * words;
 }
+
+// f32v2add / f32v2mul on 64-bit pairs: IEEE binary32 with round to nearest
+// even, the model's, except for NaN lanes, made canonical here [INF: the
+// IPU's f32 subnormal handling is unconfirmed, float_arith.hpp].
+template <typename Op>
+std::uint32_t float2_pairs(std::uint32_t* out, const std::uint32_t* a, const std::uint32_t* b,
+                           std::uint32_t pairs) {
+  for (std::uint32_t i = 0; i < pairs; ++i) {
+    float2 x, y;
+    __builtin_memcpy(&x, &a[2 * i], 8);
+    __builtin_memcpy(&y, &b[2 * i], 8);
+    const float2 z = Op::kIsAdd ? x + y : x * y;
+    out[2 * i] = canonical_f32(z[0]);
+    out[2 * i + 1] = canonical_f32(z[1]);
+  }
+  return 2 * pairs;
+}
 #endif
 
 template <typename Op>
@@ -79,6 +101,10 @@ void binary(const Registers& r, TileMemory& memory, unsigned worker) {
       i = half2_words<Op>(reinterpret_cast<std::uint32_t*>(out.data()),
                           reinterpret_cast<const std::uint32_t*>(a.data()),
                           reinterpret_cast<const std::uint32_t*>(b.data()), share.count / 2);
+    }
+  } else if constexpr (requires { Op::kFloat2; }) {
+    if (((r[2] + offset) & 7) == 0 && ((r[3] + offset) & 7) == 0 && ((r[4] + offset) & 7) == 0) {
+      i = float2_pairs<Op>(out.data(), a.data(), b.data(), share.count / 2);
     }
   }
 #endif
