@@ -25,6 +25,9 @@
 //   so tests/kernels/device_kernels_test.cpp can run the algorithm against
 //   the host model and a stray access is a test failure, not memory damage.
 //
+// A worker's stack is 0x100 bytes on the device (the prior art's runtime):
+// bodies keep nothing row- or table-sized on it.
+//
 // Nothing here has been compiled by popc or run on silicon: the assembly
 // entry and the intrinsics follow Graphcore's public codelet sources and the
 // prior art's notes (docs/reference/kernels-siglip-f143.md §0) [INF].
@@ -199,10 +202,14 @@ inline Share balanced_share(std::uint32_t n, unsigned worker) {
       ".size " TESSERA_DEVICE_STRINGIFY(symbol) ", .-" TESSERA_DEVICE_STRINGIFY(symbol) "\n" \
       ".section .text\n");
 #else
+// The body sees only $m2…$m9, as the device's frame carries only those: any
+// other register reads 0 here (and garbage on silicon).
 #define TESSERA_DEVICE_KERNEL(symbol, body)                                                  \
   namespace tessera::device::entry {                                                         \
-  void symbol(const ::tessera::device::Registers& registers,                                 \
+  void symbol(const ::tessera::device::Registers& call,                                      \
               ::tessera::device::TileMemory& memory) {                                       \
+    ::tessera::device::Registers registers;                                                  \
+    for (unsigned i = 2; i <= 9; ++i) registers.m[i] = call.m[i];                            \
     for (unsigned worker = 0; worker < ::tessera::device::kWorkers; ++worker) {              \
       body(registers, memory, worker);                                                       \
     }                                                                                        \

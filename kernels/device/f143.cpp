@@ -97,12 +97,11 @@ void expand_flat(const Registers& r, TileMemory& memory, unsigned worker) {
   const Share words = balanced_share(r[4] / 4, worker);
   if (words.count == 0) return;
   const int scale = scale_of(r[5]);
-  // One table per call (256 entries): the loop is then one load per code.
-  std::uint16_t table[256];
-  for (unsigned code = 0; code < 256; ++code) table[code] = expand(static_cast<std::uint8_t>(code), scale);
+  // Decoded per code: a 256-entry table would be 512 bytes, twice a worker's
+  // 0x100-byte stack.
   const auto in = memory.array<const std::uint8_t>(r[3] + 4 * words.first, 4 * words.count);
   const auto out = memory.array<std::uint16_t>(r[2] + 8 * words.first, 4 * words.count);
-  for (std::uint32_t i = 0; i < out.size(); ++i) out[i] = table[in[i]];
+  for (std::uint32_t i = 0; i < out.size(); ++i) out[i] = expand(in[i], scale);
 }
 
 // A16 (16-column panels of rows × 16 f16) → A32 (32-column panels of rows ×

@@ -32,9 +32,9 @@ void sum(const Registers& r, TileMemory& memory, unsigned worker) {
   if (share.count == 0 || partials == 0) return;
   const std::uint32_t offset = share.first * std::uint32_t{sizeof(Bits)};
   const auto out = memory.array<Bits>(r[2] + offset, share.count);
-  // Blocks of elements: the accumulators live in registers / the worker's
-  // stack while every partial streams past once.
-  constexpr std::uint32_t kBlock = 32;
+  // Blocks of elements: the accumulators (64 bytes of the worker's 0x100-byte
+  // stack) stay put while every partial streams past once.
+  constexpr std::uint32_t kBlock = 16;
   std::uint32_t accumulator[kBlock];
   for (std::uint32_t first = 0; first < share.count; first += kBlock) {
     const std::uint32_t n = share.count - first < kBlock ? share.count - first : kBlock;
