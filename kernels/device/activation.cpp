@@ -3,8 +3,9 @@
 //   tessera_gelu_f16, tessera_gelu_f32: $m2 out, $m3 in, $m4 count.
 //   tessera_gelu_c16_to_a16_f16: $m2 out (A16), $m3 in (C16), $m4 rows,
 //     $m5 columns — undoes σ (kernels/amp_layout.hpp), A16 padding columns +0.
-// Elements (rows for the relayout) go to the workers balanced contiguous, the
-// model's partition. f32: (0.5·x)·(1 + tanh(c0·(x + c1·((x·x)·x)))) with the
+// Elements go to the workers balanced contiguous in whole words (word_share;
+// the model splits single elements, which only orders its stochastic draws),
+// rows balanced contiguous for the relayout. f32: (0.5·x)·(1 + tanh(c0·(x + c1·((x·x)·x)))) with the
 // model's f32 constants; f16: the device's nine f16 steps, each rounded to
 // nearest even, tanh of an f16 being the f32 tanh of its value rounded once
 // (activation_math.hpp's definition of f16v2tanh [INF]). Only tanh is this
@@ -49,7 +50,7 @@ std::uint16_t gelu_f16(std::uint16_t x) {
 
 template <typename Bits, Bits (*F)(Bits)>
 void gelu_flat(const Registers& r, TileMemory& memory, unsigned worker) {
-  const Share share = balanced_share(r[4], worker);
+  const Share share = word_share(r[4], 4 / std::uint32_t{sizeof(Bits)}, worker);
   if (share.count == 0) return;
   const std::uint32_t offset = share.first * std::uint32_t{sizeof(Bits)};
   const auto in = memory.array<const Bits>(r[3] + offset, share.count);

@@ -19,8 +19,9 @@
 // (attention.cpp owns it on the host; a device build has no host library),
 // and the tests compare every byte the two produce.
 //
-// Partitions: packs split the rows they write (copied, then padding)
-// balanced contiguous; unpack splits its copied rows; softmax and merges
+// Partitions (no two workers store into one word): query and key packs split
+// the rows they write (copied, then padding) balanced contiguous, the value
+// pack its columns; unpack splits its copied rows; softmax and merges
 // stride rows over the workers (r mod 6); f32 → f16 strides pairs (the
 // model's order for its stochastic draws; to nearest even, as here, the
 // order does not change a bit). exp is device_math.hpp's, so the softmax's
@@ -52,6 +53,11 @@ std::uint32_t at32(std::uint64_t offset) { return static_cast<std::uint32_t>(off
 
 enum class Pack { kQuery, kKey, kValue };
 
+// Packs write the copied rows [t, t + n) and the padding rows [q or k, R or
+// C), every column < D. Query and key blocks keep a block row's columns
+// contiguous (A16, or a B16×16 channel of one key row): workers split the
+// rows. A value block's channel holds 16 consecutive key rows of one column,
+// so two rows share a word: its workers split the columns instead.
 template <Pack P>
 void pack(const Registers& r, TileMemory& memory, unsigned worker) {
   const std::uint32_t shard_rows = r[4], column = r[5], copy = r[7], block_rows = r[8], d = r[9];
@@ -59,30 +65,35 @@ void pack(const Registers& r, TileMemory& memory, unsigned worker) {
   const std::uint32_t source_start = r[6] & 0xFFFFu, destination_start = r[6] >> 16;
   const std::uint32_t padded_rows = P == Pack::kQuery ? query_rows(block_rows) : round_up16(block_rows);
   const std::uint32_t padded_head = round_up16(d);
-  // Rows this call writes: the copied ones, then the padding ones.
-  const std::uint32_t padding = padded_rows - block_rows;
-  const Share mine = balanced_share(copy + padding, worker);
+  const std::uint32_t written_rows = copy + (padded_rows - block_rows);
+  constexpr bool kByColumns = P == Pack::kValue;
+  const Share mine = balanced_share(kByColumns ? padded_head : written_rows, worker);
   if (mine.count == 0) return;
   const auto block = memory.array<std::uint16_t>(r[2], padded_rows * padded_head);
-  for (std::uint32_t i = mine.first; i < mine.first + mine.count; ++i) {
+  // Written row i (copied rows first, then the padding rows), column c.
+  const auto put = [&](std::uint32_t i, std::uint32_t c) {
     const bool copied = i < copy;
     const std::uint32_t row = copied ? destination_start + i : block_rows + (i - copy);
-    // The source row's d elements: each panel's run of one shard row.
-    for (std::uint32_t c = 0; c < padded_head; ++c) {
-      std::uint16_t value = 0;
-      if (copied && c < d) {
-        value = memory.array<const std::uint16_t>(
-            r[3] + 2 * at32(amp::left_offset(source_start + i, column + c, shard_rows, kPanel)), 1)[0];
-      }
-      std::uint64_t to = 0;
-      if constexpr (P == Pack::kQuery) {
-        to = amp::left_offset(row, c, padded_rows, kPanel);
-      } else if constexpr (P == Pack::kKey) {
-        to = amp::weight_offset(c, row, padded_head, kPanel);  // B[k = head column][n = key row]
-      } else {
-        to = amp::weight_offset(row, c, padded_rows, kPanel);  // B[k = key row][n = head column]
-      }
-      block[at32(to)] = value;
+    std::uint16_t value = 0;
+    if (copied && c < d) {
+      value = memory.array<const std::uint16_t>(
+          r[3] + 2 * at32(amp::left_offset(source_start + i, column + c, shard_rows, kPanel)), 1)[0];
+    }
+    std::uint64_t to = 0;
+    if constexpr (P == Pack::kQuery) {
+      to = amp::left_offset(row, c, padded_rows, kPanel);
+    } else if constexpr (P == Pack::kKey) {
+      to = amp::weight_offset(c, row, padded_head, kPanel);  // B[k = head column][n = key row]
+    } else {
+      to = amp::weight_offset(row, c, padded_rows, kPanel);  // B[k = key row][n = head column]
+    }
+    block[at32(to)] = value;
+  };
+  for (std::uint32_t j = mine.first; j < mine.first + mine.count; ++j) {
+    if constexpr (kByColumns) {
+      for (std::uint32_t i = 0; i < written_rows; ++i) put(i, j);
+    } else {
+      for (std::uint32_t c = 0; c < padded_head; ++c) put(j, c);
     }
   }
 }

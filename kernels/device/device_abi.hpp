@@ -160,6 +160,20 @@ inline Share balanced_share(std::uint32_t n, unsigned worker) {
   return Share{w * q + (w < r ? w : r), q + (w < r ? 1u : 0u)};
 }
 
+// Worker w's share of n sub-word elements split in whole words of
+// `per_word` elements (2 for f16, 4 for bytes), balanced contiguous over the
+// words: no two workers store into one word, so the split is safe whether a
+// sub-word store touches only its own bytes or rewrites its word [INF:
+// kernels/README.md's open assumption]. The last share ends at n.
+inline Share word_share(std::uint32_t n, std::uint32_t per_word, unsigned worker) {
+  const std::uint32_t words = n / per_word + (n % per_word != 0 ? 1u : 0u);
+  const Share share = balanced_share(words, worker);
+  const std::uint32_t first = share.first * per_word;
+  if (first >= n) return Share{n, 0};
+  const std::uint32_t end = (share.first + share.count) * per_word;
+  return Share{first, (end < n ? end : n) - first};
+}
+
 }  // namespace tessera::device
 
 // TESSERA_DEVICE_KERNEL(symbol, body): the registry symbol `symbol` runs

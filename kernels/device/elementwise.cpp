@@ -4,9 +4,9 @@
 //     $m2 out, $m3 a, $m4 b, $m5 count — out[i] = a[i] op b[i].
 //   tessera_add_row_broadcast_{f32,f16}:
 //     $m2 out, $m3 a (rows × cols), $m4 b (cols), $m5 rows, $m6 cols.
-// Elements (rows for the broadcast) are split balanced contiguous over the
-// workers; a worker reads element i before writing it, so out may alias a or
-// b exactly. Zero work asks for no memory. Behind __IPU__: f16v2 and f32v2
+// Elements are split over the workers balanced contiguous in whole words
+// (word_share: pairs of f16), so no two workers store into one word; a worker
+// reads element i before writing it, so out may alias a or b exactly. Zero work asks for no memory. Behind __IPU__: f16v2 and f32v2
 // arithmetic on aligned word pairs, NaN lanes made canonical.
 #include "kernels/device/device_abi.hpp"
 #include "kernels/device/device_float.hpp"
@@ -88,7 +88,7 @@ std::uint32_t float2_pairs(std::uint32_t* out, const std::uint32_t* a, const std
 template <typename Op>
 void binary(const Registers& r, TileMemory& memory, unsigned worker) {
   using Bits = typename Op::Bits;
-  const Share share = balanced_share(r[5], worker);
+  const Share share = word_share(r[5], 4 / std::uint32_t{sizeof(Bits)}, worker);
   if (share.count == 0) return;
   const std::uint32_t offset = share.first * std::uint32_t{sizeof(Bits)};
   const auto a = memory.array<const Bits>(r[3] + offset, share.count);
@@ -111,18 +111,20 @@ void binary(const Registers& r, TileMemory& memory, unsigned worker) {
   for (; i < share.count; ++i) out[i] = Op::apply(a[i], b[i]);
 }
 
+// The rows × cols elements split in whole words (an f16 row of odd length
+// ends mid-word, so a split by rows could give one word to two workers).
 template <typename Op>
 void row_broadcast(const Registers& r, TileMemory& memory, unsigned worker) {
   using Bits = typename Op::Bits;
   const std::uint32_t cols = r[6];
-  const Share rows = balanced_share(r[5], worker);
-  if (rows.count == 0 || cols == 0) return;  // rows may be 2^32 − 1 with cols 0
-  const std::uint32_t elements = rows.count * cols;
-  const std::uint32_t offset = rows.first * cols * std::uint32_t{sizeof(Bits)};
-  const auto a = memory.array<const Bits>(r[3] + offset, elements);
+  if (r[5] == 0 || cols == 0) return;  // rows may be 2^32 − 1 with cols 0
+  const Share share = word_share(r[5] * cols, 4 / std::uint32_t{sizeof(Bits)}, worker);
+  if (share.count == 0) return;
+  const std::uint32_t offset = share.first * std::uint32_t{sizeof(Bits)};
+  const auto a = memory.array<const Bits>(r[3] + offset, share.count);
   const auto row = memory.array<const Bits>(r[4], cols);
-  const auto out = memory.array<Bits>(r[2] + offset, elements);
-  for (std::uint32_t i = 0, c = 0; i < elements; ++i) {
+  const auto out = memory.array<Bits>(r[2] + offset, share.count);
+  for (std::uint32_t i = 0, c = share.first % cols; i < share.count; ++i) {
     out[i] = Op::apply(a[i], row[c]);
     if (++c == cols) c = 0;
   }

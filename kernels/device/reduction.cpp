@@ -2,7 +2,8 @@
 // kernels/reduction.cpp):
 //   tessera_sum_{f32,f16}: $m2 out, $m3 in, $m4 count, $m5 K partials,
 //   $m6 stride (bytes between partials) — out[i] = Σ_k in_k[i].
-// Elements are split balanced contiguous over the workers; each element
+// Elements are split balanced contiguous over the workers in whole words
+// (device_abi.hpp's word_share); each element
 // accumulates in f32 in partial order starting from in_0 (so −0 sums stay
 // −0) and rounds once at the end; K = 1 is a bit-exact copy (NaN payloads
 // kept: widening and narrowing a NaN keeps its bits). out may alias
@@ -27,7 +28,7 @@ struct F16 {
 template <typename E>
 void sum(const Registers& r, TileMemory& memory, unsigned worker) {
   using Bits = typename E::Bits;
-  const Share share = balanced_share(r[4], worker);
+  const Share share = word_share(r[4], 4 / std::uint32_t{sizeof(Bits)}, worker);
   const std::uint32_t partials = r[5];
   if (share.count == 0 || partials == 0) return;
   const std::uint32_t offset = share.first * std::uint32_t{sizeof(Bits)};

@@ -4,7 +4,8 @@
 //     row-major), $m4 rows, $m5 columns.
 //   tessera_layer_norm_rows_f32: $m2 out, $m3 in, $m4 affine [γ | β] f32,
 //     $m5 rows, $m6 columns, $m7 ε (Q30).
-// Rows go to the workers balanced contiguous. A row is read whole before any
+// Rows go to the workers balanced contiguous (odd-length f16 rows in pairs:
+// no two workers store into one word). A row is read whole before any
 // of it is written (out may alias in exactly), and nothing row-sized is kept
 // on the worker's stack (0x100 bytes on the device): the softmax stores its
 // f32 exponentials in the output (f32) or recomputes them (f16: an f16
@@ -65,7 +66,10 @@ template <typename E>
 void softmax_rows(const Registers& r, TileMemory& memory, unsigned worker) {
   using Bits = typename E::Bits;
   const std::uint32_t columns = r[5];
-  const Share rows = balanced_share(r[4], worker);
+  // f16 rows of odd length end mid-word: such rows go to workers in pairs,
+  // so no two workers store into one word.
+  const std::uint32_t unit = sizeof(Bits) == 2 && columns % 2 != 0 ? 2 : 1;
+  const Share rows = word_share(r[4], unit, worker);
   if (rows.count == 0 || columns == 0) return;
   const std::uint32_t row_bytes = columns * std::uint32_t{sizeof(Bits)};
   for (std::uint32_t row = rows.first; row < rows.first + rows.count; ++row) {

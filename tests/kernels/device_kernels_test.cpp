@@ -91,6 +91,23 @@ TEST(DeviceKernels, BalancedShareCoversEveryItemOnce) {
   }
 }
 
+TEST(DeviceKernels, WordShareCoversEveryElementOnceInWholeWords) {
+  for (std::uint32_t per_word : {2u, 4u}) {
+    for (std::uint32_t n : {0u, 1u, 2u, 3u, 5u, 11u, 12u, 13u, 4099u}) {
+      std::uint32_t next = 0;
+      for (unsigned w = 0; w < device::kWorkers; ++w) {
+        const device::Share share = device::word_share(n, per_word, w);
+        EXPECT_EQ(share.first, std::min(next, n)) << n << " elements, worker " << w;
+        if (share.count != 0) {
+          EXPECT_EQ(share.first % per_word, 0u);
+        }
+        next = share.first + share.count;
+      }
+      EXPECT_EQ(next, n);
+    }
+  }
+}
+
 // The harness must catch a source that disagrees: the f16 add's entry run on
 // an f32 add's call reads the wrong element size, and the comparison fails.
 TEST(DeviceKernels, HarnessCatchesADisagreeingSource) {
