@@ -5,13 +5,12 @@
 //     $m5 columns — undoes σ (kernels/amp_layout.hpp), A16 padding columns +0.
 // Elements go to the workers balanced contiguous in whole words (word_share;
 // the model splits single elements, which only orders its stochastic draws),
-// rows balanced contiguous for the relayout. f32: (0.5·x)·(1 + tanh(c0·(x + c1·((x·x)·x)))) with the
-// model's f32 constants; f16: the device's nine f16 steps, each rounded to
-// nearest even, tanh of an f16 being the f32 tanh of its value rounded once
-// (activation_math.hpp's definition of f16v2tanh [INF]). Only tanh is this
-// source's own (device_math.hpp), so results agree with the model's within
-// the GeLU bound, not bit for bit. Not here: stochastic rounding (ESR set
-// around the f16 loops on the device).
+// rows balanced contiguous for the relayout. f32: (0.5·x)·(1 + tanh(c0·(x + c1·((x·x)·x)))) with
+// the model's f32 constants; f16: the device's nine f16 steps, each rounded to nearest even, tanh
+// of an f16 being the f32 tanh of its value rounded once (activation_math.hpp's definition of
+// f16v2tanh [INF]). Only tanh is this source's own (device_math.hpp), so results agree with the
+// model's within the GeLU bound, not bit for bit. Not here: stochastic rounding (ESR set around the
+// f16 loops on the device).
 #include "kernels/amp_layout.hpp"
 #include "kernels/device/device_abi.hpp"
 #include "kernels/device/device_float.hpp"

@@ -63,7 +63,8 @@ void pack(const Registers& r, TileMemory& memory, unsigned worker) {
   const std::uint32_t shard_rows = r[4], column = r[5], copy = r[7], block_rows = r[8], d = r[9];
   if (copy == 0) return;  // zero work touches nothing
   const std::uint32_t source_start = r[6] & 0xFFFFu, destination_start = r[6] >> 16;
-  const std::uint32_t padded_rows = P == Pack::kQuery ? query_rows(block_rows) : round_up16(block_rows);
+  const std::uint32_t padded_rows =
+      P == Pack::kQuery ? query_rows(block_rows) : round_up16(block_rows);
   const std::uint32_t padded_head = round_up16(d);
   const std::uint32_t written_rows = copy + (padded_rows - block_rows);
   constexpr bool kByColumns = P == Pack::kValue;
@@ -77,7 +78,8 @@ void pack(const Registers& r, TileMemory& memory, unsigned worker) {
     std::uint16_t value = 0;
     if (copied && c < d) {
       value = memory.array<const std::uint16_t>(
-          r[3] + 2 * at32(amp::left_offset(source_start + i, column + c, shard_rows, kPanel)), 1)[0];
+          r[3] + 2 * at32(amp::left_offset(source_start + i, column + c, shard_rows, kPanel)),
+          1)[0];
     }
     std::uint64_t to = 0;
     if constexpr (P == Pack::kQuery) {
@@ -107,7 +109,8 @@ void unpack(const Registers& r, TileMemory& memory, unsigned worker) {
       memory.array<const std::uint16_t>(r[3] + 2 * (source_start + mine.first) * d, mine.count * d);
   for (std::uint32_t i = 0; i < mine.count; ++i) {
     for (std::uint32_t j = 0; j < d; ++j) {
-      const std::uint64_t at = amp::left_offset(destination_start + mine.first + i, column + j, shard_rows, kPanel);
+      const std::uint64_t at =
+          amp::left_offset(destination_start + mine.first + i, column + j, shard_rows, kPanel);
       memory.array<std::uint16_t>(r[2] + 2 * at32(at), 1)[0] = source[i * d + j];
     }
   }

@@ -5,10 +5,10 @@
 // Elements are split balanced contiguous over the workers — for f32 → f16 in
 // whole output words (word_share), where the model's stochastic rounding
 // splits single elements; its draw order is the only thing that depends on
-// it, and stochastic results are never bit-comparable with silicon anyway. f32 → f16 rounds to nearest even.
-// Not here yet: stochastic rounding, which on the device is ESR set in
-// $FP_ICTL around the loop with the hardware's generator deciding (never
-// bit-comparable with the model's stream). f16 → f32 is exact.
+// it, and stochastic results are never bit-comparable with silicon anyway. f32 → f16 rounds to
+// nearest even. Not here yet: stochastic rounding, which on the device is ESR set in $FP_ICTL
+// around the loop with the hardware's generator deciding (never bit-comparable with the model's
+// stream). f16 → f32 is exact.
 #include "kernels/device/device_abi.hpp"
 #include "kernels/device/device_float.hpp"
 

@@ -135,7 +135,8 @@ class TileMemory {
   static std::string hex(std::uint32_t value) {
     static constexpr char kDigits[] = "0123456789abcdef";
     std::string text(8, '0');
-    for (int i = 7; i >= 0; --i, value >>= 4) text[static_cast<std::size_t>(i)] = kDigits[value & 15];
+    for (int i = 7; i >= 0; --i, value >>= 4)
+      text[static_cast<std::size_t>(i)] = kDigits[value & 15];
     return text;
   }
 
@@ -185,8 +186,8 @@ inline Share word_share(std::uint32_t n, std::uint32_t per_word, unsigned worker
 #define TESSERA_DEVICE_STRINGIFY_(x) #x
 #define TESSERA_DEVICE_STRINGIFY(x) TESSERA_DEVICE_STRINGIFY_(x)
 #define TESSERA_DEVICE_KERNEL(symbol, body)                                                 \
-  extern "C" __attribute__((target("worker"))) __attribute__((colossus_vertex)) bool       \
-      symbol##_worker() {                                                                   \
+  extern "C" __attribute__((target("worker")))                                              \
+  __attribute__((colossus_vertex)) bool symbol##_worker() {                                 \
     const auto* frame = static_cast<const std::uint32_t*>(__builtin_ipu_get_vertex_base()); \
     ::tessera::device::Registers registers;                                                 \
     for (unsigned i = 0; i < 8; ++i) registers.m[2 + i] = frame[i];                         \
@@ -218,15 +219,14 @@ inline Share word_share(std::uint32_t n, std::uint32_t per_word, unsigned worker
 #else
 // The body sees only $m2…$m9, as the device's frame carries only those: any
 // other register reads 0 here (and garbage on silicon).
-#define TESSERA_DEVICE_KERNEL(symbol, body)                                                  \
-  namespace tessera::device::entry {                                                         \
-  void symbol(const ::tessera::device::Registers& call,                                      \
-              ::tessera::device::TileMemory& memory) {                                       \
-    ::tessera::device::Registers registers;                                                  \
-    for (unsigned i = 2; i <= 9; ++i) registers.m[i] = call.m[i];                            \
-    for (unsigned worker = 0; worker < ::tessera::device::kWorkers; ++worker) {              \
-      body(registers, memory, worker);                                                       \
-    }                                                                                        \
-  }                                                                                          \
+#define TESSERA_DEVICE_KERNEL(symbol, body)                                                      \
+  namespace tessera::device::entry {                                                             \
+  void symbol(const ::tessera::device::Registers& call, ::tessera::device::TileMemory& memory) { \
+    ::tessera::device::Registers registers;                                                      \
+    for (unsigned i = 2; i <= 9; ++i) registers.m[i] = call.m[i];                                \
+    for (unsigned worker = 0; worker < ::tessera::device::kWorkers; ++worker) {                  \
+      body(registers, memory, worker);                                                           \
+    }                                                                                            \
+  }                                                                                              \
   }
 #endif

@@ -28,7 +28,7 @@ inline float exact_power_of_two(int k) {
 inline float exp_f32(float x) {
   if (x != x) return x;
   if (x > 88.7228394f) return f32_from_bits(0x7F800000u);  // past ln FLT_MAX
-  if (x < -103.972084f) return 0.0f;                        // below half the least subnormal
+  if (x < -103.972084f) return 0.0f;                       // below half the least subnormal
   constexpr float kInvLn2 = 1.4426950216e+00f;
   constexpr float kLn2Hi = 6.9314575195e-01f;  // 0x3F317200: k·hi is exact for |k| < 2^8
   constexpr float kLn2Lo = 1.4286067653e-06f;  // 0x35BFBE8E
@@ -66,7 +66,7 @@ inline float sinh_small(float h) {
 // cosh(h) for 0 ≤ h ≤ 0.625 by its even series (to h^14).
 inline float cosh_small(float h) {
   const float h2 = h * h;
-  float c = 1.0f / 87178291200.0f;  // 1/14!
+  float c = 1.0f / 87178291200.0f;   // 1/14!
   c = c * h2 + 1.0f / 479001600.0f;  // 1/12!
   c = c * h2 + 1.0f / 3628800.0f;    // 1/10!
   c = c * h2 + 1.0f / 40320.0f;

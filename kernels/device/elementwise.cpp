@@ -6,7 +6,8 @@
 //     $m2 out, $m3 a (rows × cols), $m4 b (cols), $m5 rows, $m6 cols.
 // Elements are split over the workers balanced contiguous in whole words
 // (word_share: pairs of f16), so no two workers store into one word; a worker
-// reads element i before writing it, so out may alias a or b exactly. Zero work asks for no memory. Behind __IPU__: f16v2 and f32v2
+// reads element i before writing it, so out may alias a or b exactly. Zero
+// work asks for no memory. Behind __IPU__: f16v2 and f32v2
 // arithmetic on aligned word pairs, NaN lanes made canonical.
 #include "kernels/device/device_abi.hpp"
 #include "kernels/device/device_float.hpp"

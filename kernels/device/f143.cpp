@@ -50,22 +50,22 @@ std::uint8_t encode(std::uint16_t h, int scale) {
   const std::uint32_t exponent = (std::uint32_t{h} >> 10) & 0x1Fu;
   const std::uint32_t fraction = std::uint32_t{h} & 0x3FFu;
   const std::uint32_t sign = (h & 0x8000u) != 0 ? 0x80u : 0x00u;
-  if (exponent == 0x1F) return fraction != 0 ? kF143Nan : static_cast<std::uint8_t>(sign | kF143MaxFinite);
+  if (exponent == 0x1F)
+    return fraction != 0 ? kF143Nan : static_cast<std::uint8_t>(sign | kF143MaxFinite);
   // y = M·2^E exactly.
   const std::uint32_t m = exponent == 0 ? fraction : (fraction | 0x400u);
   if (m == 0) return 0x00;
   const int e_field = exponent == 0 ? 1 : static_cast<int>(exponent);
   const int big_e = e_field - 25 - scale;
-  const int e = big_e + bit_length(m) - 1;  // ⌊log2 y⌋
+  const int e = big_e + bit_length(m) - 1;                             // ⌊log2 y⌋
   if (e > 7) return static_cast<std::uint8_t>(sign | kF143MaxFinite);  // ≥ 256 > 240
   const int unit = e - 3 > -10 ? e - 3 : -10;
   const std::uint32_t q = scale_round(m, big_e - unit);  // y in units of 2^unit
-  if (q == 0) return 0x00;  // +0 whatever the sign: never the NaN code
+  if (q == 0) return 0x00;                               // +0 whatever the sign: never the NaN code
   // Below 2^−6 the code is the count of 2^−10 units (0x08 = 2^−7 is also
   // the first normal); above, exponent field (e + 8) and q − 8 eighths,
   // where q = 16 carries into the next exponent by the addition itself.
-  const std::uint32_t code =
-      unit == -10 ? q : (static_cast<std::uint32_t>(e + 8) << 3) + q - 8;
+  const std::uint32_t code = unit == -10 ? q : (static_cast<std::uint32_t>(e + 8) << 3) + q - 8;
   return static_cast<std::uint8_t>(sign | (code > kF143MaxFinite ? kF143MaxFinite : code));
 }
 
@@ -77,7 +77,8 @@ std::uint16_t expand(std::uint8_t code, int scale) {
   // value = q·2^k, q ≤ 15, k in [−45, 35]: exact in f32.
   const std::uint32_t q = e == 0 ? m : 8 + m;
   const int k = (e == 0 ? -10 : static_cast<int>(e) - 11) + scale;
-  const float value = static_cast<float>(q) * f32_from_bits(static_cast<std::uint32_t>(127 + k) << 23);
+  const float value =
+      static_cast<float>(q) * f32_from_bits(static_cast<std::uint32_t>(127 + k) << 23);
   const std::uint16_t magnitude = narrow_f32(f32_bits(value));
   return static_cast<std::uint16_t>(magnitude | ((code & 0x80u) != 0 ? 0x8000u : 0u));
 }
@@ -115,15 +116,15 @@ void quantize_shard(const Registers& r, TileMemory& memory, unsigned worker) {
   const std::uint32_t a32_panels = (columns + 31) / 32;
   for (std::uint32_t row = mine.first; row < mine.first + mine.count; ++row) {
     for (std::uint32_t k = 0; k < 32 * a32_panels; k += 16) {
-      const auto codes = memory.array<std::uint8_t>(
-          r[2] + (k / 32) * rows * 32 + row * 32 + k % 32, 16);
+      const auto codes =
+          memory.array<std::uint8_t>(r[2] + (k / 32) * rows * 32 + row * 32 + k % 32, 16);
       const std::uint32_t valid = k < columns ? (columns - k < 16 ? columns - k : 16) : 0;
       if (valid == 0) {
         for (std::uint32_t n = 0; n < 16; ++n) codes[n] = 0;
         continue;
       }
-      const auto source = memory.array<const std::uint16_t>(
-          r[3] + 2 * ((k / 16) * rows * 16 + row * 16), 16);
+      const auto source =
+          memory.array<const std::uint16_t>(r[3] + 2 * ((k / 16) * rows * 16 + row * 16), 16);
       for (std::uint32_t n = 0; n < 16; ++n) codes[n] = n < valid ? encode(source[n], scale) : 0;
     }
   }

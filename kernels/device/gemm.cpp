@@ -94,8 +94,10 @@ void gemm(const Registers& r, TileMemory& memory, unsigned worker) {
       float acc = kInit ? 0.0f : F::partial(c[at]);
       for (std::uint32_t p = 0; p < passes; ++p) {
         for (std::uint32_t k = p * F::kPass; k < (p + 1) * F::kPass; ++k) {
-          const float x = F::left(a[static_cast<std::uint32_t>(amp::left_offset(row, k, rows, F::kPass))], 0);
-          const float y = F::weight(b[static_cast<std::uint32_t>(amp::weight_offset(k, n, inner, F::kPass))], iscl);
+          const float x =
+              F::left(a[static_cast<std::uint32_t>(amp::left_offset(row, k, rows, F::kPass))], 0);
+          const float y = F::weight(
+              b[static_cast<std::uint32_t>(amp::weight_offset(k, n, inner, F::kPass))], iscl);
           const float product = x * y;  // f32: rounded; f16, F143: exact
           acc = acc + product;
         }
@@ -116,10 +118,12 @@ void gemm(const Registers& r, TileMemory& memory, unsigned worker) {
 }  // namespace
 }  // namespace tessera::device
 
-TESSERA_DEVICE_KERNEL(tessera_gemm_f32_init, (::tessera::device::gemm<::tessera::device::F32Family, true>))
+TESSERA_DEVICE_KERNEL(tessera_gemm_f32_init,
+                      (::tessera::device::gemm<::tessera::device::F32Family, true>))
 TESSERA_DEVICE_KERNEL(tessera_gemm_f32_accumulate,
                       (::tessera::device::gemm<::tessera::device::F32Family, false>))
-TESSERA_DEVICE_KERNEL(tessera_gemm_f16_init, (::tessera::device::gemm<::tessera::device::F16Family, true>))
+TESSERA_DEVICE_KERNEL(tessera_gemm_f16_init,
+                      (::tessera::device::gemm<::tessera::device::F16Family, true>))
 TESSERA_DEVICE_KERNEL(tessera_gemm_f16_accumulate,
                       (::tessera::device::gemm<::tessera::device::F16Family, false>))
 // The expanded family is the f16 arithmetic on weights an expand wrote; only
@@ -128,6 +132,7 @@ TESSERA_DEVICE_KERNEL(tessera_gemm_f16_expanded_f143_init,
                       (::tessera::device::gemm<::tessera::device::F16Family, true>))
 TESSERA_DEVICE_KERNEL(tessera_gemm_f16_expanded_f143_accumulate,
                       (::tessera::device::gemm<::tessera::device::F16Family, false>))
-TESSERA_DEVICE_KERNEL(tessera_gemm_f143_init, (::tessera::device::gemm<::tessera::device::F143Family, true>))
+TESSERA_DEVICE_KERNEL(tessera_gemm_f143_init,
+                      (::tessera::device::gemm<::tessera::device::F143Family, true>))
 TESSERA_DEVICE_KERNEL(tessera_gemm_f143_accumulate,
                       (::tessera::device::gemm<::tessera::device::F143Family, false>))

@@ -47,7 +47,8 @@ void add_bias(const Registers& r, TileMemory& memory, unsigned worker) {
     const auto out = memory.array<Bits>(r[2] + at, mine.count * kPanel);
     for (std::uint32_t i = 0; i < mine.count * kPanel; ++i) {
       const unsigned c = i % kPanel;  // physical column: its bias is bias[16j + c]
-      out[i] = kPanel * j + amp::logical_column(c) < columns ? E::add(in[i], bias[kPanel * j + c]) : 0;
+      out[i] =
+          kPanel * j + amp::logical_column(c) < columns ? E::add(in[i], bias[kPanel * j + c]) : 0;
     }
   }
 }
@@ -64,7 +65,8 @@ void move_rows(const Registers& r, TileMemory& memory, const Move& move, unsigne
   const std::uint32_t panels = (move.columns + kPanel - 1) / kPanel;
   for (std::uint32_t j = 0; j < panels; ++j) {
     const auto from = memory.array<const std::uint16_t>(
-        r[3] + 2 * kPanel * (j * move.source_rows + move.source_start + mine.first), mine.count * kPanel);
+        r[3] + 2 * kPanel * (j * move.source_rows + move.source_start + mine.first),
+        mine.count * kPanel);
     const auto to = memory.array<std::uint16_t>(
         r[2] + 2 * kPanel * (j * move.destination_rows + move.destination_start + mine.first),
         mine.count * kPanel);

@@ -24,7 +24,8 @@ enum class Layout { kLeft, kTransposedRight, kBlockMajor, kOutput };
 
 struct Shape {
   std::uint32_t rows, columns, padded_rows, padded_columns, row_block;
-  explicit Shape(const Registers& r) : rows(r[4]), columns(r[5]), padded_rows(r[6]), padded_columns(r[7]), row_block(r[8]) {}
+  explicit Shape(const Registers& r)
+      : rows(r[4]), columns(r[5]), padded_rows(r[6]), padded_columns(r[7]), row_block(r[8]) {}
 };
 
 // The block element of matrix element (r, c) (amp_layout.hpp's functions,
@@ -81,7 +82,8 @@ void unpack(const Registers& r, TileMemory& memory, unsigned worker) {
   if (mine.count == 0) return;
   const auto block = memory.array<const std::uint16_t>(r[3], s.padded_rows * s.padded_columns);
   const auto matrix = memory.array<std::uint16_t>(r[2] + 2 * mine.first, mine.count);
-  for (std::uint32_t i = 0, row = mine.first / s.columns, c = mine.first % s.columns; i < mine.count; ++i) {
+  for (std::uint32_t i = 0, row = mine.first / s.columns, c = mine.first % s.columns;
+       i < mine.count; ++i) {
     matrix[i] = block[offset<L>(s, row, c)];
     if (++c == s.columns) {
       c = 0;

@@ -39,12 +39,14 @@ void sum(const Registers& r, TileMemory& memory, unsigned worker) {
   std::uint32_t accumulator[kBlock];
   for (std::uint32_t first = 0; first < share.count; first += kBlock) {
     const std::uint32_t n = share.count - first < kBlock ? share.count - first : kBlock;
-    const auto in0 = memory.array<const Bits>(r[3] + offset + first * std::uint32_t{sizeof(Bits)}, n);
+    const auto in0 =
+        memory.array<const Bits>(r[3] + offset + first * std::uint32_t{sizeof(Bits)}, n);
     for (std::uint32_t i = 0; i < n; ++i) accumulator[i] = E::widen(in0[i]);
     for (std::uint32_t k = 1; k < partials; ++k) {
       const auto in = memory.array<const Bits>(
           r[3] + k * r[6] + offset + first * std::uint32_t{sizeof(Bits)}, n);
-      for (std::uint32_t i = 0; i < n; ++i) accumulator[i] = add_f32(accumulator[i], E::widen(in[i]));
+      for (std::uint32_t i = 0; i < n; ++i)
+        accumulator[i] = add_f32(accumulator[i], E::widen(in[i]));
     }
     for (std::uint32_t i = 0; i < n; ++i) out[first + i] = E::narrow(accumulator[i]);
   }

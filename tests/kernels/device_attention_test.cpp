@@ -39,8 +39,10 @@ TEST(DeviceKernels, AttentionPacks) {
   const std::vector<PackShape> query = {{1, 13, 0, 0, 1, 72, 0},  {6, 13, 7, 0, 6, 72, 1},
                                         {9, 13, 4, 2, 7, 64, 1},  {12, 13, 1, 0, 12, 72, 0},
                                         {13, 13, 0, 0, 13, 8, 3}, {13, 13, 0, 5, 0, 72, 1}};
-  const std::vector<PackShape> key = {{1, 13, 12, 0, 1, 72, 1},  {16, 13, 0, 3, 13, 72, 0},
-                                      {91, 13, 0, 78, 13, 64, 1}, {92, 13, 5, 87, 5, 72, 1},
+  const std::vector<PackShape> key = {{1, 13, 12, 0, 1, 72, 1},
+                                      {16, 13, 0, 3, 13, 72, 0},
+                                      {91, 13, 0, 78, 13, 64, 1},
+                                      {92, 13, 5, 87, 5, 72, 1},
                                       {92, 92, 0, 0, 92, 72, 0}};
   for (auto [kernel, shapes, is_query] :
        {std::tuple{std::string_view("tessera_attention_pack_query_f16"), query, true},
@@ -48,25 +50,32 @@ TEST(DeviceKernels, AttentionPacks) {
         std::tuple{std::string_view("tessera_attention_pack_value_f16"), key, false}}) {
     for (const PackShape& s : shapes) {
       const std::uint32_t hidden = 2 * s.d + 16, w = round16(hidden);
-      const std::uint32_t padded_rows = is_query ? std::max(s.block_rows, 12u) : round16(s.block_rows);
+      const std::uint32_t padded_rows =
+          is_query ? std::max(s.block_rows, 12u) : round16(s.block_rows);
       const std::uint32_t padded_head = round16(s.d);
       SCOPED_TRACE(fmt::format("{}: block rows {}, shard rows {}, rows {}→{} ×{}, d {}, head {}",
                                kernel, s.block_rows, s.shard_rows, s.source_start,
                                s.destination_start, s.copy, s.d, s.head));
-      expect_device_matches_model(KernelCase{
-          kernel,
-          {input(2, "block", 2, p.bytes(2 * padded_rows * padded_head)),
-           input(3, "shard", 2, f16_block(p, s.shard_rows * w, 4.0f, true))},
-          {{4, s.shard_rows}, {5, s.head * s.d}, {6, s.source_start | s.destination_start << 16},
-           {7, s.copy}, {8, s.block_rows}, {9, s.d}}});
+      expect_device_matches_model(
+          KernelCase{kernel,
+                     {input(2, "block", 2, p.bytes(2 * padded_rows * padded_head)),
+                      input(3, "shard", 2, f16_block(p, s.shard_rows * w, 4.0f, true))},
+                     {{4, s.shard_rows},
+                      {5, s.head * s.d},
+                      {6, s.source_start | s.destination_start << 16},
+                      {7, s.copy},
+                      {8, s.block_rows},
+                      {9, s.d}}});
     }
   }
 }
 
 TEST(DeviceKernels, AttentionUnpack) {
   Patterns p(101);
-  for (const PackShape& s : std::vector<PackShape>{{0, 13, 0, 0, 13, 72, 1}, {0, 13, 0, 5, 8, 72, 0},
-                                                   {0, 61, 3, 0, 9, 64, 2}, {0, 7, 0, 0, 0, 72, 1},
+  for (const PackShape& s : std::vector<PackShape>{{0, 13, 0, 0, 13, 72, 1},
+                                                   {0, 13, 0, 5, 8, 72, 0},
+                                                   {0, 61, 3, 0, 9, 64, 2},
+                                                   {0, 7, 0, 0, 0, 72, 1},
                                                    {0, 12, 11, 11, 1, 8, 5}}) {
     const std::uint32_t hidden = (s.head + 1) * s.d + 16, w = round16(hidden);
     SCOPED_TRACE(fmt::format("shard rows {}, rows {}→{} ×{}, d {}, head {}", s.shard_rows,
@@ -75,17 +84,21 @@ TEST(DeviceKernels, AttentionUnpack) {
         "tessera_attention_unpack_head_f16",
         {input(2, "shard", 2, p.bytes(2 * s.shard_rows * w)),
          input(3, "head output", 2, f16_block(p, (s.source_start + s.copy) * s.d, 4.0f, true))},
-        {{4, s.shard_rows}, {5, s.head * s.d}, {6, s.source_start | s.destination_start << 16},
-         {7, s.copy}, {8, s.d}}});
+        {{4, s.shard_rows},
+         {5, s.head * s.d},
+         {6, s.source_start | s.destination_start << 16},
+         {7, s.copy},
+         {8, s.d}}});
   }
 }
 
 TEST(DeviceKernels, AttentionF32ToF16) {
   Patterns p(102);
   for (std::uint32_t n : {0u, 1u, 2u, 5u, 12u, 13u, 1001u, 9 * 72u}) {
-    expect_device_matches_model(KernelCase{
-        "tessera_attention_f32_to_f16",
-        {input(2, "out", 2, p.bytes(2 * n)), input(3, "in", 4, p.f32s(n))}, {{4, n}}});
+    expect_device_matches_model(
+        KernelCase{"tessera_attention_f32_to_f16",
+                   {input(2, "out", 2, p.bytes(2 * n)), input(3, "in", 4, p.f32s(n))},
+                   {{4, n}}});
   }
 }
 
@@ -110,14 +123,16 @@ void softmax_case(Patterns& p, std::uint32_t rows, std::uint32_t keys, bool spec
   const std::uint32_t weights_bytes = 2 * rows * columns + 8 * rows;
   const std::vector<Buffer> buffers = {
       Buffer{"block weights", kBufferBase, weights_bytes, p.bytes(weights_bytes)},
-      Buffer{"scores", kBufferBase + 0x10000, 2 * rows * columns, f16_block(p, rows * columns, 30.0f, specials)}};
+      Buffer{"scores", kBufferBase + 0x10000, 2 * rows * columns,
+             f16_block(p, rows * columns, 30.0f, specials)}};
   Registers r{};
   r[2] = kBufferBase;
   r[3] = kBufferBase + 0x10000;
   r[4] = rows;
   r[5] = keys;
   r[6] = kScale;
-  SCOPED_TRACE(fmt::format("softmax: {} rows, {} keys{}", rows, keys, specials ? ", specials" : ""));
+  SCOPED_TRACE(
+      fmt::format("softmax: {} rows, {} keys{}", rows, keys, specials ? ", specials" : ""));
   KernelRun model("tessera_attention_softmax_f16", r, buffers);
   ASSERT_TRUE(model.halted()) << model.fault_text();
   const DeviceResult device = run_device("tessera_attention_softmax_f16", r, buffers);
@@ -132,7 +147,8 @@ void softmax_case(Patterns& p, std::uint32_t rows, std::uint32_t keys, bool spec
     const bool same_sign = (a & 0x8000) == (b & 0x8000);
     const bool close = a == b || (same_sign && (a & 0x7FFF) < 0x7C00 && (b & 0x7FFF) < 0x7C00 &&
                                   std::abs(int{a} - int{b}) <= 1);
-    if (!close && ++failures <= 5) ADD_FAILURE() << fmt::format("P[{}]: model 0x{:04x}, device 0x{:04x}", i, a, b);
+    if (!close && ++failures <= 5)
+      ADD_FAILURE() << fmt::format("P[{}]: model 0x{:04x}, device 0x{:04x}", i, a, b);
   }
   for (std::uint32_t row = 0; row < rows; ++row) {
     const std::size_t state = 2 * std::size_t{rows} * columns;
@@ -141,7 +157,8 @@ void softmax_case(Patterns& p, std::uint32_t rows, std::uint32_t keys, bool spec
     if (std::isnan(lm) || std::isnan(ld)) {
       EXPECT_EQ(std::memcmp(&m[state + 4 * (rows + row)], &d[state + 4 * (rows + row)], 4), 0);
     } else {
-      EXPECT_LE(std::fabs(double{lm} - double{ld}), (0x1p-10 + keys * 0x1p-23) * std::fabs(double{lm}))
+      EXPECT_LE(std::fabs(double{lm} - double{ld}),
+                (0x1p-10 + keys * 0x1p-23) * std::fabs(double{lm}))
           << "sum of row " << row;
     }
   }
@@ -180,13 +197,16 @@ void merge_case(Patterns& p, std::string_view stage, std::uint32_t rows, std::ui
   }
   if (specials && rows > 0) {
     accumulator[0] = std::numeric_limits<float>::quiet_NaN();
-    accumulator[std::size_t{rows} * d] = std::numeric_limits<float>::infinity();  // a running max of +Inf
+    accumulator[std::size_t{rows} * d] =
+        std::numeric_limits<float>::infinity();  // a running max of +Inf
   }
   const std::vector<Buffer> buffers = {
-      Buffer{"accumulator", kBufferBase, static_cast<std::uint32_t>(4 * accumulator.size()), bytes_of(accumulator)},
+      Buffer{"accumulator", kBufferBase, static_cast<std::uint32_t>(4 * accumulator.size()),
+             bytes_of(accumulator)},
       Buffer{"block values", kBufferBase + 0x10000, 2 * rows * padded_head,
              f16_block(p, rows * padded_head, 4.0f, specials)},
-      Buffer{"block weights", kBufferBase + 0x18000, static_cast<std::uint32_t>(weights.size()), weights}};
+      Buffer{"block weights", kBufferBase + 0x18000, static_cast<std::uint32_t>(weights.size()),
+             weights}};
   Registers r{};
   r[2] = kBufferBase;
   r[3] = kBufferBase + 0x10000;
@@ -194,7 +214,8 @@ void merge_case(Patterns& p, std::string_view stage, std::uint32_t rows, std::ui
   r[5] = rows;
   r[6] = keys;
   r[7] = d;
-  SCOPED_TRACE(fmt::format("{}: {} rows, {} keys, d {}{}", kernel, rows, keys, d, specials ? ", specials" : ""));
+  SCOPED_TRACE(fmt::format("{}: {} rows, {} keys, d {}{}", kernel, rows, keys, d,
+                           specials ? ", specials" : ""));
   if (stage == "initial" || stage == "single") {
     expect_device_matches_model(kernel, r, buffers);
     return;
@@ -224,7 +245,8 @@ void merge_case(Patterns& p, std::string_view stage, std::uint32_t rows, std::ui
       if (std::memcmp(&mb[4 * index], &db[4 * index], 4) == 0) return;
       const bool close = std::isfinite(a) && std::isfinite(b) &&
                          std::fabs(double{a} - double{b}) <= 0x1p-20 * magnitude + 0x1p-140;
-      if (!close && ++failures <= 5) ADD_FAILURE() << fmt::format("element {}: model {}, device {}", index, a, b);
+      if (!close && ++failures <= 5)
+        ADD_FAILURE() << fmt::format("element {}: model {}, device {}", index, a, b);
     };
     // |V| ≤ 4 (f16_block's finite values), or any f16 with specials.
     const double largest_value = specials ? 65504.0 : 4.0;
@@ -232,7 +254,9 @@ void merge_case(Patterns& p, std::string_view stage, std::uint32_t rows, std::ui
       const double o = std::fabs(double{accumulator[std::size_t{row} * d + c]});
       check(std::size_t{row} * d + c, (o * alpha + largest_value * beta) * final_scale);
     }
-    EXPECT_EQ(std::memcmp(&mb[4 * (std::size_t{rows} * d + row)], &db[4 * (std::size_t{rows} * d + row)], 4), 0)
+    EXPECT_EQ(std::memcmp(&mb[4 * (std::size_t{rows} * d + row)],
+                          &db[4 * (std::size_t{rows} * d + row)], 4),
+              0)
         << "running max of row " << row;
     check(std::size_t{rows} * d + rows + row, l_new);
   }

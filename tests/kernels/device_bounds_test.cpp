@@ -40,7 +40,9 @@ double f16_value(std::uint32_t h) {
   if (e == 0x1F) return m != 0 ? kNan : sign * kInf;
   return sign * (e == 0 ? std::ldexp(m, -24) : std::ldexp(m | 0x400, static_cast<int>(e) - 25));
 }
-double value_of(std::uint32_t bits, unsigned s) { return s == 4 ? f32_value(bits) : f16_value(bits); }
+double value_of(std::uint32_t bits, unsigned s) {
+  return s == 4 ? f32_value(bits) : f16_value(bits);
+}
 
 std::uint32_t element(const std::vector<std::uint8_t>& bytes, std::size_t i, unsigned s) {
   std::uint32_t v = 0;
@@ -93,7 +95,8 @@ TEST(DeviceKernels, TanhWithinTheAssumedAccuracy) {
     if (exact != 0) worst = std::max(worst, relative_error(tessera::device::tanh_f32(x), exact));
   }
   for (float x = 1e-30f; x < 1.0f; x *= 1.37f) {
-    worst = std::max(worst, relative_error(tessera::device::tanh_f32(x), std::tanh(static_cast<double>(x))));
+    worst = std::max(
+        worst, relative_error(tessera::device::tanh_f32(x), std::tanh(static_cast<double>(x))));
   }
   EXPECT_LE(worst, 0x1p-22);
   EXPECT_TRUE(std::signbit(tessera::device::tanh_f32(-0.0f)));
@@ -112,7 +115,8 @@ void softmax_case(std::string_view kernel, unsigned s, std::uint32_t rows, std::
                                      s == 4 ? 0x7FC00001u : 0x7E01u};
       v = kinds[p.below(3)];
     }
-    in.insert(in.end(), reinterpret_cast<std::uint8_t*>(&v), reinterpret_cast<std::uint8_t*>(&v) + s);
+    in.insert(in.end(), reinterpret_cast<std::uint8_t*>(&v),
+              reinterpret_cast<std::uint8_t*>(&v) + s);
   }
   // The exact result and its bound, row by row. −Inf scores have weight 0
   // exactly and the rest is the softmax of the finite ones; a row with a NaN
@@ -124,9 +128,12 @@ void softmax_case(std::string_view kernel, unsigned s, std::uint32_t rows, std::
     bool defined = true;
     for (std::uint32_t c = 0; c < columns; ++c) {
       const double v = value_of(element(in, r * columns + c, s), s);
-      if (std::isfinite(v)) x.push_back(v);
-      else if (v == -kInf) continue;
-      else defined = false;
+      if (std::isfinite(v))
+        x.push_back(v);
+      else if (v == -kInf)
+        continue;
+      else
+        defined = false;
     }
     defined = defined && !x.empty();
     out.resize(x.size());
@@ -172,12 +179,13 @@ TEST(DeviceKernels, SoftmaxRows) {
       in.insert(in.end(), reinterpret_cast<const std::uint8_t*>(&v),
                 reinterpret_cast<const std::uint8_t*>(&v) + s);
     }
-    const KernelCase c{kernel, {input(3, "source", s, in), alias(2, "softmax", s, 3)},
-                       {{4, rows}, {5, columns}}};
+    const KernelCase c{
+        kernel, {input(3, "source", s, in), alias(2, "softmax", s, 3)}, {{4, rows}, {5, columns}}};
     std::vector<double> exact(rows * columns), bound(rows * columns);
     for (std::uint32_t r = 0; r < rows; ++r) {
       std::vector<double> x(columns), out(columns);
-      for (std::uint32_t j = 0; j < columns; ++j) x[j] = value_of(element(in, r * columns + j, s), s);
+      for (std::uint32_t j = 0; j < columns; ++j)
+        x[j] = value_of(element(in, r * columns + j, s), s);
       bounds::softmax_error_bounds(s == 4 ? schema::DType::kF32 : schema::DType::kF16, x, {}, out);
       const double m = *std::max_element(x.begin(), x.end());
       double sum = 0;
@@ -201,7 +209,8 @@ TEST(DeviceKernels, LayerNormRowsF32) {
       std::vector<std::uint32_t> x(rows * columns), affine(2 * columns);
       for (auto& v : x) v = p.f32_finite(4.0f);
       for (auto& v : affine) v = p.f32_finite(2.0f);
-      for (std::size_t i = 0; i < x.size(); i += 7) x[i] = p.f32_finite(1000.0f);  // an offset row mean
+      for (std::size_t i = 0; i < x.size(); i += 7)
+        x[i] = p.f32_finite(1000.0f);  // an offset row mean
       const std::uint32_t q30 = 1074;  // ε = 1e−6 (layer_norm.hpp's encoding)
       std::vector<double> exact(x.size()), bound(x.size());
       for (std::uint32_t r = 0; r < rows; ++r) {
@@ -226,8 +235,8 @@ TEST(DeviceKernels, LayerNormRowsF32) {
       SCOPED_TRACE(fmt::format("{} rows × {} columns", rows, columns));
       expect_device_close_to_model(
           KernelCase{"tessera_layer_norm_rows_f32",
-                     {input(2, "normalised", 4, p.bytes(4 * x.size())), input(3, "source", 4, bytes_of(x)),
-                      input(4, "affine", 4, bytes_of(affine))},
+                     {input(2, "normalised", 4, p.bytes(4 * x.size())),
+                      input(3, "source", 4, bytes_of(x)), input(4, "affine", 4, bytes_of(affine))},
                      {{5, rows}, {6, columns}, {7, q30}}},
           2, 4, within(exact, bound, 4));
     }
@@ -248,8 +257,9 @@ std::vector<double> gelu_bounds(const std::vector<std::uint8_t>& in, unsigned s)
   std::vector<double> out(in.size() / s);
   for (std::size_t i = 0; i < out.size(); ++i) {
     const double x = value_of(element(in, i, s), s);
-    out[i] = std::isfinite(x) ? bounds::gelu_error_bound(s == 4 ? schema::DType::kF32 : schema::DType::kF16, x)
-                              : kInf;
+    out[i] = std::isfinite(x)
+                 ? bounds::gelu_error_bound(s == 4 ? schema::DType::kF32 : schema::DType::kF16, x)
+                 : kInf;
   }
   return out;
 }
@@ -262,7 +272,8 @@ TEST(DeviceKernels, GeluF16OnEveryF16) {
   const auto exact = gelu_exact(in, 2);
   const auto bound = gelu_bounds(in, 2);
   expect_device_close_to_model(
-      KernelCase{"tessera_gelu_f16", {input(2, "activation", 2, p.bytes(in.size())), input(3, "source", 2, in)},
+      KernelCase{"tessera_gelu_f16",
+                 {input(2, "activation", 2, p.bytes(in.size())), input(3, "source", 2, in)},
                  {{4, 65536}}},
       2, 2, within(exact, bound, 2));
 }
@@ -271,13 +282,15 @@ TEST(DeviceKernels, GeluF32) {
   Patterns p(63);
   for (std::uint32_t n : {0u, 1u, 5u, 6u, 7u, 13u, 1001u, 40000u}) {
     std::vector<std::uint32_t> x(n);
-    for (std::size_t i = 0; i < n; ++i) x[i] = i % 5 == 0 ? p.f32() : p.f32_finite(i % 3 == 0 ? 50.0f : 4.0f);
+    for (std::size_t i = 0; i < n; ++i)
+      x[i] = i % 5 == 0 ? p.f32() : p.f32_finite(i % 3 == 0 ? 50.0f : 4.0f);
     const auto in = bytes_of(x);
     const auto exact = gelu_exact(in, 4);
     const auto bound = gelu_bounds(in, 4);
     SCOPED_TRACE(fmt::format("{} elements", n));
     expect_device_close_to_model(
-        KernelCase{"tessera_gelu_f32", {input(2, "activation", 4, p.bytes(in.size())), input(3, "source", 4, in)},
+        KernelCase{"tessera_gelu_f32",
+                   {input(2, "activation", 4, p.bytes(in.size())), input(3, "source", 4, in)},
                    {{4, n}}},
         2, 4, within(exact, bound, 4));
   }

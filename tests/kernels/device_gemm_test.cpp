@@ -29,7 +29,8 @@ std::uint32_t gemm_element(Patterns& p, unsigned bytes, bool is_output, double s
 }
 
 void gemm_case(Patterns& p, GemmFamily family, GemmVariant variant, std::uint32_t rows,
-               std::uint32_t inner, std::uint32_t columns, std::int32_t scale, double special_rate) {
+               std::uint32_t inner, std::uint32_t columns, std::int32_t scale,
+               double special_rate) {
   GemmOperands call;
   call.family = family;
   call.variant = variant;
@@ -38,7 +39,8 @@ void gemm_case(Patterns& p, GemmFamily family, GemmVariant variant, std::uint32_
   call.columns = columns;
   call.scale = scale;
   const GemmFormat f = gemm_format(family);
-  for (std::uint32_t i = 0; i < rows * inner; ++i) call.left.push_back(gemm_element(p, f.left_bytes, false, special_rate));
+  for (std::uint32_t i = 0; i < rows * inner; ++i)
+    call.left.push_back(gemm_element(p, f.left_bytes, false, special_rate));
   for (std::uint32_t i = 0; i < inner * columns; ++i)
     call.weights.push_back(gemm_element(p, f.weight_bytes, false, special_rate));
   if (variant == GemmVariant::kAccumulate) {
@@ -55,8 +57,8 @@ void gemm_case(Patterns& p, GemmFamily family, GemmVariant variant, std::uint32_
   expect_device_matches_model(call.kernel(), call.registers(), buffers);
 }
 
-constexpr GemmFamily kFamilies[] = {GemmFamily::kF32, GemmFamily::kF16, GemmFamily::kF16ExpandedF143,
-                                    GemmFamily::kF143};
+constexpr GemmFamily kFamilies[] = {GemmFamily::kF32, GemmFamily::kF16,
+                                    GemmFamily::kF16ExpandedF143, GemmFamily::kF143};
 constexpr GemmVariant kVariants[] = {GemmVariant::kInit, GemmVariant::kAccumulate};
 
 std::vector<std::uint32_t> widths(GemmFamily family) {

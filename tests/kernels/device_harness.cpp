@@ -47,7 +47,8 @@ DeviceResult run_device(std::string_view kernel_name, const Registers& r,
   for (const Buffer& buffer : buffers) {
     EXPECT_EQ(buffer.contents.size(), buffer.size)
         << "buffer " << buffer.name << " needs contents: both sides must start from the same bytes";
-    std::copy(buffer.contents.begin(), buffer.contents.end(), image.begin() + (buffer.address - base));
+    std::copy(buffer.contents.begin(), buffer.contents.end(),
+              image.begin() + (buffer.address - base));
   }
   device::Registers registers;
   std::copy(r.begin(), r.end(), registers.m);
@@ -87,7 +88,8 @@ DeviceResult run_device(const KernelCase& c, std::uint32_t cycle_counter) {
       continue;
     }
     for (std::size_t i = 0; i < buffers.size(); ++i) {
-      if (buffers[i].address == c.address(operand.reg)) result.operands[operand.reg] = result.buffers[i];
+      if (buffers[i].address == c.address(operand.reg))
+        result.operands[operand.reg] = result.buffers[i];
     }
   }
   return result;
@@ -101,8 +103,8 @@ struct Approximate {
   const CloseEnough* close;
 };
 
-void compare(std::string_view kernel, const Registers& registers, const std::vector<Buffer>& buffers,
-             const Approximate* approximate) {
+void compare(std::string_view kernel, const Registers& registers,
+             const std::vector<Buffer>& buffers, const Approximate* approximate) {
   SCOPED_TRACE(std::string(kernel));
   const KernelSpec* spec = KernelRegistry::standard().find(kernel);
   ASSERT_NE(spec, nullptr) << kernel << " is not in the registry";
@@ -113,8 +115,9 @@ void compare(std::string_view kernel, const Registers& registers, const std::vec
   const DeviceResult device = run_device(kernel, registers, buffers);
   ASSERT_EQ(device.fault, "") << "the device source faulted";
   ASSERT_EQ(device.buffers.size(), buffers.size());
-  EXPECT_TRUE(device.stray_writes.empty()) << "the device source wrote outside its operands, at "
-                                           << fmt::format("{}", fmt::join(device.stray_writes, ", "));
+  EXPECT_TRUE(device.stray_writes.empty())
+      << "the device source wrote outside its operands, at "
+      << fmt::format("{}", fmt::join(device.stray_writes, ", "));
   for (std::size_t b = 0; b < buffers.size(); ++b) {
     const auto model_bytes = model.read(buffers[b].address, buffers[b].size);
     const auto& device_bytes = device.buffers[b];
@@ -126,15 +129,16 @@ void compare(std::string_view kernel, const Registers& registers, const std::vec
         std::memcpy(&m, &model_bytes[i], element_bytes);
         std::memcpy(&d, &device_bytes[i], element_bytes);
         if (!(*approximate->close)(m, d, i / element_bytes) && ++failures <= 5) {
-          ADD_FAILURE() << fmt::format("{} element {}: model 0x{:x}, device 0x{:x}", buffers[b].name,
-                                       i / element_bytes, m, d);
+          ADD_FAILURE() << fmt::format("{} element {}: model 0x{:x}, device 0x{:x}",
+                                       buffers[b].name, i / element_bytes, m, d);
         }
       }
       EXPECT_EQ(failures, 0u) << buffers[b].name << " elements outside the bound";
       continue;
     }
     if (model_bytes == device_bytes) continue;
-    const auto mismatch = std::mismatch(model_bytes.begin(), model_bytes.end(), device_bytes.begin());
+    const auto mismatch =
+        std::mismatch(model_bytes.begin(), model_bytes.end(), device_bytes.begin());
     const auto at = static_cast<std::size_t>(mismatch.first - model_bytes.begin());
     ADD_FAILURE() << fmt::format("{} differs first at byte {}: model 0x{:02x}, device 0x{:02x}",
                                  buffers[b].name, at, model_bytes[at], device_bytes[at]);
@@ -178,10 +182,9 @@ std::uint32_t Patterns::below(std::uint32_t n) {
 
 std::uint32_t Patterns::f32() {
   static constexpr std::uint32_t kSpecial[] = {
-      0x00000000u, 0x80000000u, 0x00000001u, 0x807FFFFFu, 0x00800000u, 0x3F800000u,
-      0x7F7FFFFFu, 0xFF7FFFFFu, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFC00001u,
-      0x7F800001u, 0x7F802000u, 0x477FEFFFu, 0x477FF000u, 0x33000000u, 0x33000001u,
-      0x387FE000u, 0x387FF000u};
+      0x00000000u, 0x80000000u, 0x00000001u, 0x807FFFFFu, 0x00800000u, 0x3F800000u, 0x7F7FFFFFu,
+      0xFF7FFFFFu, 0x7F800000u, 0xFF800000u, 0x7FC00000u, 0xFFC00001u, 0x7F800001u, 0x7F802000u,
+      0x477FEFFFu, 0x477FF000u, 0x33000000u, 0x33000001u, 0x387FE000u, 0x387FF000u};
   if (below(4) == 0) return kSpecial[below(std::size(kSpecial))];
   return std::uniform_int_distribution<std::uint32_t>()(engine_);
 }

@@ -46,7 +46,8 @@ void expect_device_matches_model(const KernelCase& c);
 // As above, but the operand `reg` (elements of `element_bytes`) need only
 // agree within `close(model element, device element, index)`; every other
 // operand bit for bit.
-using CloseEnough = std::function<bool(std::uint32_t model, std::uint32_t device, std::size_t index)>;
+using CloseEnough =
+    std::function<bool(std::uint32_t model, std::uint32_t device, std::size_t index)>;
 void expect_device_close_to_model(const KernelCase& c, unsigned reg, unsigned element_bytes,
                                   const CloseEnough& close);
 

@@ -153,8 +153,10 @@ TEST(DeviceKernels, CopyWords) {
         {{4, words}}});
   }
   // Source and destination the same words.
-  expect_device_matches_model(KernelCase{
-      kCopyWords, {input(3, "source", 4, p.bytes(4 * 13)), alias(2, "destination", 4, 3)}, {{4, 13}}});
+  expect_device_matches_model(
+      KernelCase{kCopyWords,
+                 {input(3, "source", 4, p.bytes(4 * 13)), alias(2, "destination", 4, 3)},
+                 {{4, 13}}});
   // The largest copy beside its source in the buffers' 0x60000…0xE8000.
   expect_device_matches_model(KernelCase{
       kCopyWords,
@@ -165,8 +167,9 @@ TEST(DeviceKernels, CopyWords) {
 TEST(DeviceKernels, FillWords) {
   Patterns p(3);
   for (std::uint32_t words : kCounts) {
-    expect_device_matches_model(KernelCase{
-        kFillWords, {input(2, "destination", 4, p.bytes(4 * words))}, {{3, 0xDEADBEEFu}, {4, words}}});
+    expect_device_matches_model(KernelCase{kFillWords,
+                                           {input(2, "destination", 4, p.bytes(4 * words))},
+                                           {{3, 0xDEADBEEFu}, {4, words}}});
   }
 }
 
@@ -187,11 +190,11 @@ void binary_cases(std::string_view kernel, unsigned s, std::uint32_t seed) {
   Patterns p(seed);
   for (std::uint32_t n : kCounts) {
     SCOPED_TRACE(fmt::format("{} elements", n));
-    expect_device_matches_model(KernelCase{kernel,
-                                           {input(2, "out", s, values(p, s, n)),
-                                            input(3, "left", s, values(p, s, n)),
-                                            input(4, "right", s, values(p, s, n))},
-                                           {{5, n}}});
+    expect_device_matches_model(
+        KernelCase{kernel,
+                   {input(2, "out", s, values(p, s, n)), input(3, "left", s, values(p, s, n)),
+                    input(4, "right", s, values(p, s, n))},
+                   {{5, n}}});
   }
   // In place, either side.
   for (unsigned of : {3u, 4u}) {
@@ -203,11 +206,11 @@ void binary_cases(std::string_view kernel, unsigned s, std::uint32_t seed) {
   }
   // The largest that fits beside its two inputs.
   const std::uint32_t largest = 0x80000 / (3 * s) / 64 * 64;
-  expect_device_matches_model(KernelCase{kernel,
-                                         {input(2, "out", s, values(p, s, largest)),
-                                          input(3, "left", s, values(p, s, largest)),
-                                          input(4, "right", s, values(p, s, largest))},
-                                         {{5, largest}}});
+  expect_device_matches_model(KernelCase{
+      kernel,
+      {input(2, "out", s, values(p, s, largest)), input(3, "left", s, values(p, s, largest)),
+       input(4, "right", s, values(p, s, largest))},
+      {{5, largest}}});
 }
 
 TEST(DeviceKernels, AddU32) { binary_cases(kAddU32, 4, 10); }
@@ -223,17 +226,18 @@ TEST(DeviceKernels, F16AddAndMulOnEveryLeftOperand) {
   std::vector<std::uint16_t> left(65536);
   std::iota(left.begin(), left.end(), std::uint16_t{0});
   for (std::string_view kernel : {kAddF16, std::string_view("tessera_mul_f16")}) {
-    expect_device_matches_model(KernelCase{kernel,
-                                           {input(2, "out", 2, p.f16s(65536)),
-                                            input(3, "left", 2, bytes_of(left)),
-                                            input(4, "right", 2, p.f16s(65536))},
-                                           {{5, 65536}}});
+    expect_device_matches_model(
+        KernelCase{kernel,
+                   {input(2, "out", 2, p.f16s(65536)), input(3, "left", 2, bytes_of(left)),
+                    input(4, "right", 2, p.f16s(65536))},
+                   {{5, 65536}}});
   }
 }
 
 TEST(DeviceKernels, AddRowBroadcast) {
   Patterns p(16);
-  for (auto [kernel, s] : {std::pair{kAddRowBroadcastF32, 4u}, std::pair{kAddRowBroadcastF16, 2u}}) {
+  for (auto [kernel, s] :
+       {std::pair{kAddRowBroadcastF32, 4u}, std::pair{kAddRowBroadcastF16, 2u}}) {
     for (std::uint32_t rows : {0u, 1u, 5u, 6u, 7u, 13u}) {
       for (std::uint32_t cols : {1u, 3u, 16u, 77u}) {
         SCOPED_TRACE(fmt::format("{} rows × {} cols", rows, cols));
@@ -245,13 +249,13 @@ TEST(DeviceKernels, AddRowBroadcast) {
       }
     }
     // In place, and rows with zero columns (rows may be huge then).
-    expect_device_matches_model(KernelCase{kernel,
-                                           {input(3, "matrix", s, values(p, s, 7 * 9)),
-                                            input(4, "row", s, values(p, s, 9)),
-                                            alias(2, "sum", s, 3)},
-                                           {{5, 7}, {6, 9}}});
     expect_device_matches_model(
-        KernelCase{kernel, {}, {{2, 0x70000}, {3, 0x71000}, {4, 0x72000}, {5, 0xFFFFFFFFu}, {6, 0}}});
+        KernelCase{kernel,
+                   {input(3, "matrix", s, values(p, s, 7 * 9)), input(4, "row", s, values(p, s, 9)),
+                    alias(2, "sum", s, 3)},
+                   {{5, 7}, {6, 9}}});
+    expect_device_matches_model(KernelCase{
+        kernel, {}, {{2, 0x70000}, {3, 0x71000}, {4, 0x72000}, {5, 0xFFFFFFFFu}, {6, 0}}});
   }
 }
 
@@ -260,10 +264,10 @@ TEST(DeviceKernels, AddRowBroadcast) {
 TEST(DeviceKernels, ConvertF32ToF16) {
   Patterns p(20);
   for (std::uint32_t n : kCounts) {
-    expect_device_matches_model(KernelCase{
-        "tessera_convert_f32_to_f16",
-        {input(2, "converted", 2, p.f16s(n)), input(3, "source", 4, p.f32s(n))},
-        {{4, n}}});
+    expect_device_matches_model(
+        KernelCase{"tessera_convert_f32_to_f16",
+                   {input(2, "converted", 2, p.f16s(n)), input(3, "source", 4, p.f32s(n))},
+                   {{4, n}}});
   }
   // Every rounding case: each f16 value's neighbourhood in f32 — the value,
   // the midpoints to its neighbours and one f32 ulp either side of them —
@@ -273,8 +277,9 @@ TEST(DeviceKernels, ConvertF32ToF16) {
     // f16 h and h+1 as f32 bits, through exact integer scaling.
     auto f32_of = [](std::uint32_t bits) {
       const std::uint32_t e = bits >> 10, m = bits & 0x3FF;
-      const float v = e == 0 ? static_cast<float>(m) * 0x1p-24f
-                             : static_cast<float>(m | 0x400) * std::ldexp(1.0f, static_cast<int>(e) - 25);
+      const float v =
+          e == 0 ? static_cast<float>(m) * 0x1p-24f
+                 : static_cast<float>(m | 0x400) * std::ldexp(1.0f, static_cast<int>(e) - 25);
       std::uint32_t out;
       std::memcpy(&out, &v, 4);
       return out;
@@ -302,15 +307,15 @@ TEST(DeviceKernels, ConvertF16ToF32OnEveryF16) {
   Patterns p(21);
   std::vector<std::uint16_t> every(65536);
   std::iota(every.begin(), every.end(), std::uint16_t{0});
-  expect_device_matches_model(KernelCase{
-      "tessera_convert_f16_to_f32",
-      {input(2, "converted", 4, p.f32s(65536)), input(3, "source", 2, bytes_of(every))},
-      {{4, 65536}}});
+  expect_device_matches_model(
+      KernelCase{"tessera_convert_f16_to_f32",
+                 {input(2, "converted", 4, p.f32s(65536)), input(3, "source", 2, bytes_of(every))},
+                 {{4, 65536}}});
   for (std::uint32_t n : kCounts) {
-    expect_device_matches_model(KernelCase{
-        "tessera_convert_f16_to_f32",
-        {input(2, "converted", 4, p.f32s(n)), input(3, "source", 2, p.f16s(n))},
-        {{4, n}}});
+    expect_device_matches_model(
+        KernelCase{"tessera_convert_f16_to_f32",
+                   {input(2, "converted", 4, p.f32s(n)), input(3, "source", 2, p.f16s(n))},
+                   {{4, n}}});
   }
 }
 
@@ -340,9 +345,10 @@ TEST(DeviceKernels, Sum) {
       partials.insert(partials.end(), reinterpret_cast<std::uint8_t*>(&v),
                       reinterpret_cast<std::uint8_t*>(&v) + s);
     }
-    expect_device_matches_model(KernelCase{
-        kernel, {input(3, "partials", s, partials), alias(2, "sum", s, 3)},
-        {{4, n}, {5, k}, {6, stride}}});
+    expect_device_matches_model(
+        KernelCase{kernel,
+                   {input(3, "partials", s, partials), alias(2, "sum", s, 3)},
+                   {{4, n}, {5, k}, {6, stride}}});
   }
 }
 
@@ -357,7 +363,8 @@ TEST(DeviceKernels, MoveElements) {
       const std::uint32_t out_elements = 2 * n + 3, in_elements = n + 5;
       std::vector<std::uint32_t> destinations(out_elements);
       std::iota(destinations.begin(), destinations.end(), 0u);
-      for (std::uint32_t i = out_elements; i > 1; --i) std::swap(destinations[i - 1], destinations[p.below(i)]);
+      for (std::uint32_t i = out_elements; i > 1; --i)
+        std::swap(destinations[i - 1], destinations[p.below(i)]);
       std::vector<std::uint32_t> table;
       for (std::uint32_t i = 0; i < n; ++i) {
         table.push_back(destinations[i]);
@@ -371,12 +378,12 @@ TEST(DeviceKernels, MoveElements) {
         }
       }
       SCOPED_TRACE(fmt::format("{}: {} pairs", kernel, n));
-      expect_device_matches_model(KernelCase{
-          kernel,
-          {input(2, "destination", s, p.bytes((out_elements * s + 3) / 4 * 4)),
-           input(3, "source", s, p.bytes((in_elements * s + 3) / 4 * 4)),
-           input(4, "table", 4, bytes_of(table))},
-          {{5, n}, {6, out_elements}, {7, in_elements}}});
+      expect_device_matches_model(
+          KernelCase{kernel,
+                     {input(2, "destination", s, p.bytes((out_elements * s + 3) / 4 * 4)),
+                      input(3, "source", s, p.bytes((in_elements * s + 3) / 4 * 4)),
+                      input(4, "table", 4, bytes_of(table))},
+                     {{5, n}, {6, out_elements}, {7, in_elements}}});
     }
   }
 }
@@ -402,16 +409,16 @@ TEST(DeviceKernels, QuantizeF16ToF143EveryInputEveryScale) {
   std::iota(every.begin(), every.end(), std::uint16_t{0});
   for (int scale = -32; scale <= 31; ++scale) {
     SCOPED_TRACE(fmt::format("scale {}", scale));
-    expect_device_matches_model(KernelCase{
-        "tessera_quantize_f16_to_f143",
-        {input(2, "codes", 1, p.bytes(65536)), input(3, "source", 2, bytes_of(every))},
-        {{4, 65536}, {5, static_cast<std::uint32_t>(scale)}}});
+    expect_device_matches_model(
+        KernelCase{"tessera_quantize_f16_to_f143",
+                   {input(2, "codes", 1, p.bytes(65536)), input(3, "source", 2, bytes_of(every))},
+                   {{4, 65536}, {5, static_cast<std::uint32_t>(scale)}}});
   }
   for (std::uint32_t n : {0u, 4u, 8u, 20u, 24u, 28u, 52u}) {
-    expect_device_matches_model(KernelCase{
-        "tessera_quantize_f16_to_f143",
-        {input(2, "codes", 1, p.bytes(n)), input(3, "source", 2, p.f16s(n))},
-        {{4, n}, {5, static_cast<std::uint32_t>(-3)}}});
+    expect_device_matches_model(
+        KernelCase{"tessera_quantize_f16_to_f143",
+                   {input(2, "codes", 1, p.bytes(n)), input(3, "source", 2, p.f16s(n))},
+                   {{4, n}, {5, static_cast<std::uint32_t>(-3)}}});
   }
 }
 
@@ -422,16 +429,16 @@ TEST(DeviceKernels, ExpandF143ToF16EveryCodeEveryScale) {
   for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<std::uint8_t>(i * 7);
   for (int scale = -32; scale <= 31; ++scale) {
     SCOPED_TRACE(fmt::format("scale {}", scale));
-    expect_device_matches_model(KernelCase{
-        "tessera_expand_f143_to_f16",
-        {input(2, "expanded", 2, p.bytes(2 * 4096)), input(3, "codes", 1, codes)},
-        {{4, 4096}, {5, static_cast<std::uint32_t>(scale)}}});
+    expect_device_matches_model(
+        KernelCase{"tessera_expand_f143_to_f16",
+                   {input(2, "expanded", 2, p.bytes(2 * 4096)), input(3, "codes", 1, codes)},
+                   {{4, 4096}, {5, static_cast<std::uint32_t>(scale)}}});
   }
   for (std::uint32_t n : {0u, 4u, 8u, 20u, 24u, 28u}) {
-    expect_device_matches_model(KernelCase{
-        "tessera_expand_f143_to_f16",
-        {input(2, "expanded", 2, p.bytes(2 * n)), input(3, "codes", 1, p.bytes(n))},
-        {{4, n}, {5, 2}}});
+    expect_device_matches_model(
+        KernelCase{"tessera_expand_f143_to_f16",
+                   {input(2, "expanded", 2, p.bytes(2 * n)), input(3, "codes", 1, p.bytes(n))},
+                   {{4, n}, {5, 2}}});
   }
 }
 
@@ -463,17 +470,19 @@ TEST(DeviceKernels, AddBiasC16) {
       for (std::uint32_t columns : {1u, 15u, 16u, 17u, 72u, 100u}) {
         const std::uint32_t w = panel_width(columns);
         SCOPED_TRACE(fmt::format("{}: {} rows × {} columns", kernel, rows, columns));
-        expect_device_matches_model(KernelCase{kernel,
-                                               {input(2, "sum", s, values(p, s, rows * w)),
-                                                input(3, "matrix", s, values(p, s, rows * w)),
-                                                input(4, "bias", s, values(p, s, rows == 0 ? 0 : w))},
-                                               {{5, rows}, {6, columns}}});
+        expect_device_matches_model(
+            KernelCase{kernel,
+                       {input(2, "sum", s, values(p, s, rows * w)),
+                        input(3, "matrix", s, values(p, s, rows * w)),
+                        input(4, "bias", s, values(p, s, rows == 0 ? 0 : w))},
+                       {{5, rows}, {6, columns}}});
       }
     }
-    expect_device_matches_model(KernelCase{kernel,
-                                           {input(3, "matrix", s, values(p, s, 13 * 80)),
-                                            input(4, "bias", s, values(p, s, 80)), alias(2, "sum", s, 3)},
-                                           {{5, 13}, {6, 72}}});
+    expect_device_matches_model(
+        KernelCase{kernel,
+                   {input(3, "matrix", s, values(p, s, 13 * 80)),
+                    input(4, "bias", s, values(p, s, 80)), alias(2, "sum", s, 3)},
+                   {{5, 13}, {6, 72}}});
   }
 }
 
@@ -492,14 +501,19 @@ TEST(DeviceKernels, RelayoutC16ToA16) {
 
 TEST(DeviceKernels, Reblock) {
   Patterns p(72);
-  struct Shape { std::uint32_t source_rows, destination_rows, source_start, destination_start, copy; };
-  for (std::string_view kernel : {"tessera_reblock_a16_to_a16_f16", "tessera_reblock_c16_to_a16_f16"}) {
-    for (const Shape& m : {Shape{13, 20, 0, 0, 13}, Shape{13, 20, 5, 11, 7}, Shape{12, 12, 0, 0, 12},
-                           Shape{61, 7, 60, 6, 1}, Shape{13, 20, 3, 4, 0}, Shape{1, 1, 0, 0, 1}}) {
+  struct Shape {
+    std::uint32_t source_rows, destination_rows, source_start, destination_start, copy;
+  };
+  for (std::string_view kernel :
+       {"tessera_reblock_a16_to_a16_f16", "tessera_reblock_c16_to_a16_f16"}) {
+    for (const Shape& m :
+         {Shape{13, 20, 0, 0, 13}, Shape{13, 20, 5, 11, 7}, Shape{12, 12, 0, 0, 12},
+          Shape{61, 7, 60, 6, 1}, Shape{13, 20, 3, 4, 0}, Shape{1, 1, 0, 0, 1}}) {
       for (std::uint32_t columns : {0u, 1u, 16u, 17u, 72u}) {
         const std::uint32_t panels = (columns + 15) / 16;
         auto extent = [&](std::uint32_t shard_rows, std::uint32_t start) {
-          return m.copy == 0 || panels == 0 ? 0u : 32 * ((panels - 1) * shard_rows + start + m.copy);
+          return m.copy == 0 || panels == 0 ? 0u
+                                            : 32 * ((panels - 1) * shard_rows + start + m.copy);
         };
         SCOPED_TRACE(fmt::format("{}: rows {}→{} from {} to {}, {} rows, {} columns", kernel,
                                  m.source_rows, m.destination_rows, m.source_start,
@@ -508,8 +522,12 @@ TEST(DeviceKernels, Reblock) {
             kernel,
             {input(2, "destination", 2, p.bytes(extent(m.destination_rows, m.destination_start))),
              input(3, "source", 2, p.bytes(extent(m.source_rows, m.source_start)))},
-            {{4, m.source_rows}, {5, m.destination_rows}, {6, m.source_start},
-             {7, m.destination_start}, {8, m.copy}, {9, columns}}});
+            {{4, m.source_rows},
+             {5, m.destination_rows},
+             {6, m.source_start},
+             {7, m.destination_start},
+             {8, m.copy},
+             {9, columns}}});
       }
     }
   }
@@ -519,11 +537,13 @@ TEST(DeviceKernels, Reblock) {
 
 TEST(DeviceKernels, RearrangeAndUnpack) {
   Patterns p(73);
-  struct Shape { std::uint32_t rows, columns, padded_rows, padded_columns, row_block; };
-  const std::vector<Shape> shapes = {{0, 0, 0, 0, 16},    {0, 5, 16, 16, 16},  {1, 1, 16, 16, 16},
-                                     {5, 7, 16, 16, 16},  {13, 33, 16, 48, 16}, {16, 16, 16, 16, 16},
-                                     {20, 17, 32, 32, 16}, {61, 72, 64, 80, 32}, {64, 64, 64, 64, 64},
-                                     {3, 0, 16, 16, 16}};
+  struct Shape {
+    std::uint32_t rows, columns, padded_rows, padded_columns, row_block;
+  };
+  const std::vector<Shape> shapes = {
+      {0, 0, 0, 0, 16},     {0, 5, 16, 16, 16},   {1, 1, 16, 16, 16},   {5, 7, 16, 16, 16},
+      {13, 33, 16, 48, 16}, {16, 16, 16, 16, 16}, {20, 17, 32, 32, 16}, {61, 72, 64, 80, 32},
+      {64, 64, 64, 64, 64}, {3, 0, 16, 16, 16}};
   for (std::string_view layout : {"left", "transposed_right", "block_major", "output"}) {
     for (const Shape& s : shapes) {
       const std::uint32_t block = s.padded_rows * s.padded_columns, logical = s.rows * s.columns;
@@ -537,11 +557,11 @@ TEST(DeviceKernels, RearrangeAndUnpack) {
           rearrange,
           {input(2, "block", 2, p.bytes(2 * block)), input(3, "matrix", 2, p.f16s(logical))},
           registers});
-      expect_device_matches_model(KernelCase{
-          unpack,
-          {input(2, "matrix", 2, p.bytes(2 * logical)),
-           input(3, "block", 2, p.f16s(logical == 0 ? 0 : block))},
-          registers});
+      expect_device_matches_model(
+          KernelCase{unpack,
+                     {input(2, "matrix", 2, p.bytes(2 * logical)),
+                      input(3, "block", 2, p.f16s(logical == 0 ? 0 : block))},
+                     registers});
     }
   }
 }
@@ -562,41 +582,45 @@ TEST(DeviceKernels, LayerNormF16) {
   for (std::uint32_t rows : {0u, 1u, 5u, 6u, 7u, 13u, 61u}) {
     for (std::uint32_t columns : {1u, 3u, 16u, 17u, 72u, 100u}) {
       for (bool specials : {false, true}) {
-        SCOPED_TRACE(fmt::format("{} rows × {} columns{}", rows, columns, specials ? ", specials" : ""));
+        SCOPED_TRACE(
+            fmt::format("{} rows × {} columns{}", rows, columns, specials ? ", specials" : ""));
         const std::uint32_t bytes = 2 * rows * panel_width(columns);
         std::vector<std::uint16_t> affine(2 * columns);
         for (auto& v : affine) v = p.f16_finite(2.0f);
         const auto affine_bytes = rows == 0 ? std::vector<std::uint8_t>{} : bytes_of(affine);
-        expect_device_matches_model(KernelCase{
-            "tessera_layer_norm_f16",
-            {input(2, "normalised", 2, p.bytes(bytes)), input(3, "source", 2, a16_values(p, rows, columns, 30.0f, specials)),
-             input(4, "affine", 2, affine_bytes)},
-            {{5, rows}, {6, columns}, {7, 1074}}});
-        expect_device_matches_model(KernelCase{
-            "tessera_add_layer_norm_f16",
-            {input(2, "normalised", 2, p.bytes(bytes)),
-             input(3, "residual", 2, a16_values(p, rows, columns, 30.0f, specials)),
-             input(4, "right", 2, a16_values(p, rows, columns, 3.0f, specials)),
-             input(5, "affine", 2, affine_bytes)},
-            {{6, rows}, {7, columns}, {8, 1074}}});
+        expect_device_matches_model(
+            KernelCase{"tessera_layer_norm_f16",
+                       {input(2, "normalised", 2, p.bytes(bytes)),
+                        input(3, "source", 2, a16_values(p, rows, columns, 30.0f, specials)),
+                        input(4, "affine", 2, affine_bytes)},
+                       {{5, rows}, {6, columns}, {7, 1074}}});
+        expect_device_matches_model(
+            KernelCase{"tessera_add_layer_norm_f16",
+                       {input(2, "normalised", 2, p.bytes(bytes)),
+                        input(3, "residual", 2, a16_values(p, rows, columns, 30.0f, specials)),
+                        input(4, "right", 2, a16_values(p, rows, columns, 3.0f, specials)),
+                        input(5, "affine", 2, affine_bytes)},
+                       {{6, rows}, {7, columns}, {8, 1074}}});
       }
     }
   }
   // In place; a large ε; the largest SigLIP shape (1152 columns) on 13 rows.
   std::vector<std::uint16_t> affine(2 * 1152);
   for (auto& v : affine) v = p.f16_finite(2.0f);
-  expect_device_matches_model(KernelCase{
-      "tessera_layer_norm_f16",
-      {input(3, "source", 2, a16_values(p, 13, 72, 5.0f, false)),
-       input(4, "affine", 2, bytes_of(std::vector<std::uint16_t>(affine.begin(), affine.begin() + 144))),
-       alias(2, "normalised", 2, 3)},
-      {{5, 13}, {6, 72}, {7, 1u << 29}}});
-  expect_device_matches_model(KernelCase{
-      "tessera_add_layer_norm_f16",
-      {input(2, "normalised", 2, p.bytes(2 * 13 * 1152)),
-       input(3, "residual", 2, a16_values(p, 13, 1152, 30.0f, false)),
-       input(4, "right", 2, a16_values(p, 13, 1152, 3.0f, false)), input(5, "affine", 2, bytes_of(affine))},
-      {{6, 13}, {7, 1152}, {8, 1074}}});
+  expect_device_matches_model(
+      KernelCase{"tessera_layer_norm_f16",
+                 {input(3, "source", 2, a16_values(p, 13, 72, 5.0f, false)),
+                  input(4, "affine", 2,
+                        bytes_of(std::vector<std::uint16_t>(affine.begin(), affine.begin() + 144))),
+                  alias(2, "normalised", 2, 3)},
+                 {{5, 13}, {6, 72}, {7, 1u << 29}}});
+  expect_device_matches_model(
+      KernelCase{"tessera_add_layer_norm_f16",
+                 {input(2, "normalised", 2, p.bytes(2 * 13 * 1152)),
+                  input(3, "residual", 2, a16_values(p, 13, 1152, 30.0f, false)),
+                  input(4, "right", 2, a16_values(p, 13, 1152, 3.0f, false)),
+                  input(5, "affine", 2, bytes_of(affine))},
+                 {{6, 13}, {7, 1152}, {8, 1074}}});
 }
 
 }  // namespace

@@ -23,12 +23,16 @@
 namespace tessera::kernels::testing {
 namespace {
 
-const std::set<std::string_view> kApproximate = {
-    "tessera_softmax_rows_f32",          "tessera_softmax_rows_f16",
-    "tessera_gelu_f32",                  "tessera_gelu_f16",
-    "tessera_gelu_c16_to_a16_f16",       "tessera_layer_norm_rows_f32",
-    "tessera_attention_softmax_f16",     "tessera_attention_merge_middle_f16",
-    "tessera_attention_merge_final_f16", "tessera_sample_cycles"};
+const std::set<std::string_view> kApproximate = {"tessera_softmax_rows_f32",
+                                                 "tessera_softmax_rows_f16",
+                                                 "tessera_gelu_f32",
+                                                 "tessera_gelu_f16",
+                                                 "tessera_gelu_c16_to_a16_f16",
+                                                 "tessera_layer_norm_rows_f32",
+                                                 "tessera_attention_softmax_f16",
+                                                 "tessera_attention_merge_middle_f16",
+                                                 "tessera_attention_merge_final_f16",
+                                                 "tessera_sample_cycles"};
 
 constexpr std::uint64_t kMaxCallBytes = 96 * 1024;
 constexpr unsigned kPerKernel = 6;
@@ -52,28 +56,34 @@ struct Arena {
 // generated, moderate f16 halves with specials for float kernels, random
 // bytes otherwise.
 std::optional<std::pair<Registers, std::vector<Buffer>>> place(const KernelSpec& spec,
-                                                               const CallCase& c, std::mt19937& rng) {
+                                                               const CallCase& c,
+                                                               std::mt19937& rng) {
   Arena standard{0x60000, target::kInterleavedRegion.begin};
   Arena window{target::kInterleavedOperandWindow.begin, target::kInterleavedOperandWindow.end};
   Arena interleaved{target::kInterleavedOperandWindow.end, target::kSramEnd};
   Registers registers = c.registers;
-  std::map<std::uint32_t, std::pair<std::uint32_t, std::vector<unsigned>>> regions;  // pointer → size, regs
+  std::map<std::uint32_t, std::pair<std::uint32_t, std::vector<unsigned>>>
+      regions;  // pointer → size, regs
   for (const OperandSpec& operand : spec.operands) {
     auto& region = regions[c.registers[operand.reg]];
-    region.first = std::max(region.first, static_cast<std::uint32_t>(operand.footprint(c.registers)));
+    region.first =
+        std::max(region.first, static_cast<std::uint32_t>(operand.footprint(c.registers)));
     region.second.push_back(operand.reg);
   }
   std::vector<Buffer> buffers;
   for (const auto& [pointer, region] : regions) {
     std::optional<std::uint32_t> at;
-    if (target::kInterleavedOperandWindow.contains(pointer)) at = window.take(region.first);
-    else if (target::kInterleavedRegion.contains(pointer)) at = interleaved.take(region.first);
-    else at = standard.take(region.first);
+    if (target::kInterleavedOperandWindow.contains(pointer))
+      at = window.take(region.first);
+    else if (target::kInterleavedRegion.contains(pointer))
+      at = interleaved.take(region.first);
+    else
+      at = standard.take(region.first);
     if (!at) return std::nullopt;
     for (const unsigned reg : region.second) registers[reg] = *at;
     std::vector<std::uint8_t> bytes(region.first);
-    const bool table = !c.table.empty() &&
-                       std::find(region.second.begin(), region.second.end(), kTableRegister) != region.second.end();
+    const bool table = !c.table.empty() && std::find(region.second.begin(), region.second.end(),
+                                                     kTableRegister) != region.second.end();
     if (table) {
       std::copy_n(c.table.begin(), std::min(c.table.size(), bytes.size()), bytes.begin());
     } else {
@@ -81,21 +91,26 @@ std::optional<std::pair<Registers, std::vector<Buffer>>> place(const KernelSpec&
                                                     0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0xFE01};
       for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::uint8_t>(rng());
       for (std::size_t i = 0; i + 1 < bytes.size(); i += 2) {
-        auto h = static_cast<std::uint16_t>((rng() & 1) << 15 | (10 + rng() % 11) << 10 | (rng() & 0x3FF));
+        auto h = static_cast<std::uint16_t>((rng() & 1) << 15 | (10 + rng() % 11) << 10 |
+                                            (rng() & 0x3FF));
         if (rng() % 8 == 0) h = kSpecials[rng() % std::size(kSpecials)];
         std::memcpy(&bytes[i], &h, 2);
       }
     }
-    buffers.push_back(Buffer{fmt::format("$m{}", region.second.front()), *at, region.first, std::move(bytes)});
+    buffers.push_back(
+        Buffer{fmt::format("$m{}", region.second.front()), *at, region.first, std::move(bytes)});
   }
   return std::pair{registers, buffers};
 }
 
 TEST(DeviceKernels, RandomValidCallsOfEveryExactKernel) {
   const std::vector<rc::Gen<CallCase>> families = {
-      rc::gen::exec([] { return any_case(); }),          rc::gen::exec([] { return pointwise_case(); }),
-      rc::gen::exec([] { return layout_case(); }),       rc::gen::exec([] { return f143_case(); }),
-      rc::gen::exec([] { return layer_norm_case(); }),   rc::gen::exec([] { return row_normalisation_case(); }),
+      rc::gen::exec([] { return any_case(); }),
+      rc::gen::exec([] { return pointwise_case(); }),
+      rc::gen::exec([] { return layout_case(); }),
+      rc::gen::exec([] { return f143_case(); }),
+      rc::gen::exec([] { return layer_norm_case(); }),
+      rc::gen::exec([] { return row_normalisation_case(); }),
       rc::gen::exec([] { return integer_and_helper_case(); })};
   const KernelRegistry& registry = KernelRegistry::standard();
   std::map<std::string_view, unsigned> done;
