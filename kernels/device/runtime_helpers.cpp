@@ -1,0 +1,61 @@
+// Device sources of the runtime helpers (kernels/runtime_helpers.cpp holds
+// their ABI and host models):
+//   tessera_worker_barrier  — no operands: every worker exits, the entry's
+//                             sync is the barrier.
+//   tessera_sample_cycles   — $m2 sample (one word): worker 0 stores the
+//                             tile's cycle counter, low 32 bits.
+//   tessera_copy_words      — $m2 destination, $m3 source, $m4 words; the
+//                             two are the same words or disjoint.
+//   tessera_fill_words      — $m2 destination, $m3 value, $m4 words.
+// Zero words touch nothing: a worker whose share is empty never asks for
+// memory (the prior art's do-while copies ran ~2^32 times on zero, H1).
+#include "kernels/device/device_abi.hpp"
+
+#ifdef __IPU__
+#include <ipu_vector_math>
+#endif
+
+namespace tessera::device {
+namespace {
+
+void worker_barrier(const Registers&, TileMemory&, unsigned) {}
+
+void sample_cycles(const Registers& r, TileMemory& memory, unsigned worker) {
+  if (worker != 0) return;
+  memory.array<std::uint32_t>(r[2], 1)[0] = memory.cycle_counter();
+}
+
+// Each worker copies its balanced share of the words. An exact alias copies
+// each word onto itself, so the shares need no order between them.
+void copy_words(const Registers& r, TileMemory& memory, unsigned worker) {
+  const Share share = balanced_share(r[4], worker);
+  if (share.count == 0) return;
+  const auto source = memory.array<const std::uint32_t>(r[3] + 4 * share.first, share.count);
+  const auto destination = memory.array<std::uint32_t>(r[2] + 4 * share.first, share.count);
+  std::uint32_t i = 0;
+#ifdef __IPU__
+  // 64-bit loads and stores once both pointers are 8-aligned (one ld64/st64
+  // per pair of words; the buffers are word-aligned only by the ABI).
+  if (((r[2] + 4 * share.first) & 7) == 0 && ((r[3] + 4 * share.first) & 7) == 0) {
+    const auto* from = reinterpret_cast<const uint2*>(source.data());
+    auto* to = reinterpret_cast<uint2*>(destination.data());
+    for (; i + 2 <= share.count; i += 2) to[i / 2] = from[i / 2];
+  }
+#endif
+  for (; i < share.count; ++i) destination[i] = source[i];
+}
+
+void fill_words(const Registers& r, TileMemory& memory, unsigned worker) {
+  const Share share = balanced_share(r[4], worker);
+  if (share.count == 0) return;
+  const auto destination = memory.array<std::uint32_t>(r[2] + 4 * share.first, share.count);
+  for (std::uint32_t i = 0; i < share.count; ++i) destination[i] = r[3];
+}
+
+}  // namespace
+}  // namespace tessera::device
+
+TESSERA_DEVICE_KERNEL(tessera_worker_barrier, ::tessera::device::worker_barrier)
+TESSERA_DEVICE_KERNEL(tessera_sample_cycles, ::tessera::device::sample_cycles)
+TESSERA_DEVICE_KERNEL(tessera_copy_words, ::tessera::device::copy_words)
+TESSERA_DEVICE_KERNEL(tessera_fill_words, ::tessera::device::fill_words)
