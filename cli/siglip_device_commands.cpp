@@ -210,13 +210,15 @@ int siglip_run(const std::vector<std::string>& args, Streams& io) {
   session_options.halt_timeout = session_options.rendezvous_timeout;
 
   // Whether the weights fit is known from config.json: say so before
-  // reading them.
+  // reading them. A --package was compiled, so its weights were placed.
   const std::string directory = (*values)["model"].as<std::string>();
-  with_context(directory, [&] {
-    siglip::require_weights_fit(
-        siglip::read_siglip_config(std::filesystem::path(directory) / "config.json"), precision,
-        options.tiles);
-  });
+  if (!values->count("package")) {
+    with_context(directory, [&] {
+      siglip::require_weights_fit(
+          siglip::read_siglip_config(std::filesystem::path(directory) / "config.json"), precision,
+          options.tiles);
+    });
+  }
   const auto progress = progress_to(io, "run", values->count("reference") != 0);
   const ModelInput input = load_model_input(*values, progress);
   // A quantized model (quantization.json beside its weights) is packed at
