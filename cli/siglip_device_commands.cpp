@@ -12,7 +12,9 @@
 #include "cli/transport_options.hpp"
 #include "compiler/compile.hpp"
 #include "models/siglip/compare.hpp"
+#include "models/siglip/fit.hpp"
 #include "models/siglip/graph.hpp"
+#include "models/siglip/quantizer/quantize.hpp"
 #include "models/siglip/weights.hpp"
 #include "runtime/session.hpp"
 #include "schema/reader.hpp"
@@ -130,7 +132,9 @@ int siglip_compile(const std::vector<std::string>& args, Streams& io) {
   syntax.details =
       "The package takes pixel_values f32[B, C, S, S] and returns last_hidden_state f32[B, T, H]\n"
       "and pooler_output f32[B, H]; its weights are bound when it runs (tessera siglip run\n"
-      "--package), packed from the model directory.";
+      "--package), packed from the model directory. First, from config.json alone, it checks\n"
+      "that the weights fit in the SRAM the tiles leave for them at this precision, and says\n"
+      "which precision would fit when they do not.";
   add_graph_options(syntax);
   syntax.options.add_options()("batch", po::value<std::string>()->default_value("1")->value_name("B"),
                                "images per run")(
@@ -144,6 +148,7 @@ int siglip_compile(const std::vector<std::string>& args, Streams& io) {
   const std::string directory = (*values)["model"].as<std::string>();
   const siglip::SiglipVisionConfig config =
       siglip::read_siglip_config(std::filesystem::path(directory) / "config.json");
+  with_context(directory, [&] { siglip::require_weights_fit(config, precision, options.tiles); });
   const auto progress = progress_to(io, "compile", /*uses_blas=*/false);
   const auto started = Clock::now();
   const compiler::CompileResult result = compile_tower(config, batch, precision, options, progress);
@@ -204,8 +209,23 @@ int siglip_run(const std::vector<std::string>& args, Streams& io) {
                     runtime::kMaxWaitTimeout);
   session_options.halt_timeout = session_options.rendezvous_timeout;
 
+  // Whether the weights fit is known from config.json: say so before
+  // reading them. A --package was compiled, so its weights were placed.
+  const std::string directory = (*values)["model"].as<std::string>();
+  if (!values->count("package")) {
+    with_context(directory, [&] {
+      siglip::require_weights_fit(
+          siglip::read_siglip_config(std::filesystem::path(directory) / "config.json"), precision,
+          options.tiles);
+    });
+  }
   const auto progress = progress_to(io, "run", values->count("reference") != 0);
   const ModelInput input = load_model_input(*values, progress);
+  // A quantized model (quantization.json beside its weights) is packed at
+  // its recorded block scales, so the package holds the quantizer's codes.
+  const auto recorded = precision == siglip::GraphPrecision::kF143
+                            ? siglip::quantizer::read_quantization(directory, input.model.weights)
+                            : std::nullopt;
   const siglip::SiglipModel& model = input.model;
   const auto& config = model.weights.config;
   const Pixels& pixels = input.pixels;
@@ -221,7 +241,8 @@ int siglip_run(const std::vector<std::string>& args, Streams& io) {
 
   // The host tensors: the packed weights and the pixels, by binding name.
   runtime::TensorMap tensors;
-  for (auto& [name, bytes] : siglip::pack_vision_weights(model.weights, precision)) {
+  for (auto& [name, bytes] : siglip::pack_vision_weights(model.weights, precision,
+                                                                 recorded ? &*recorded : nullptr)) {
     const schema::Binding* binding = nullptr;
     for (const auto& b : app.weights) {
       if (b.name == name) binding = &b;

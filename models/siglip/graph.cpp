@@ -9,6 +9,7 @@
 #include "kernels/f143.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/half.hpp"
+#include "support/checked.hpp"
 #include "support/error.hpp"
 
 namespace tessera::models::siglip {
@@ -17,6 +18,7 @@ namespace {
 using compiler::DType;
 using compiler::Graph;
 using compiler::Shape;
+using compiler::TensorType;
 using compiler::ValueId;
 
 // [rows, cols] row-major → [cols, rows]: a torch Linear's [out, in] weight as
@@ -56,6 +58,10 @@ struct ParameterSpec {
   // "<name>.codes" u8 and "<name>.scales" i32 that the graph joins with
   // block_scale.
   bool gemm_weight = false;
+  // For the encoder's linear weights, the checkpoint tensor entry `layer`
+  // comes from: the quantizer rewrites exactly these, and its recorded
+  // block scales are found by that tensor's name (for_each_tensor's).
+  std::function<const FloatTensor&(const SiglipVisionWeights&, std::size_t layer)> source = nullptr;
 };
 
 // The per-layer tensors, in the order the repeat's body receives them.
@@ -80,7 +86,10 @@ std::vector<ParameterSpec> layer_specs(const SiglipVisionConfig& c) {
   using Get = std::function<const Linear&(const L&)>;
   const auto linear = [&](const std::string& name, Shape shape, Get get) {
     return std::vector<ParameterSpec>{
-        {name + ".weight", shape, layer_values([get](const L& l) { return transposed(get(l).weight); }), true},
+        {name + ".weight", shape, layer_values([get](const L& l) { return transposed(get(l).weight); }), true,
+         [get](const SiglipVisionWeights& w, std::size_t layer) -> const FloatTensor& {
+           return get(w.layers.at(layer)).weight;
+         }},
         {name + ".bias", {shape[1]}, layer_values([get](const L& l) { return get(l).bias.values; })}};
   };
   std::vector<ParameterSpec> specs = {
@@ -107,7 +116,8 @@ std::vector<ParameterSpec> layer_specs(const SiglipVisionConfig& c) {
 // Everything outside the encoder: embeddings, post-LayerNorm, the head.
 std::vector<ParameterSpec> outer_specs(const SiglipVisionConfig& c) {
   const std::uint32_t h = c.hidden_size, i = c.intermediate_size;
-  const auto inner = static_cast<std::uint32_t>(c.patch_inner());
+  // C·P·P, bounded by parameter_count only through H · C·P·P: checked.
+  const auto inner = checked_cast<std::uint32_t>(c.patch_inner(), "the patch embedding's C·P·P");
   using W = SiglipVisionWeights;
   std::vector<ParameterSpec> specs = {
       // The conv weight [H, C, P, P] is the GEMM weight [C·P·P, H].
@@ -159,6 +169,25 @@ std::uint32_t scale_blocks(std::uint32_t extent, std::uint32_t block) {
   return (extent + block - 1) / block;
 }
 
+// The graph parameters one spec becomes, with `leading` axes before its
+// shape: the spec's own, or at f143 a GEMM weight's codes (u8) and its block
+// scales (i32, one per 64 × 64 block). The one owner of the parameters'
+// types: the builder declares these and vision_weight_bytes sums them.
+std::vector<std::pair<std::string, TensorType>> parameter_types(const ParameterSpec& spec,
+                                                                 const Shape& leading,
+                                                                 GraphPrecision precision) {
+  Shape shape = leading;
+  shape.insert(shape.end(), spec.shape.begin(), spec.shape.end());
+  if (!spec.gemm_weight || precision != GraphPrecision::kF143) {
+    return {{spec.name, TensorType{{dtype_of(precision)}, shape}}};
+  }
+  Shape scales = leading;
+  scales.push_back(scale_blocks(spec.shape[0], kernels::f143::kBlockRows));
+  scales.push_back(scale_blocks(spec.shape[1], kernels::f143::kBlockColumns));
+  return {{codes_name(spec.name), TensorType{{DType::kU8}, shape}},
+          {scales_name(spec.name), TensorType{{DType::kI32}, scales}}};
+}
+
 // The builder's state: the graph, the precision, the parameters by name.
 class Builder {
  public:
@@ -201,17 +230,11 @@ class Builder {
 
   // The spec's parameter with `leading` axes before its shape: a plain one,
   // or at f143 a GEMM weight's codes and block scales joined by block_scale.
-  ValueId parameter(const ParameterSpec& spec, Shape leading) {
-    Shape shape = leading;
-    shape.insert(shape.end(), spec.shape.begin(), spec.shape.end());
-    if (!spec.gemm_weight || precision_ != GraphPrecision::kF143) {
-      return g_.parameter(spec.name, dtype_, shape);
-    }
-    Shape scales = leading;
-    scales.push_back(scale_blocks(spec.shape[0], kernels::f143::kBlockRows));
-    scales.push_back(scale_blocks(spec.shape[1], kernels::f143::kBlockColumns));
-    return g_.block_scale(g_.parameter(codes_name(spec.name), DType::kU8, shape),
-                          g_.parameter(scales_name(spec.name), DType::kI32, scales));
+  ValueId parameter(const ParameterSpec& spec, const Shape& leading) {
+    auto types = parameter_types(spec, leading, precision_);
+    if (types.size() == 1) return g_.parameter(std::move(types[0].first), std::move(types[0].second));
+    const ValueId codes = g_.parameter(std::move(types[0].first), std::move(types[0].second));
+    return g_.block_scale(codes, g_.parameter(std::move(types[1].first), std::move(types[1].second)));
   }
 
   ValueId to_f32(Graph& graph, ValueId v) const {
@@ -298,37 +321,79 @@ std::vector<std::uint8_t> encode(const std::vector<float>& values, GraphPrecisio
   return bytes;
 }
 
+void append_scales(const kernels::f143::BlockScales& block_scales, std::vector<std::uint8_t>& out) {
+  for (const std::int8_t scale : block_scales.scales()) {
+    const std::int32_t wide = scale;
+    std::uint8_t bytes[4];
+    std::memcpy(bytes, &wide, 4);
+    out.insert(out.end(), bytes, bytes + 4);
+  }
+}
+
+// What pack needs besides the weights: the quantizer's record, and the
+// checkpoint name of every tensor (for_each_tensor's) to look it up by.
+struct Packing {
+  GraphPrecision precision;
+  const RecordedF143* recorded = nullptr;
+  std::map<const FloatTensor*, std::string> names;
+};
+
 // A GEMM weight, `entries` of [K, N] one after the other, as F143 codes and
-// i32 block scales (each entry's scales chosen from its own values by the
-// one F143 rule, kernels::f143::BlockScales::choose).
+// i32 block scales. An entry the quantizer rewrote takes its recorded scales
+// and the codes read_quantization encoded at them (exactly the quantizer's:
+// its weights lie on that grid); any other has its scales chosen from its
+// own values by the one F143 rule, kernels::f143::BlockScales::choose.
 void pack_f143(const ParameterSpec& spec, const std::vector<float>& values, std::uint64_t entries,
+               const SiglipVisionWeights& weights, const Packing& packing,
                std::map<std::string, std::vector<std::uint8_t>>& packed) {
   const std::uint32_t k = spec.shape[0], n = spec.shape[1];
   const std::size_t entry = std::size_t{k} * n;
   std::vector<std::uint8_t>& codes = packed[codes_name(spec.name)];
   std::vector<std::uint8_t>& scales = packed[scales_name(spec.name)];
   for (std::uint64_t e = 0; e < entries; ++e) {
+    if (packing.recorded != nullptr && spec.source) {
+      const std::string& name = packing.names.at(&spec.source(weights, e));
+      const auto it = packing.recorded->find(name);
+      if (it == packing.recorded->end()) {
+        throw InputError(name, "has no block scales in the quantization record: every weight the "
+                               "quantizer rewrites must have them");
+      }
+      const quantizer::F143Weight& recorded = it->second;
+      if (recorded.scales.inner() != k || recorded.scales.columns() != n ||
+          recorded.codes.size() != entry) {
+        throw InputError(name, fmt::format("its recorded F143 weight is [{}, {}] with {} codes, "
+                                           "the graph's [K, N] is [{}, {}]",
+                                           recorded.scales.inner(), recorded.scales.columns(),
+                                           recorded.codes.size(), k, n));
+      }
+      codes.insert(codes.end(), recorded.codes.begin(), recorded.codes.end());
+      append_scales(recorded.scales, scales);
+      continue;
+    }
     const std::span<const float> one(values.data() + e * entry, entry);
     const auto block_scales = kernels::f143::BlockScales::choose(one, k, n);
     const std::vector<std::uint8_t> encoded = kernels::f143::encode(one, block_scales);
     codes.insert(codes.end(), encoded.begin(), encoded.end());
-    for (const std::int8_t scale : block_scales.scales()) {
-      const std::int32_t wide = scale;
-      std::uint8_t bytes[4];
-      std::memcpy(bytes, &wide, 4);
-      scales.insert(scales.end(), bytes, bytes + 4);
-    }
+    append_scales(block_scales, scales);
   }
 }
 
 void pack(const ParameterSpec& spec, std::uint64_t entries, const SiglipVisionWeights& weights,
-          GraphPrecision precision, std::map<std::string, std::vector<std::uint8_t>>& packed) {
+          const Packing& packing, std::map<std::string, std::vector<std::uint8_t>>& packed) {
   const std::vector<float> values = spec.values(weights);
-  if (spec.gemm_weight && precision == GraphPrecision::kF143) {
-    pack_f143(spec, values, entries, packed);
+  if (spec.gemm_weight && packing.precision == GraphPrecision::kF143) {
+    pack_f143(spec, values, entries, weights, packing, packed);
   } else {
-    packed[spec.name] = encode(values, precision);
+    packed[spec.name] = encode(values, packing.precision);
   }
+}
+
+std::uint64_t add_bytes(std::uint64_t total, const ParameterSpec& spec, const Shape& leading,
+                        GraphPrecision precision) {
+  for (const auto& [name, type] : parameter_types(spec, leading, precision)) {
+    total = checked_add(total, compiler::byte_size(type), "the weights' bytes");
+  }
+  return total;
 }
 
 }  // namespace
@@ -340,13 +405,38 @@ Graph build_vision_graph(const SiglipVisionConfig& config, std::uint32_t batch,
 }
 
 std::map<std::string, std::vector<std::uint8_t>> pack_vision_weights(
-    const SiglipVisionWeights& weights, GraphPrecision precision) {
+    const SiglipVisionWeights& weights, GraphPrecision precision, const RecordedF143* recorded) {
+  Packing packing{precision, precision == GraphPrecision::kF143 ? recorded : nullptr, {}};
+  if (packing.recorded != nullptr) {
+    for_each_tensor(weights, [&](const std::string& name, const FloatTensor& tensor) {
+      packing.names.emplace(&tensor, name);
+    });
+  }
   std::map<std::string, std::vector<std::uint8_t>> packed;
-  for (const ParameterSpec& spec : outer_specs(weights.config)) pack(spec, 1, weights, precision, packed);
+  for (const ParameterSpec& spec : outer_specs(weights.config)) pack(spec, 1, weights, packing, packed);
   for (const ParameterSpec& spec : layer_specs(weights.config)) {
-    pack(spec, weights.config.num_hidden_layers, weights, precision, packed);
+    pack(spec, weights.config.num_hidden_layers, weights, packing, packed);
   }
   return packed;
+}
+
+std::uint64_t vision_weight_bytes(const SiglipVisionConfig& config, GraphPrecision precision) {
+  (void)parameter_count(config);  // validates the config and bounds its sizes
+  std::uint64_t total = 0;
+  for (const ParameterSpec& spec : outer_specs(config)) total = add_bytes(total, spec, {}, precision);
+  for (const ParameterSpec& spec : layer_specs(config)) {
+    total = add_bytes(total, spec, {config.num_hidden_layers}, precision);
+  }
+  return total;
+}
+
+std::string_view precision_name(GraphPrecision precision) {
+  switch (precision) {
+    case GraphPrecision::kF32: return "f32";
+    case GraphPrecision::kF16: return "f16";
+    case GraphPrecision::kF143: return "f143";
+  }
+  return "?";
 }
 
 }  // namespace tessera::models::siglip

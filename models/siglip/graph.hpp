@@ -23,10 +23,12 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/ir/graph.hpp"
 #include "models/siglip/config.hpp"
+#include "models/siglip/quantizer/quantize.hpp"
 #include "models/siglip/weights.hpp"
 
 namespace tessera::models::siglip {
@@ -46,9 +48,33 @@ inline constexpr std::string_view kPoolerOutput = "pooler_output";
 compiler::Graph build_vision_graph(const SiglipVisionConfig& config, std::uint32_t batch,
                                    GraphPrecision precision);
 
+// "f32", "f16", "f143": the CLI's --precision spelling.
+std::string_view precision_name(GraphPrecision precision);
+
+// A quantized model's F143 weights by checkpoint name, as
+// quantizer::read_quantization returns them from its quantization.json.
+using RecordedF143 = std::map<std::string, quantizer::F143Weight>;
+
 // Every parameter of build_vision_graph's graph, by name, as row-major
-// little-endian bytes of its type.
+// little-endian bytes of its type. At f143 with `recorded` (a quantized
+// model's record), each encoder linear weight the quantizer rewrote is
+// packed at its recorded block scales with the codes read_quantization
+// checked are lossless, so the package carries exactly the quantizer's
+// codes (review #19: same block grid, one block-scale type); InputError
+// naming the tensor when one of them has no record or a record of another
+// shape. Without it — and for every other GEMM weight — the scales are
+// chosen from the values (kernels::f143::BlockScales::choose), which for a
+// quantized weight may pick a finer scale than the quantizer did. `recorded`
+// is ignored at f32 and f16.
 std::map<std::string, std::vector<std::uint8_t>> pack_vision_weights(
-    const SiglipVisionWeights& weights, GraphPrecision precision);
+    const SiglipVisionWeights& weights, GraphPrecision precision,
+    const RecordedF143* recorded = nullptr);
+
+// The bytes of every parameter of build_vision_graph's graph at `precision`
+// (whatever the batch): what the weights occupy on the chip. Summed from the
+// same parameter table and types the graph declares (an f143 GEMM weight is
+// its u8 codes plus one i32 scale per 64 × 64 block), from the config alone,
+// before any weight is read. InputError for an invalid config.
+std::uint64_t vision_weight_bytes(const SiglipVisionConfig& config, GraphPrecision precision);
 
 }  // namespace tessera::models::siglip

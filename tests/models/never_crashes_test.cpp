@@ -13,6 +13,7 @@
 #include "models/checkpoint.hpp"
 #include "models/safetensors.hpp"
 #include "models/siglip/config.hpp"
+#include "models/siglip/fit.hpp"
 #include "models/siglip/quantizer/quantize.hpp"
 #include "models/siglip/random_weights.hpp"
 #include "models/siglip/weights.hpp"
@@ -135,6 +136,8 @@ RC_GTEST_PROP(ModelReadersNeverCrash, ConfigJson, ()) {
     const siglip::SiglipVisionConfig config = siglip::parse_siglip_config(mutated);
     siglip::validate(config);  // what parses is valid
     (void)siglip::parameter_count(config);
+    // The fit check reads nothing but the config.
+    (void)siglip::precision_that_fits(config, 1472);
   });
 }
 

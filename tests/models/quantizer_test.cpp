@@ -9,9 +9,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
+#include "models/siglip/graph.hpp"
 #include "models/siglip/quantizer/equalize.hpp"
 #include "models/siglip/quantizer/f143_grid.hpp"
 #include "models/siglip/quantizer/gptq.hpp"
@@ -19,6 +23,7 @@
 #include "models/siglip/random_weights.hpp"
 #include "models/siglip/reference.hpp"
 #include "support/error.hpp"
+#include "tests/models/f143_oracle.hpp"
 #include "tests/models/siglip_testing.hpp"
 #include "tests/testing/scratch.hpp"
 
@@ -27,49 +32,12 @@ namespace {
 
 using tessera::testing::ScratchDirectory;
 
-// ---- An independent F143 (§3) -------------------------------------------
+// ---- An independent F143 (§3): tests/models/f143_oracle.hpp ---------------
 
-// Code c's magnitude at scale 0, for c in 0x00..0x7F: s|eeee|mmm, bias 8,
-// e = 0 subnormal m·2^−10.
-double code_value(int c) {
-  const int e = (c >> 3) & 0xF, m = c & 7;
-  return e == 0 ? m * std::ldexp(1.0, -10) : (1.0 + m / 8.0) * std::ldexp(1.0, e - 8);
-}
-
-// The nearest code to x at `scale`, by search: ties go to the even code
-// (round-half-even of the mantissa, the carry into the next exponent
-// included); |x| ≥ 240 saturates; a magnitude that rounds to 0 is +0.
-std::uint8_t naive_encode(float x, int scale) {
-  if (std::isnan(x)) return 0x80;
-  const double y = std::fabs(double{x}) / std::ldexp(1.0, scale);
-  int best = 0;
-  if (y >= 240.0) {
-    best = 0x7F;
-  } else {
-    for (int c = 1; c <= 0x7F; ++c) {
-      const double d = std::fabs(code_value(c) - y), d_best = std::fabs(code_value(best) - y);
-      if (d < d_best || (d == d_best && c % 2 == 0)) best = c;
-    }
-  }
-  if (best == 0) return 0x00;
-  return static_cast<std::uint8_t>((std::signbit(x) ? 0x80 : 0) | best);
-}
-
-float naive_decode(std::uint8_t code, int scale) {
-  const double v = code_value(code & 0x7F) * std::ldexp(1.0, scale);
-  return static_cast<float>((code & 0x80) ? -v : v);
-}
-
-// The smallest scale in [−32, 31] with max|x| ≤ 240·2^s; 0 for all zeros.
-int naive_scale(const std::vector<float>& block) {
-  double largest = 0.0;
-  for (const float v : block) largest = std::max(largest, std::fabs(double{v}));
-  if (largest == 0.0) return 0;
-  for (int s = -32; s < 31; ++s) {
-    if (largest <= 240.0 * std::ldexp(1.0, s)) return s;
-  }
-  return 31;
-}
+using testing::code_value;
+using testing::naive_decode;
+using testing::naive_encode;
+using testing::naive_scale;
 
 TEST(F143Rules, TheTestsEncodingAgreesWithTheDocumentsVectors) {
   // kernels-siglip-f143.md §3, "Test vectors at scale 0".
@@ -572,8 +540,61 @@ TEST_F(QuantizedModel, EveryDefectIsAnErrorNamingTheTensor) {
   EXPECT_NE(error_after(replace("\"block_scales\": [", "\"block_scales\": [0, "))
                 .find("tensors.vision_model.encoder.layers.0.mlp.fc1.weight: block_scales: has 16 scales, the [272, 144] weight has 15 64 x 64 blocks"),
             std::string::npos);
+  // A scale is an exponent: JSON has no NaN, and an infinite one is no number.
+  EXPECT_NE(error_after(replace("\"block_scales\": [", "\"block_scales\": [1e999, "))
+                .find("is not valid JSON: [json.exception.out_of_range.406] number overflow parsing '1e999'"),
+            std::string::npos);
   EXPECT_NE(error_after([](std::string& t) { t.resize(t.size() / 2); }).find("is not valid JSON"),
             std::string::npos);
+  // A weight the checkpoint has and the quantizer rewrites, without a record.
+  EXPECT_NE(error_after([&](std::string& t) {
+              nlohmann::json j = nlohmann::json::parse(t);
+              j["tensors"].erase(q);
+              t = j.dump();
+            }).find("quantization.json: tensors." + q + ": is missing"),
+            std::string::npos);
+}
+
+// pack_vision_weights at f143 with the record binds the quantizer's own
+// scales and codes for the 12 weights it rewrote (the CLI test checks them
+// against an encoding of quantization.json written in the test); at f16 the
+// record changes nothing.
+TEST_F(QuantizedModel, PackingTakesTheRecordedScalesAndRefusesARecordThatDisagrees) {
+  const SiglipModel model = load_model(dir_);
+  auto recorded = read_quantization(dir_, model.weights);
+  ASSERT_TRUE(recorded.has_value());
+  const auto packed = pack_vision_weights(model.weights, GraphPrecision::kF143, &*recorded);
+  const auto& fc1 = record_.tensors.at("vision_model.encoder.layers.1.mlp.fc1.weight").scales;  // K 144 × N 272
+  const std::vector<std::uint8_t>& scales = packed.at("encoder.fc1.weight.scales");
+  ASSERT_EQ(scales.size(), 2 * 15 * 4u);
+  for (std::size_t b = 0; b < 15; ++b) {
+    std::int32_t bound = 0;
+    std::memcpy(&bound, scales.data() + (15 + b) * 4, 4);  // layer 1
+    EXPECT_EQ(bound, fc1.scales()[b]) << b;
+  }
+  EXPECT_EQ(pack_vision_weights(model.weights, GraphPrecision::kF16, &*recorded),
+            pack_vision_weights(model.weights, GraphPrecision::kF16));
+
+  const std::string q = "vision_model.encoder.layers.1.self_attn.q_proj.weight";
+  const auto error_of = [&](const RecordedF143& changed) -> std::string {
+    try {
+      (void)pack_vision_weights(model.weights, GraphPrecision::kF143, &changed);
+    } catch (const InputError& error) {
+      return error.what();
+    }
+    return "no error";
+  };
+  RecordedF143 missing = *recorded;
+  missing.erase(q);
+  EXPECT_NE(error_of(missing).find(q + ": has no block scales in the quantization record"),
+            std::string::npos)
+      << error_of(missing);
+  RecordedF143 misshapen = *recorded;
+  misshapen.at(q) = recorded->at("vision_model.encoder.layers.1.mlp.fc1.weight");
+  EXPECT_NE(error_of(misshapen).find(q + ": its recorded F143 weight is [144, 272] with 39168 codes, "
+                                         "the graph's [K, N] is [144, 144]"),
+            std::string::npos)
+      << error_of(misshapen);
 }
 
 TEST_F(QuantizedModel, AWeightOffItsGridIsAnErrorNamingIt) {

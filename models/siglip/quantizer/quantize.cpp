@@ -315,6 +315,16 @@ std::optional<std::map<std::string, F143Weight>> read_quantization(
         result.emplace(name, std::move(weight));
       });
     }
+    // The quantizer records every weight it rewrites; one without a record
+    // would be packed at scales of the compiler's choosing, not the grid the
+    // checkpoint's values were put on.
+    for (const std::string& name : names) {
+      if (!result.contains(name)) {
+        throw InputError("tensors." + name,
+                         "is missing: the checkpoint has this weight, and the quantizer records "
+                         "the block scales of every weight it rewrites");
+      }
+    }
     return result;
   });
 }

@@ -2,8 +2,9 @@
 // `tessera siglip quantize`: the q, k, v, out, fc1 and fc2 weights of every
 // encoder layer onto the F143 grid (one scale per 64 × 64 block of the
 // GEMM's [K, N] weight, review #19), the rest of the tower unchanged (the
-// patch embedding, biases, LayerNorms and the pooling head stay f16 in the
-// compiled model). Per layer, in order:
+// biases and LayerNorms stay f16 in the compiled model; the patch embedding
+// and the pooling head too, except that at f143 the graph encodes their GEMM
+// weights F143 at scales chosen from their values). Per layer, in order:
 //   1. with equalize_layernorm, LayerNorm equalization (equalize.hpp) of
 //      norm1 → q, k, v and norm2 → fc1;
 //   2. each weight's block scales chosen from it, then nearest or GPTQ
@@ -128,7 +129,9 @@ struct F143Weight {
 // Reads DIRECTORY/quantization.json against the loaded weights: the format,
 // version, codec and block must be these; every tensor named must be one the
 // quantizer rewrites, with the weights' shape, one valid scale per block, and
-// values that its scales encode losslessly. InputError naming the file and
+// values that its scales encode losslessly; and every weight the quantizer
+// rewrites must be named (a scale is an exponent, an integer in [−32, 31],
+// so 2^scale is always finite and positive). InputError naming the file and
 // the tensor otherwise; nullopt when the directory has no quantization.json.
 std::optional<std::map<std::string, F143Weight>> read_quantization(
     const std::filesystem::path& directory, const SiglipVisionWeights& weights);

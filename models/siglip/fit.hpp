@@ -1,0 +1,89 @@
+#pragma once
+// Whether a SigLIP tower's weights fit in the chip's SRAM at a precision
+// (issue 19 item 4), decided from config.json alone — before any weight is
+// read and before the compiler starts — so that a model too large for its
+// precision is one clear line (bytes needed, bytes free, the precision that
+// would fit) rather than a placement failure deep in the compiler.
+//
+// Bytes needed: vision_weight_bytes (graph.hpp), the sum of the graph's own
+// parameter types. Bytes free, per tile the compile spreads the model over
+// (CompileOptions::tiles):
+//
+//   what placement offers a tile       compiler::placeable_ranges(kAnywhere):
+//                                      the loadable SRAM minus the ranges
+//                                      target/memory_map.hpp reserves
+//                                      (588,696 B: 163,816 in region 0 and
+//                                      424,880 in region 1)
+//   − code and exchange rows           all of region 0's placeable memory
+//                                      (placeable_ranges(kStandard)): the
+//                                      only memory instructions can be
+//                                      fetched from, where the compiler must
+//                                      put code and exchange rows, and which
+//                                      the tiny towers already fill to
+//                                      100 KB of code on their busiest tile
+//   − activations                      kActivationReservePerTile of region 1
+//   = 359,344 B per tile, 528,954,368 B (≈ 529 MB) on all 1472 tiles.
+//
+// The reserve makes this a necessary condition, not a sufficient one: a model
+// admitted here can still fail placement (at a large batch, or when the
+// compiler's shards load one tile more than the average), and then the
+// compiler's placement error names the tile.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "models/siglip/config.hpp"
+#include "models/siglip/graph.hpp"
+#include "support/error.hpp"
+
+namespace tessera::models::siglip {
+
+// Per tile, held back from the weights for activations: the residual stream,
+// an MLP's intermediate, a layer's attention, the expanded f16 copy of an
+// F143 weight block. 64 KiB × 1472 tiles is 96 MB, several times so400m's
+// batch-1 working set (one [729, 4304] f16 MLP intermediate is 6.3 MB, one
+// layer's [16, 729, 729] f16 attention scores 17 MB).
+inline constexpr std::uint64_t kActivationReservePerTile = 64 * 1024;
+
+// The SRAM free for weights on `tiles` tiles (UsageError outside
+// 1 … target::kTileCount, the compiler's range).
+struct WeightMemory {
+  std::uint32_t tiles = 0;
+  std::uint64_t tile_bytes = 0;          // what placement offers one tile
+  std::uint64_t code_reserve = 0;        // region 0, per tile
+  std::uint64_t activation_reserve = 0;  // kActivationReservePerTile
+  std::uint64_t per_tile() const noexcept { return tile_bytes - code_reserve - activation_reserve; }
+  std::uint64_t free_bytes() const noexcept { return per_tile() * tiles; }
+};
+WeightMemory weight_memory(std::uint32_t tiles);
+
+// The weights do not fit at the chosen precision. An InputError (the CLI
+// exits 1) whose message names both byte counts and the precision that
+// would fit, or says that none does.
+class WeightsDoNotFit : public InputError {
+ public:
+  WeightsDoNotFit(std::string message, std::uint64_t needed, std::uint64_t free_bytes,
+                  std::optional<GraphPrecision> would_fit)
+      : InputError(std::move(message)), needed_(needed), free_(free_bytes), would_fit_(would_fit) {}
+  std::uint64_t needed() const noexcept { return needed_; }
+  std::uint64_t free_bytes() const noexcept { return free_; }
+  std::optional<GraphPrecision> would_fit() const noexcept { return would_fit_; }
+
+ private:
+  std::uint64_t needed_;
+  std::uint64_t free_;
+  std::optional<GraphPrecision> would_fit_;
+};
+
+// The most faithful precision whose weights fit on `tiles` tiles — f32, then
+// f16, then f143 — or nullopt when none does.
+std::optional<GraphPrecision> precision_that_fits(const SiglipVisionConfig& config,
+                                                  std::uint32_t tiles);
+
+// Throws WeightsDoNotFit when the weights at `precision` need more than
+// weight_memory(tiles).free_bytes(); InputError for an invalid config.
+void require_weights_fit(const SiglipVisionConfig& config, GraphPrecision precision,
+                         std::uint32_t tiles);
+
+}  // namespace tessera::models::siglip
