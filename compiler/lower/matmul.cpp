@@ -34,6 +34,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <optional>
 
 #include "compiler/lower/lower.hpp"
 #include "compiler/lower/operations.hpp"
@@ -512,7 +513,39 @@ class GemmLowering {
     context_.finish_steps(moves, std::move(compute), provenance_);
   }
 
+  // The C16 blocks of `wave` into the result. An f16 block is first
+  // unpacked on its tile into row-major rows (tessera_unpack_output_f16), so
+  // each row of the block leaves as one run of columns / 2 words; read from
+  // C16 itself, whose columns are permuted inside each 16-column panel
+  // (amp_layout.hpp physical_column), every element pair would be a one-word
+  // message of its own (a [729, 1152] result: 419,904 messages, not 26,244).
+  // f32 elements are words either way and are read from C16 directly.
   void move_out(std::uint32_t wave) {
+    const bool unpack = family_ != GemmFamily::kF32;
+    std::map<LogicalTile, std::vector<KernelRun>> unpacks;
+    if (unpack) {
+      if (!rows_) {
+        rows_ = add_buffer("C row-major",
+                           u32(checked_mul<std::uint64_t>(plan_.call_rows,
+                                                          plan_.choice.block_columns * element_,
+                                                          "C row-major bytes"),
+                               "C row-major bytes"),
+                           false, false);
+      }
+      for (const Task& task : tasks_) {
+        if (task.part != 0 || task.wave != wave) continue;
+        unpacks[task.tile].push_back(KernelRun{
+            std::string(kernels::kUnpackOutputF16),
+            {{2, *rows_, 0}, {3, output_, 0}},
+            {{4, task.rows},
+             {5, task.columns},
+             {6, plan_.call_rows},
+             {7, u32(kernels::amp::padded_columns(plan_.choice.block_columns), "padded columns")}},
+            provenance_});
+      }
+      MoveLowering none(program_, fmt::format("op {} unpack", id_.index), provenance_, element_);
+      context_.finish_steps(none, std::move(unpacks), provenance_);
+    }
     MoveLowering moves(program_, fmt::format("op {} out", id_.index), provenance_, element_);
     Index lead(lead_shape_.size(), 0);
     for (const Task& task : tasks_) {
@@ -528,9 +561,11 @@ class GemmLowering {
         for (std::uint32_t n = 0; n < task.columns; ++n) {
           index[lead.size()] = task.row_begin + r;
           index[lead.size() + 1] = task.column_begin + n;
-          const std::uint64_t offset = kernels::amp::output_offset(r, n, plan_.call_rows) * element_;
+          const std::uint64_t offset =
+              unpack ? (std::uint64_t{r} * task.columns + n) * element_
+                     : kernels::amp::output_offset(r, n, plan_.call_rows) * element_;
           moves.move(out_->location(index),
-                     Location{task.tile, output_, u32(offset, "C offset")});
+                     Location{task.tile, unpack ? *rows_ : output_, u32(offset, "C offset")});
         }
       }
     }
@@ -555,6 +590,7 @@ class GemmLowering {
   const Storage* b_ = nullptr;
   std::vector<Task> tasks_;
   std::map<std::uint32_t, BufferId> left_, weights_;  // by logical K extent
+  std::optional<BufferId> rows_;  // f16 C blocks unpacked row-major (move_out)
   struct WeightKey {
     Index lead;  // b's leading index
     std::uint32_t k0 = 0, column_begin = 0;

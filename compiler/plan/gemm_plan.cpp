@@ -146,7 +146,13 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
         mul(plan.waves, mul(c.k_split - 1, c_words + kernels::add_cycles(padded, f.output_bytes)) +
                             kExchangePhaseCycles);
   }
-  plan.output_cycles = mul(plan.waves, c_words + kExchangePhaseCycles);
+  // An f16 C block is unpacked row-major on its tile first (lower/matmul.cpp
+  // move_out), then leaves in runs.
+  const std::uint64_t unpack =
+      p.family == kernels::GemmFamily::kF32
+          ? 0
+          : kernels::unpack_cycles(mul(plan.call_rows, kernels::amp::padded_columns(c.block_columns)));
+  plan.output_cycles = mul(plan.waves, unpack + c_words + kExchangePhaseCycles);
   plan.cycles = plan.packing_cycles + plan.compute_cycles + plan.exchange_cycles + plan.reduction_cycles +
                 plan.output_cycles;
   plan.flop_bound_cycles = gemm_flop_bound_cycles(p);
