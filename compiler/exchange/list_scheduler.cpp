@@ -116,7 +116,10 @@ class ListScheduler {
         start_(phase.pieces.size(), -1), lower_(phase.pieces.size(), 0),
         waiting_(phase.pieces.size(), 0), successors_(phase.pieces.size()) {
     shapes_.reserve(phase.pieces.size());
+    first_allowed_.reserve(phase.pieces.size() + 1);
     for (const Piece& piece : phase.pieces) {
+      first_allowed_.push_back(allowed_.size());
+      allowed_.resize(allowed_.size() + 1 + piece.destinations.size());
       shapes_.push_back(shape_of(piece));
       for (const Receiver& r : shapes_.back().receives) {
         reach_back_ = std::max(reach_back_, -r.shape.select);
@@ -228,7 +231,17 @@ class ListScheduler {
   // The earliest send start ≥ `bound` (a lower bound on the answer) and
   // every other lower bound that no rule forbids on any tile the piece
   // touches: each tile moves a refused start to the first one it allows,
-  // until all of them allow the same start.
+  // until all of them allow the same start. Each tile's answer is the least
+  // start ≥ the one asked that it allows, and grows with it, so the answer
+  // is the least start all allow whatever the order the tiles are asked in:
+  // they are asked in turn, round and round, until every one of them in a
+  // row has allowed the same start — after a tile moves the start only the
+  // others are asked again, not a whole round (a multicast to 60 tiles that
+  // one tile refuses would otherwise ask all 61 again). A tile's answer is a
+  // start it allows; it is kept with the tile's version, and while neither
+  // changes the tile is not asked again — within this search or a later one
+  // for the same piece (a stale bound's retry mostly finds its tiles as they
+  // were).
   Event earliest_start(std::size_t index, Event bound, Event frontier = 0) {
     const Piece& piece = phase_.pieces[index];
     const PieceShape& shape = shapes_[index];
@@ -240,14 +253,24 @@ class ListScheduler {
       tiles_[piece.source.value].forget_before(floor_ - reach_back_);
       for (const Receiver& r : shape.receives) tiles_[r.tile].forget_before(floor_ - reach_back_);
     }
-    for (;;) {
-      ++work_.search_rounds;
-      const Event before = start;
-      start = sender.first_send_start(start, n, shape.read_elements);
-      for (const Receiver& r : shape.receives) {
-        start = tiles_[r.tile].first_receive_start(start, r.shape);
+    const std::size_t tiles = 1 + shape.receives.size();  // the sender, then the receivers
+    std::size_t agreed = 0;  // tiles asked in a row that allowed `start`
+    Allowed* allowed = &allowed_[first_allowed_[index]];
+    for (std::size_t i = 0;; i = i + 1 == tiles ? 0 : i + 1) {
+      if (i == 0) ++work_.search_rounds;
+      const TileTimeline& tile = i == 0 ? sender : tiles_[shape.receives[i - 1].tile];
+      Event next = start;
+      if (allowed[i].start != start || allowed[i].version != tile.version()) {
+        next = i == 0 ? tile.first_send_start(start, n, shape.read_elements)
+                      : tile.first_receive_start(start, shape.receives[i - 1].shape);
+        allowed[i] = Allowed{next, tile.version()};
       }
-      if (start == before) return start;
+      if (next == start) {
+        if (++agreed == tiles) return start;
+      } else {
+        start = next;
+        agreed = 1;
+      }
     }
   }
 
@@ -299,6 +322,14 @@ class ListScheduler {
   Event reach_back_ = 0;
   SchedulingWork work_;
   std::vector<PieceShape> shapes_;
+  // Per piece, per tile it touches (the sender, then its receivers): a start
+  // the tile allows and the tile's version when it said so.
+  struct Allowed {
+    Event start = 0;
+    std::uint64_t version = ~std::uint64_t{0};  // no tile's: not asked yet
+  };
+  std::vector<Allowed> allowed_;
+  std::vector<std::size_t> first_allowed_;  // each piece's first entry in allowed_
   std::vector<TileTimeline> tiles_;
   std::vector<Event> start_;
   std::vector<Event> lower_;

@@ -113,7 +113,7 @@ struct SchedulingWork {
   std::uint64_t pieces = 0;          // messages, per list schedule
   std::uint64_t list_schedules = 0;  // schedules tried (the shortest is kept)
   std::uint64_t start_searches = 0;  // earliest-start computations
-  std::uint64_t search_rounds = 0;   // passes over a message's tiles within them
+  std::uint64_t search_rounds = 0;   // laps over a message's tiles within them
   std::uint64_t stale_bounds = 0;    // messages that came up with a bound below their start
   std::uint64_t frontier_moves = 0;  // senders that came up unable to send at their bound
   SchedulingWork& operator+=(const SchedulingWork& other) {

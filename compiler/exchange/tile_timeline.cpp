@@ -73,6 +73,7 @@ Event TileTimeline::first_receive_start(Event start, const ReceiveShape& r) cons
 }
 
 void TileTimeline::add_send(Event start, Event words, target::ElementSet elements) {
+  ++version_;
   sends_.add(start, start + words);
   // Rule 2: no receive control at the send's first event or the next.
   select_blocked_.add(start, start + 2);
@@ -82,6 +83,7 @@ void TileTimeline::add_send(Event start, Event words, target::ElementSet element
 }
 
 void TileTimeline::add_receive(Event start, const ReceiveShape& r) {
+  ++version_;
   const Event select = start + r.select, pointer = start + r.pointer,
               teardown = start + r.teardown;
   sources_.add(select, teardown);

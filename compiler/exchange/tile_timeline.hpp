@@ -52,6 +52,11 @@ class TileTimeline {
   void add_send(Event start, Event words, target::ElementSet elements);
   void add_receive(Event start, const ReceiveShape& shape);
 
+  // Counts the sends and receives added: while it stays the same, every
+  // question (at or after the floor) has the answer it had — forget_before
+  // changes none — so a caller may keep an answer instead of asking again.
+  std::uint64_t version() const noexcept { return version_; }
+
   // No question will look at an event before `floor` again (the
   // earliest-start schedule's sweep has passed it): what ends by then is
   // dropped, so a tile's past costs nothing (run_set.hpp).
@@ -76,6 +81,7 @@ class TileTimeline {
   // before (rule 2).
   void add_control(Event event) { send_start_blocked_.add(event - 1, event + 1); }
 
+  std::uint64_t version_ = 0;
   RunSet sends_;               // [S, S + n)
   RunSet send_start_blocked_;  // rule 2, seen from a new send
   RunSet sources_;             // receive source windows [X, X + n)

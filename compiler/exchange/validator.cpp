@@ -112,6 +112,12 @@ void check_actions(const TileActions& actions, const TileView& view) {
     return a.second->timing.source_select < b.second->timing.source_select;
   });
   std::size_t explained = 0;
+  // The controls in event order (stable: a row's are already in that order).
+  std::vector<const ReceiveControl*> by_event;
+  by_event.reserve(actions.controls.size());
+  for (const ReceiveControl& control : actions.controls) by_event.push_back(&control);
+  std::stable_sort(by_event.begin(), by_event.end(),
+                   [](const ReceiveControl* a, const ReceiveControl* b) { return a->event < b->event; });
   const auto find = [&](Event event, ReceiveControl::Register reg) -> const ReceiveControl* {
     const auto it = at.find(std::pair(event, reg));
     return it == at.end() ? nullptr : it->second;
@@ -141,7 +147,16 @@ void check_actions(const TileActions& actions, const TileView& view) {
       fail(tile, "rule 3", fmt::format("{}: no teardown at {}", name(*message), t.teardown));
     }
     explained += cut_over ? 2 : 3;
-    for (const ReceiveControl& control : actions.controls) {
+    // Only the controls strictly inside the receive's windows can move its
+    // source or pointer: a binary search to the first one after the earlier
+    // window start, not a scan of the tile's every control per receive
+    // (which made a tile receiving thousands of messages quadratic).
+    const Event first = std::min(t.source_select, t.pointer);
+    const Event last = std::max(t.teardown, t.write_end());
+    for (auto it = std::upper_bound(by_event.begin(), by_event.end(), first,
+                                    [](Event event, const ReceiveControl* c) { return event < c->event; });
+         it != by_event.end() && (*it)->event < last; ++it) {
+      const ReceiveControl& control = **it;
       const bool moves_source = control.target == ReceiveControl::Register::kXpic &&
                                 control.event > t.source_select && control.event < t.teardown;
       const bool moves_pointer = control.target == ReceiveControl::Register::kPic &&

@@ -64,4 +64,13 @@ ElementPlace ElementLocator::locate(std::span<const std::uint64_t> index) const 
   return {shard_index, shard.offset + offset * element_bytes_};
 }
 
+ElementLocator::Run ElementLocator::locate_run(std::span<const std::uint64_t> index) const {
+  const ElementPlace place = locate(index);
+  if (index.empty()) return {place, 1};
+  // Row-major over the physical extents: the last axis is the contiguous
+  // one, up to the shard's last logical element on it.
+  const ShardExtent& last = resolved_.shards[place.shard].extents.back();
+  return {place, last.logical_end - index.back()};
+}
+
 }  // namespace tessera::compiler

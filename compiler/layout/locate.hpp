@@ -1,7 +1,7 @@
 #pragma once
 // ElementLocator: where one element of a tensor lies in a resolved layout —
 // which shard (replica 0) and at which byte of that shard's allocation. The
-// data-movement lowering asks it for every element it moves; it derives
+// data-movement lowering asks it for every element or row it moves; it derives
 // everything from the ResolvedLayout (resolve.hpp), so shard boundaries and
 // strides have one owner.
 
@@ -29,6 +29,15 @@ class ElementLocator {
   ElementPlace locate(std::uint64_t flat_index) const;
   // The same for a multi-index (one coordinate per axis, each in range).
   ElementPlace locate(std::span<const std::uint64_t> index) const;
+
+  // The same, and how many elements from there along the last axis
+  // (index, index + 1 on the last axis, …) lie one after another in that
+  // shard: the rest of the shard's row. 1 for a scalar.
+  struct Run {
+    ElementPlace place;
+    std::uint64_t elements = 0;
+  };
+  Run locate_run(std::span<const std::uint64_t> index) const;
 
   std::uint32_t element_bytes() const noexcept { return element_bytes_; }
 

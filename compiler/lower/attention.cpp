@@ -172,9 +172,12 @@ void lower_attention(LoweringContext& context, OpId id, const std::string& descr
     Index index{task.batch, task.head, 0, 0};
     for (std::uint32_t r = 0; r < rows.rows; ++r) {
       index[2] = rows.start + r;
-      for (std::uint32_t c = 0; c < d; ++c) {
+      for (std::uint32_t c = 0; c < d;) {
         index[3] = c;
-        moves.move(Location{to.tile, to.buffer, to.offset + (r * d + c) * 2}, from.location(index));
+        const Storage::Run in = from.run(index);
+        const auto elements = static_cast<std::uint32_t>(std::min<std::uint64_t>(in.elements, d - c));
+        moves.move_run(Location{to.tile, to.buffer, to.offset + (r * d + c) * 2}, in.location, elements * 2);
+        c += elements;
       }
     }
   };
@@ -335,9 +338,13 @@ void lower_attention(LoweringContext& context, OpId id, const std::string& descr
         Index index{task.batch, task.head, 0, 0};
         for (std::uint32_t r = 0; r < qb.rows; ++r) {
           index[2] = qb.start + r;
-          for (std::uint32_t c = 0; c < d; ++c) {
+          for (std::uint32_t c = 0; c < d;) {
             index[3] = c;
-            moves.move(out.location(index), Location{from.tile, from.buffer, from.offset + (r * d + c) * 2});
+            const Storage::Run to = out.run(index);
+            const auto elements = static_cast<std::uint32_t>(std::min<std::uint64_t>(to.elements, d - c));
+            moves.move_run(to.location, Location{from.tile, from.buffer, from.offset + (r * d + c) * 2},
+                           elements * 2);
+            c += elements;
           }
         }
       }

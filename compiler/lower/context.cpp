@@ -33,6 +33,35 @@ Location Storage::location(std::span<const std::uint64_t> index) const {
           checked_cast<std::uint32_t>(place.offset, "element offset")};
 }
 
+Storage::Run Storage::run(std::span<const std::uint64_t> index) const {
+  const ElementLocator::Run found = locator->locate_run(index);
+  return {{resolved.shards[found.place.shard].tile, buffer,
+           checked_cast<std::uint32_t>(found.place.offset, "element offset")},
+          found.elements};
+}
+
+void move_same_index(MoveLowering& moves, const Storage& to, const Storage& from,
+                     std::span<const std::uint32_t> shape, std::uint32_t element_size) {
+  Index index(shape.size(), 0);
+  if (shape.empty()) {
+    moves.move(to.location(index), from.location(index));
+    return;
+  }
+  const std::uint64_t columns = shape.back();
+  do {
+    for (std::uint64_t c = 0; c < columns;) {
+      index.back() = c;
+      const Storage::Run out = to.run(index);
+      const Storage::Run in = from.run(index);
+      const std::uint64_t elements = std::min({out.elements, in.elements, columns - c});
+      moves.move_run(out.location, in.location,
+                     checked_cast<std::uint32_t>(elements * element_size, "move run bytes"));
+      c += elements;
+    }
+    index.back() = 0;
+  } while (next_index(index, shape.first(shape.size() - 1)));
+}
+
 std::map<LogicalTile, std::vector<KernelRun>> binary_elementwise_runs(
     const std::string& kernel, const Storage& out, BufferId a, BufferId b,
     std::uint32_t element_size, std::uint32_t provenance) {
@@ -140,11 +169,7 @@ BufferId LoweringContext::shared_zeros(const std::string& key, std::uint32_t byt
 void LoweringContext::copy_value(const Storage& from, const Storage& to, const TensorType& type,
                                  std::uint32_t provenance, const std::string& label) {
   MoveLowering moves(program_, label, provenance, element_bytes(type));
-  Index index(type.shape.size(), 0);
-  const std::uint64_t count = element_count(type.shape);
-  for (std::uint64_t n = 0; n < count; ++n, next_index(index, type.shape)) {
-    moves.move(to.location(index), from.location(index));
-  }
+  move_same_index(moves, to, from, type.shape, element_bytes(type));
   finish_steps(moves, {}, provenance);
 }
 

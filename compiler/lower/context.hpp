@@ -40,7 +40,20 @@ struct Storage {
   std::unique_ptr<ElementLocator> locator;
 
   Location location(std::span<const std::uint64_t> index) const;
+  // The element at `index` and how many elements from it along the last
+  // axis follow it contiguously in its shard (ElementLocator::locate_run).
+  struct Run {
+    Location location;
+    std::uint64_t elements = 0;
+  };
+  Run run(std::span<const std::uint64_t> index) const;
 };
+
+// Every element of a tensor of `shape` from `from` to the same index in
+// `to`, in row-major order: one move_run per stretch of a row contiguous in
+// both (the element moves of that order, a row at a time).
+void move_same_index(MoveLowering& moves, const Storage& to, const Storage& from,
+                     std::span<const std::uint32_t> shape, std::uint32_t element_size);
 
 // One `kernel` run per non-empty shard of `out`: $m2 = out, $m3 = a, $m4 = b
 // at the shard's offset (a and b in out's layout), $m5 = its element count —

@@ -354,24 +354,31 @@ class GemmLowering {
       Index index = key->lead;
       index.resize(key->lead.size() + 2);
       for (std::uint32_t k = 0; k < block.extent; ++k) {
-        for (std::uint32_t n = 0; n < block.columns; ++n) {
+        for (std::uint32_t n = 0; n < block.columns;) {
           index[key->lead.size()] = key->k0 + k;
           index[key->lead.size() + 1] = key->column_begin + n;
           const std::uint64_t row_major = std::uint64_t{k} * stride + n;
-          if (expanded()) {
-            moves.move(Location{block.home, codes_buffer_, u32(block.slot * std::uint64_t{codes_slot_} + row_major, "codes offset")},
-                       codes_->location(index));
+          if (family_ == GemmFamily::kF32) {
+            // B8×16 scatters a row's columns m elements apart: element moves.
+            moves.move(Location{block.home, packed_buffer_,
+                                u32(block.slot * std::uint64_t{packed_slot_} +
+                                        kernels::amp::weight_offset(k, n, inner, m) * element_,
+                                    "B offset")},
+                       b_->location(index));
+            ++n;
             continue;
           }
+          // Row-major staging: a run per stretch of the row contiguous in
+          // the weight's shard.
+          const Storage::Run in = (expanded() ? codes_ : b_)->run(index);
+          const auto elements = static_cast<std::uint32_t>(std::min<std::uint64_t>(in.elements, block.columns - n));
           const Location destination =
-              family_ == GemmFamily::kF16
-                  ? Location{block.home, staging_buffer_,
-                             u32(block.slot * std::uint64_t{staging_slot_} + row_major * 2, "B offset")}
-                  : Location{block.home, packed_buffer_,
-                             u32(block.slot * std::uint64_t{packed_slot_} +
-                                     kernels::amp::weight_offset(k, n, inner, m) * element_,
-                                 "B offset")};
-          moves.move(destination, b_->location(index));
+              expanded() ? Location{block.home, codes_buffer_,
+                                    u32(block.slot * std::uint64_t{codes_slot_} + row_major, "codes offset")}
+                         : Location{block.home, staging_buffer_,
+                                    u32(block.slot * std::uint64_t{staging_slot_} + row_major * 2, "B offset")};
+          moves.move_run(destination, in.location, elements * (expanded() ? 1 : element_));
+          n += elements;
         }
       }
       if (expanded()) {
@@ -450,10 +457,15 @@ class GemmLowering {
       const std::uint32_t k0 = task.k_begin + block * plan_.choice.block_inner;
       const BufferId left = left_.at(extent);
       for (std::uint32_t r = 0; r < task.rows; ++r) {
-        for (std::uint32_t k = 0; k < extent; ++k) {
+        // A run per stretch of the row that is contiguous in a's shard and
+        // inside one m-wide panel of A_m (left_offset is contiguous in k there).
+        for (std::uint32_t k = 0; k < extent;) {
           const auto offset = kernels::amp::left_offset(r, k, plan_.call_rows, m) * element_;
-          moves.move(Location{task.tile, left, u32(offset, "A offset")},
-                     a_->location(operand_index(a_shape_, task.product, task.row_begin + r, k0 + k)));
+          const Storage::Run in = a_->run(operand_index(a_shape_, task.product, task.row_begin + r, k0 + k));
+          const auto elements = static_cast<std::uint32_t>(
+              std::min<std::uint64_t>({in.elements, m - k % m, extent - k}));
+          moves.move_run(Location{task.tile, left, u32(offset, "A offset")}, in.location, elements * element_);
+          k += elements;
         }
       }
       // The packed weight block: read in place at home, else copied whole
@@ -462,9 +474,9 @@ class GemmLowering {
       PointerOperand weights{kernels::kGemmWeightRegister, packed_buffer_, packed.slot * packed_slot_};
       if (packed.home != task.tile) {
         const auto bytes = u32(kernels::gemm_weight_bytes(family_, plan_.call_rows, inner, columns), "B block");
-        for (std::uint32_t byte = 0; byte < bytes; byte += element_) {
-          moves.move(Location{task.tile, weights_.at(extent), byte},
-                     Location{packed.home, packed_buffer_, packed.slot * packed_slot_ + byte});
+        if (bytes > 0) {
+          moves.move_run(Location{task.tile, weights_.at(extent), 0},
+                         Location{packed.home, packed_buffer_, packed.slot * packed_slot_}, bytes);
         }
         weights = PointerOperand{kernels::kGemmWeightRegister, weights_.at(extent), 0};
       }
@@ -494,9 +506,7 @@ class GemmLowering {
       if (task.part == 0 || task.wave != wave) continue;
       const Task& home = owner(t);
       const std::uint32_t slot = (task.part - 1) * block;
-      for (std::uint32_t byte = 0; byte < block; byte += element_) {
-        moves.move(Location{home.tile, partials_, slot + byte}, Location{task.tile, output_, byte});
-      }
+      if (block > 0) moves.move_run(Location{home.tile, partials_, slot}, Location{task.tile, output_, 0}, block);
     }
     std::map<LogicalTile, std::vector<KernelRun>> compute;
     const std::string add(family_ == GemmFamily::kF32 ? kernels::kAddF32 : kernels::kAddF16);
@@ -558,14 +568,26 @@ class GemmLowering {
       Index index = lead;
       index.resize(lead.size() + 2);
       for (std::uint32_t r = 0; r < task.rows; ++r) {
-        for (std::uint32_t n = 0; n < task.columns; ++n) {
+        // A run per stretch contiguous in the result's shard and the source.
+        for (std::uint32_t n = 0; n < task.columns;) {
           index[lead.size()] = task.row_begin + r;
           index[lead.size() + 1] = task.column_begin + n;
-          const std::uint64_t offset =
-              unpack ? (std::uint64_t{r} * task.columns + n) * element_
-                     : kernels::amp::output_offset(r, n, plan_.call_rows) * element_;
-          moves.move(out_->location(index),
-                     Location{task.tile, unpack ? *rows_ : output_, u32(offset, "C offset")});
+          // Where element (r, n) and the ones after it in its row lie in the
+          // source: row-major rows when unpacked, else C16 (contiguous for
+          // a logical column pair: the panel permutes pairs).
+          const auto source_offset = [&](std::uint32_t column) -> std::uint64_t {
+            return unpack ? std::uint64_t{r} * task.columns + column
+                          : kernels::amp::output_offset(r, column, plan_.call_rows);
+          };
+          const std::uint64_t offset = source_offset(n);
+          const Storage::Run to = out_->run(index);
+          const std::uint64_t most = std::min<std::uint64_t>(to.elements, task.columns - n);
+          std::uint32_t elements = 1;
+          while (elements < most && source_offset(n + elements) == offset + elements) ++elements;
+          moves.move_run(to.location,
+                         Location{task.tile, unpack ? *rows_ : output_, u32(offset * element_, "C offset")},
+                         elements * element_);
+          n += elements;
         }
       }
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "compiler/lower/lower.hpp"
 #include "kernels/registry.hpp"
 #include "support/checked.hpp"
 #include "support/error.hpp"
@@ -45,6 +46,14 @@ MoveLowering::MoveLowering(Program& program, std::string label, std::uint32_t pr
       element_bytes_(element_bytes) {}
 
 void MoveLowering::move(const Location& destination, const Location& source) {
+  move_run(destination, source, element_bytes_);
+}
+
+void MoveLowering::move_run(const Location& destination, const Location& source, std::uint32_t bytes) {
+  if (bytes == 0 || bytes % element_bytes_ != 0) {
+    throw LoweringError(fmt::format("internal: a move of {} bytes is not whole {}-byte elements ({})",
+                                    bytes, element_bytes_, label_));
+  }
   const RunKey key{destination.tile, destination.buffer, source.tile, source.buffer};
   if (!last_key_ || *last_key_ != key) {
     last_key_ = key;
@@ -54,11 +63,11 @@ void MoveLowering::move(const Location& destination, const Location& source) {
   if (!runs.empty()) {
     Run& last = runs.back();
     if (last.destination + last.bytes == destination.offset && last.source + last.bytes == source.offset) {
-      last.bytes += element_bytes_;
+      last.bytes = checked_add(last.bytes, bytes, "move run bytes");
       return;
     }
   }
-  runs.push_back({destination.offset, source.offset, element_bytes_});
+  runs.push_back({destination.offset, source.offset, bytes});
 }
 
 std::string MoveLowering::move_kernel() const {

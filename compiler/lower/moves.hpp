@@ -5,7 +5,8 @@
 // for one exchange phase plus local kernel runs.
 //
 //   * moves are coalesced into runs (both sides contiguous, same tiles and
-//     buffers);
+//     buffers); callers that know a run (a row of a shard) pass it whole
+//     (move_run), which gives the same runs as its element moves;
 //   * a run between tiles whose ends are whole words on both sides is one
 //     transfer; equal source ranges going to several places are one
 //     multicast transfer;
@@ -42,6 +43,10 @@ class MoveLowering {
 
   // One element from `source` to `destination`.
   void move(const Location& destination, const Location& source);
+  // `bytes` (a non-zero multiple of the element size) contiguous bytes from
+  // `source` on to `destination` on: exactly the element moves of those
+  // elements in order, at one call instead of one per element.
+  void move_run(const Location& destination, const Location& source, std::uint32_t bytes);
 
   // The transfers (for one exchange step) and the local runs (appended per
   // tile to `compute`) that carry out every move so far.

@@ -59,11 +59,7 @@ const Storage& in_layout_of(LoweringContext& context, MoveLowering& moves, Value
   const Storage& holder = context.scratch_like(
       like, fmt::format("{} moved for op {}", format_value(input), id.index), format_value(input),
       provenance);
-  Index index(type.shape.size(), 0);
-  const std::uint64_t count = element_count(type.shape);
-  for (std::uint64_t n = 0; n < count; ++n, next_index(index, type.shape)) {
-    moves.move(holder.location(index), source.location(index));
-  }
+  move_same_index(moves, holder, source, type.shape, element_bytes(type));
   return holder;
 }
 

@@ -58,11 +58,7 @@ const Storage& in_layout_of(LoweringContext& context, MoveLowering& moves, Value
   if (source.resolved == like.resolved) return source;
   const Storage& holder = context.scratch_like(
       like, fmt::format("{} moved for op", format_value(input)), format_value(input), provenance);
-  Index index(type.shape.size(), 0);
-  const std::uint64_t count = element_count(type.shape);
-  for (std::uint64_t n = 0; n < count; ++n, next_index(index, type.shape)) {
-    moves.move(holder.location(index), source.location(index));
-  }
+  move_same_index(moves, holder, source, type.shape, element_bytes(type));
   return holder;
 }
 
@@ -161,11 +157,7 @@ void lower_convert(LoweringContext& context, OpId id, const std::string& describ
     in = &context.scratch_at(in_type, in_placement,
                              fmt::format("{} moved for op {}", format_value(op.inputs[0]), id.index),
                              format_value(op.inputs[0]), provenance);
-    Index index(in_type.shape.size(), 0);
-    const std::uint64_t count = element_count(in_type.shape);
-    for (std::uint64_t n = 0; n < count; ++n, next_index(index, in_type.shape)) {
-      moves.move(in->location(index), source.location(index));
-    }
+    move_same_index(moves, *in, source, in_type.shape, element_bytes(in_type));
   }
   // f8f143 → f32: the f16 expansion in between, on the same rows.
   const Storage* halves = nullptr;

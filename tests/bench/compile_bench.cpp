@@ -17,14 +17,31 @@
 //
 // Then issue 18 item 6's transposes, one one-word message per element:
 // f32[n, n] over 1472 tiles for n = 64 … 1024 (4 k … 1 M transfers) and
-// u32[n, 6] on 5 tiles for n = 250 … 2000. --only TEXT runs only the graphs
-// whose name contains TEXT.
+// u32[n, 6] on 5 tiles for n = 250 … 2000.
+//
+// Then issue 18's compile-speed graphs, the operators of SigLIP so400m at
+// its sizes (hidden 1152, MLP 4304, 16 heads × 72, 729 tokens): an f16
+// matmul 512³, the MLP's f16 [729, 1152] · [1152, 4304], f16 attention
+// [1, 16, 729, 72] (and [16, 1, 729, 72], the same work with axis 0 split
+// over tiles), and the SigLIP towers themselves (models/siglip/graph.hpp):
+// the demo's tiny one at f16 and f143 on 64 tiles, and so400m (27 layers in
+// one repeat, batch 1) at f143 — the goal is ≤ 10 s.
+//
+// --only TEXT runs only the graphs whose name contains TEXT; --graph FILE
+// compiles a JSON graph file (docs/GRAPH_FORMAT.md) instead of the built-in
+// ones (--tiles N, default 1472). Every line ends with the SHA-256 of the
+// package bytes (compile() sets no compiler version, so the digest depends
+// only on what was compiled): a change that should not alter the packages
+// must leave every digest as it was.
 //
 // Not a test: nothing asserts on timing. Run it from a Release build:
 //
 //   build-release/tests/bench/tessera_bench_compile [--repeat K] [--simulate] [--only TEXT]
+//   build-release/tests/bench/tessera_bench_compile [--repeat K] --graph FILE.json [--tiles N]
 
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -33,6 +50,9 @@
 #include <fmt/format.h>
 
 #include "compiler/compile.hpp"
+#include "compiler/ir/graph_json.hpp"
+#include "models/siglip/graph.hpp"
+#include "schema/sha256.hpp"
 #include "schema/writer.hpp"
 #include "tests/compiler/demo_graphs.hpp"
 #include "tests/compiler/graph_runner.hpp"
@@ -67,14 +87,16 @@ void bench(std::string_view name, const Graph& graph, int repeat, bool simulate,
     horizon += phase.horizon;
     bound += phase.lower_bound;
   }
+  const std::vector<std::uint8_t> package = schema::serialize_package(result.application);
   fmt::print(
       "{}: compile {:.3f} s (best of {}), {} tiles, {} exchange phases, {} transfers, "
       "horizons {} events vs bound {} ({:.3f}×), {} kernel calls, {} host batches, package {} "
-      "bytes\n",
+      "bytes, sha256 {}\n",
       name, best, repeat, result.report.package_tiles, result.report.phases.size(), transfers,
       horizon, bound, bound == 0 ? 0.0 : static_cast<double>(horizon) / static_cast<double>(bound),
-      result.report.kernel_calls, result.report.host_batches,
-      schema::serialize_package(result.application).size());
+      result.report.kernel_calls, result.report.host_batches, package.size(),
+      schema::to_hex(schema::sha256(package)));
+  std::fflush(stdout);
   if (!simulate) return;
   compiler::testing::TensorBytes inputs;
   for (const auto& binding : result.application.inputs) {
@@ -137,6 +159,55 @@ Graph transpose_graph(DType dtype, std::uint32_t rows, std::uint32_t columns) {
   return g;
 }
 
+// a [m, k] · b [k, n], f16, b a parameter (a weight).
+Graph matmul_graph(std::uint32_t m, std::uint32_t k, std::uint32_t n) {
+  Graph g;
+  const ValueId a = g.host_input("a", DType::kF16, {m, k});
+  const ValueId b = g.parameter("b", DType::kF16, {k, n});
+  g.host_output("c", g.matmul(a, b));
+  return g;
+}
+
+// f16 attention over q, k, v of `shape` [B, H, S, D], scale 1/√D.
+Graph attention_graph(const Shape& shape) {
+  Graph g;
+  const ValueId q = g.host_input("q", DType::kF16, shape);
+  const ValueId k = g.host_input("k", DType::kF16, shape);
+  const ValueId v = g.host_input("v", DType::kF16, shape);
+  g.host_output("o", g.attention(q, k, v, 1.0 / std::sqrt(static_cast<double>(shape[3]))));
+  return g;
+}
+
+// `tessera siglip compile`'s default --min-shard-bytes.
+constexpr std::uint64_t kSiglipMinShardBytes = 1024;
+
+Graph siglip_graph(const models::siglip::SiglipVisionConfig& config,
+                   models::siglip::GraphPrecision precision) {
+  return models::siglip::build_vision_graph(config, 1, precision);
+}
+
+// The demo's tower (scripts/demo) and so400m (google/siglip-so400m-patch14-384).
+models::siglip::SiglipVisionConfig tiny_siglip() {
+  models::siglip::SiglipVisionConfig config;
+  config.hidden_size = 64;
+  config.intermediate_size = 128;
+  config.num_hidden_layers = 2;
+  config.num_attention_heads = 2;
+  config.image_size = 32;
+  config.patch_size = 8;
+  return config;
+}
+models::siglip::SiglipVisionConfig so400m() {
+  models::siglip::SiglipVisionConfig config;
+  config.hidden_size = 1152;
+  config.intermediate_size = 4304;
+  config.num_hidden_layers = 27;
+  config.num_attention_heads = 16;
+  config.image_size = 384;
+  config.patch_size = 14;
+  return config;
+}
+
 Graph odd_u8_copy() {
   Graph g;
   g.host_output("y", g.copy(g.host_input("x", DType::kU8, {1, 50001})));
@@ -148,19 +219,31 @@ Graph odd_u8_copy() {
 int main(int argc, char** argv) {
   int repeat = 3;
   bool simulate = false;
+  const char* graph_file = nullptr;
+  std::uint32_t tiles = 1472;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
       g_only = argv[++i];
+    } else if (std::strcmp(argv[i], "--graph") == 0 && i + 1 < argc) {
+      graph_file = argv[++i];
+    } else if (std::strcmp(argv[i], "--tiles") == 0 && i + 1 < argc) {
+      tiles = static_cast<std::uint32_t>(std::max(1, std::atoi(argv[++i])));
     } else if (std::strcmp(argv[i], "--repeat") == 0 && i + 1 < argc) {
       repeat = std::max(1, std::atoi(argv[++i]));
     } else if (std::strcmp(argv[i], "--simulate") == 0) {
       simulate = true;
     } else {
-      std::fprintf(stderr, "usage: %s [--repeat K] [--simulate] [--only TEXT]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--repeat K] [--simulate] [--only TEXT | --graph FILE.json [--tiles N]]\n",
+                   argv[0]);
       return 2;
     }
   }
   try {
+    if (graph_file != nullptr) {
+      bench(graph_file, read_graph_json_file(graph_file), repeat, simulate, 0, tiles);
+      return 0;
+    }
     bench("permutation 1472 x 4 KiB", compiler::testing::rotation_graph(1472, 1024, 737), repeat, simulate);
     bench("ten permutations", compiler::testing::rotations_graph(1472, 1024, 10), repeat, simulate);
     bench("demo: permutation + column-sum tree", compiler::testing::permutation_and_reduction_graph(), repeat,
@@ -190,6 +273,19 @@ int main(int argc, char** argv) {
       bench(fmt::format("transpose u32[{}, 6], 5 tiles", n), transpose_graph(DType::kU32, n, 6),
             repeat, false, 0, 5);
     }
+    bench("f16 matmul [512, 512] · [512, 512]", matmul_graph(512, 512, 512), repeat, false);
+    bench("f16 matmul [729, 1152] · [1152, 4304] (SigLIP so400m MLP up)",
+          matmul_graph(729, 1152, 4304), repeat, false);
+    bench("f16 attention [1, 16, 729, 72] (SigLIP so400m)", attention_graph({1, 16, 729, 72}),
+          repeat, false);
+    bench("f16 attention [16, 1, 729, 72]", attention_graph({16, 1, 729, 72}), repeat, false);
+    using models::siglip::GraphPrecision;
+    bench("SigLIP tiny f16, 64 tiles", siglip_graph(tiny_siglip(), GraphPrecision::kF16), repeat,
+          false, kSiglipMinShardBytes, 64);
+    bench("SigLIP tiny f143, 64 tiles", siglip_graph(tiny_siglip(), GraphPrecision::kF143), repeat,
+          false, kSiglipMinShardBytes, 64);
+    bench("SigLIP so400m f143 (27 layers), batch 1", siglip_graph(so400m(), GraphPrecision::kF143),
+          repeat, false, kSiglipMinShardBytes);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "error: %s\n", error.what());
     return 1;

@@ -4,6 +4,9 @@
 // 8-byte table entry per element, which made u8[1, 50001] unplaceable.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <tuple>
+
 #include "compiler/compile.hpp"
 #include "compiler/lower/lower.hpp"
 #include "compiler/lower/moves.hpp"
@@ -111,6 +114,85 @@ TEST(LocalMoves, OddSubWordCopiesCompileAndComputeTheReference) {
     const auto run = testing::run_on_simulator(compiled.application, inputs);
     EXPECT_EQ(run.outputs, tessera::testing::evaluate_graph(g, inputs)) << extent;
   }
+}
+
+
+// move_run (issue 18, compile speed): a run of bytes gives exactly what its
+// element moves in the same order give — the same transfers (direct,
+// multicast, staged), the same local kernel runs and the same staging and
+// table buffers — across tiles and on one, whole-word and sub-word, runs
+// that join the previous one and runs that do not.
+struct Lowering {
+  std::vector<std::tuple<lower::Location, std::uint32_t, std::vector<lower::Location>>> transfers;
+  std::map<LogicalTile, std::vector<std::tuple<std::string, std::vector<std::tuple<unsigned, BufferId, std::uint32_t>>,
+                                               std::vector<std::pair<unsigned, std::uint32_t>>>>>
+      runs;
+  std::vector<std::tuple<std::string, std::map<LogicalTile, std::uint32_t>,
+                         std::map<LogicalTile, std::vector<std::uint8_t>>>>
+      buffers;
+  friend bool operator==(const Lowering&, const Lowering&) = default;
+};
+
+struct RunMove {
+  lower::Location to, from;
+  std::uint32_t bytes = 0;
+};
+
+Lowering lower_moves(std::uint32_t element_bytes, const std::vector<RunMove>& moves_to_make, bool as_runs) {
+  lower::Program program;
+  for (const char* name : {"a", "b"}) {
+    lower::Buffer b;
+    b.name = name;
+    for (std::uint16_t t = 0; t < 3; ++t) b.bytes[LogicalTile(t)] = 4096;
+    program.add_buffer(std::move(b));
+  }
+  lower::MoveLowering moves(program, "test", 0, element_bytes);
+  for (const RunMove& m : moves_to_make) {
+    if (as_runs) {
+      moves.move_run(m.to, m.from, m.bytes);
+      continue;
+    }
+    for (std::uint32_t b = 0; b < m.bytes; b += element_bytes) {
+      moves.move(Location{m.to.tile, m.to.buffer, m.to.offset + b}, Location{m.from.tile, m.from.buffer, m.from.offset + b});
+    }
+  }
+  std::map<LogicalTile, std::vector<KernelRun>> compute;
+  Lowering result;
+  for (const lower::Transfer& t : moves.finish(compute)) result.transfers.emplace_back(t.source, t.words, t.destinations);
+  for (const auto& [tile, list] : compute) {
+    for (const KernelRun& run : list) {
+      std::vector<std::tuple<unsigned, BufferId, std::uint32_t>> pointers;
+      for (const auto& p : run.pointers) pointers.emplace_back(p.reg, p.buffer, p.offset);
+      result.runs[tile].emplace_back(run.kernel, pointers, run.scalars);
+    }
+  }
+  for (const lower::Buffer& b : program.buffers) result.buffers.emplace_back(b.name, b.bytes, b.contents);
+  return result;
+}
+
+TEST(MoveRuns, GiveTheTransfersAndRunsOfTheirElementMoves) {
+  const LogicalTile t0{0}, t1{1}, t2{2};
+  for (const std::uint32_t size : {1u, 2u, 4u}) {
+    const std::vector<RunMove> moves{
+        {{t1, 0, 0}, {t0, 0, 0}, 64 * size},             // whole words between tiles
+        {{t1, 0, 64 * size}, {t0, 0, 64 * size}, 8 * size},  // joins the previous run
+        {{t2, 0, 0}, {t0, 0, 0}, 72 * size},             // the same source range: multicast
+        {{t1, 1, 2 * size}, {t0, 0, 1000 + size}, 13 * size},  // sub-word ends: staged
+        {{t1, 1, 40 * size}, {t0, 1, 40 * size}, 3 * size},    // another key in between
+        {{t1, 1, 15 * size}, {t0, 0, 1000 + 14 * size}, 5 * size},  // back to the staged key, joining
+        {{t0, 1, 0}, {t0, 0, 2000}, 200 * size},         // on one tile: copy_words
+        {{t0, 1, 3 * size}, {t0, 0, 2000 + 500 * size}, 7 * size},  // on one tile: table moves
+        {{t2, 1, 4}, {t2, 0, 8}, 16},                    // a short whole-word local run
+    };
+    EXPECT_EQ(lower_moves(size, moves, true), lower_moves(size, moves, false)) << size << "-byte elements";
+  }
+}
+
+TEST(MoveRuns, ARunOfPartElementsIsRefused) {
+  lower::Program program;
+  lower::MoveLowering moves(program, "test", 0, 2);
+  EXPECT_THROW(moves.move_run(Location{kTile, 0, 0}, Location{kTile, 0, 8}, 3), lower::LoweringError);
+  EXPECT_THROW(moves.move_run(Location{kTile, 0, 0}, Location{kTile, 0, 8}, 0), lower::LoweringError);
 }
 
 }  // namespace

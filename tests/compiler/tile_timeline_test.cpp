@@ -1,0 +1,96 @@
+// TileTimeline (exchange/tile_timeline.hpp): the list scheduler asks a
+// message's tiles for a start in any order, round and round, and keeps a
+// tile's answer while its version stands (list_scheduler.cpp,
+// earliest_start). That gives the schedule it would give asking every tile
+// every round only if each answer is the least start ≥ the one asked that
+// the tile allows. Checked here by brute force on random timelines: every
+// start from the one asked up to the answer gets that same answer (so none
+// before it is allowed, and the answer itself is), answers grow with the
+// start asked, and forget_before changes neither an answer at or after the
+// floor nor the version, which only sends and receives move.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+#include "compiler/exchange/tile_timeline.hpp"
+#include "target/exchange_timing.hpp"
+#include "target/memory_map.hpp"
+#include "target/topology.hpp"
+
+namespace tessera::compiler::exchange {
+namespace {
+
+using target::Event;
+using target::PhysicalTile;
+
+// The receive shape of `words` words from `source` to `destination`, as the
+// list scheduler makes it, landing at `address`.
+ReceiveShape receive_shape(PhysicalTile source, PhysicalTile destination, std::uint32_t words,
+                           std::uint32_t address) {
+  const Event start = target::earliest_send_start(source, destination);
+  const auto t = target::word32_transfer(source, destination, start, words);
+  return {t.source_select - start, t.pointer - start, t.teardown - start, t.horizon - start,
+          target::elements_of({address, address + 4 * words})};
+}
+
+TEST(TileTimeline, AnswersAreTheLeastAllowedStartAndKeptWhileTheVersionStands) {
+  std::mt19937 random(18);
+  const PhysicalTile self(5);
+  for (int trial = 0; trial < 40; ++trial) {
+    TileTimeline timeline;
+    std::uint64_t version = timeline.version();
+    Event at = 100;
+    for (int k = 0; k < 12; ++k) {
+      const auto words = static_cast<std::uint32_t>(1 + random() % 8);
+      const auto address = static_cast<std::uint32_t>(0x50000 + 0x4000 * (random() % 6));
+      at += static_cast<Event>(random() % 12);
+      if (random() % 2 == 0) {
+        const target::ElementSet elements = target::elements_of({address, address + 4 * words});
+        at = timeline.first_send_start(at, words, elements);
+        timeline.add_send(at, words, elements);
+      } else {
+        const PhysicalTile other(static_cast<std::uint16_t>(random() % 1472));
+        if (other == self) continue;
+        const ReceiveShape shape = receive_shape(other, self, words, address);
+        at = timeline.first_receive_start(at, shape);
+        timeline.add_receive(at, shape);
+      }
+      EXPECT_EQ(timeline.version(), ++version);
+    }
+    const auto words = static_cast<std::uint32_t>(1 + random() % 4);
+    const auto address = static_cast<std::uint32_t>(0x50000 + 0x4000 * (random() % 6));
+    const ReceiveShape shape =
+        receive_shape(PhysicalTile(static_cast<std::uint16_t>(600 + trial)), self, words, address);
+    const target::ElementSet read = target::elements_of({address, address + 4 * words});
+    std::vector<Event> sends, receives;
+    for (Event s = 90; s < at + 40; ++s) {
+      sends.push_back(timeline.first_send_start(s, words, read));
+      receives.push_back(timeline.first_receive_start(s, shape));
+    }
+    for (std::size_t i = 0; i < sends.size(); ++i) {
+      const Event s = 90 + static_cast<Event>(i);
+      ASSERT_GE(sends[i], s);
+      ASSERT_GE(receives[i], s);
+      for (Event x = s; x <= sends[i] && x < at + 40; ++x) {
+        ASSERT_EQ(sends[static_cast<std::size_t>(x - 90)], sends[i]) << "send asked at " << s << ", " << x;
+      }
+      for (Event x = s; x <= receives[i] && x < at + 40; ++x) {
+        ASSERT_EQ(receives[static_cast<std::size_t>(x - 90)], receives[i]) << "receive asked at " << s << ", " << x;
+      }
+    }
+    // Forgetting the past changes no answer from the floor on, nor the version.
+    const Event floor = 90 + static_cast<Event>(random() % static_cast<std::uint32_t>(at - 90));
+    // The scheduler's margin: a receive's select can come before its start.
+    timeline.forget_before(floor - std::max<Event>(0, -shape.select));
+    EXPECT_EQ(timeline.version(), version);
+    for (Event s = floor; s < at + 40; ++s) {
+      EXPECT_EQ(timeline.first_send_start(s, words, read), sends[static_cast<std::size_t>(s - 90)]);
+      EXPECT_EQ(timeline.first_receive_start(s, shape), receives[static_cast<std::size_t>(s - 90)]);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessera::compiler::exchange
