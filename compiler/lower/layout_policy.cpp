@@ -53,8 +53,16 @@ Layout default_layout(const TensorType& type, std::uint32_t tiles, std::uint64_t
     ++axis;
   }
   const std::uint64_t block = word_block(shape, axis, type.dtype());
-  const std::uint64_t partitions =
-      std::min(blocks_of(shape[axis], block), std::max<std::uint64_t>(1, most / outer));
+  const std::uint64_t blocks = blocks_of(shape[axis], block);
+  std::uint64_t partitions = std::min(blocks, std::max<std::uint64_t>(1, most / outer));
+  if (min_shard_bytes > 0) {
+    // The smallest partition holds ⌊blocks / p⌋ blocks (resolve.hpp): enough
+    // of them for min_shard_bytes. (Cutting the leading axes made equal
+    // slices of at least that already: outer · extent ≤ most.)
+    const std::uint64_t block_bytes = block * slice_bytes(shape, axis, type.dtype());
+    const std::uint64_t needed = (min_shard_bytes + block_bytes - 1) / block_bytes;
+    partitions = std::max<std::uint64_t>(1, std::min(partitions, blocks / needed));
+  }
   if (outer * partitions <= 1) return layout;
   // Entry 0's partition varies fastest (layout.hpp): the split axis first,
   // then the cut axes from the innermost out, so shard k holds the k-th
