@@ -718,7 +718,13 @@ void gemm_families(std::uint32_t calls) {
 // unchecked, GB/s of the bytes a call moves, GFLOP per CPU second for the
 // GEMMs and for one key block's chain (QK + softmax + PV + merge, useful
 // FLOP 4·12·80·96), and the modelled tile cycles per call.
-void attention_families(std::uint32_t calls) {
+void attention_families(std::uint32_t calls, const std::string& only) {
+  const std::vector<Workload> all = attention_workloads();
+  if (std::none_of(all.begin(), all.end(), [&](const Workload& workload) {
+        return workload.label.find(only) != std::string::npos;
+      })) {
+    return;
+  }
   std::printf(
       "\nAttention models on one tile at the SigLIP shape (9 query rows -> 12, 92 keys -> 96\n"
       "key columns, head 72 -> 80), %u calls each (1 host thread, best of 3; CPU time;\n"
@@ -728,7 +734,8 @@ void attention_families(std::uint32_t calls) {
               "unchecked us", "GB/s", "GFLOP/s", "spans", "precond", "all");
   double chain_seconds = 0;
   std::uint64_t chain_flops = 0;
-  for (const Workload& workload : attention_workloads()) {
+  for (const Workload& workload : all) {
+    if (workload.label.find(only) == std::string::npos) continue;
     const CallTimes t = measure(workload, calls, 3, false);
     const double per_call = t.checked() / calls;
     const bool in_chain =
@@ -749,6 +756,7 @@ void attention_families(std::uint32_t calls) {
                 static_cast<double>(workload.moved_bytes) / per_call / 1e9, gflops,
                 100.0 * t.span_share(), 100.0 * t.precondition_share(), 100.0 * t.total_share());
   }
+  if (chain_seconds == 0) return;  // --only left out the chain
   std::printf("%-28s %10s %12.2f %14s %10s %12.2f\n", "key block (QK+softmax+PV+merge)", "",
               1e6 * chain_seconds, "", "", static_cast<double>(chain_flops) / chain_seconds / 1e9);
 }
@@ -866,8 +874,8 @@ int main(int argc, char** argv) {
           stderr,
           "usage: %s [--calls N] [--only TEXT] [--chip-calls N] [--threads N]...\n"
           "  --calls N       calls per kernel family on one tile (default 2000)\n"
-          "  --only TEXT     only the families whose label contains TEXT (no GEMM,\n"
-          "                  attention or cycle tables)\n"
+          "  --only TEXT     only the families and attention kernels whose label\n"
+          "                  contains TEXT (no GEMM or cycle tables)\n"
           "  --chip-calls N  calls per tile in the whole-chip step (default 20; 0 skips it)\n"
           "  --threads N     host threads for the whole-chip step (repeatable;\n"
           "                  default: 1 and the machine's cores)\n",
@@ -884,8 +892,8 @@ int main(int argc, char** argv) {
   if (only.empty()) {  // --only narrows the run to the families it names
     gemm_families(calls);
     gemm_cycles_table();
-    attention_families(calls);
   }
+  attention_families(calls, only);
   if (chip_calls != 0) whole_chip(chip_calls, thread_counts);
   return 0;
 }
