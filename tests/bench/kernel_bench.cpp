@@ -684,7 +684,7 @@ CallTimes measure(const Workload& workload, std::uint32_t calls, int repetitions
 void explain_overheads() {
   std::printf(
       "  unchecked: the model on plain memory, its spans reached inline (virt: the same with\n"
-      "  every span through a virtual call, as this bench measured until 2 December 2026);\n"
+      "  every span through a virtual call, the baseline before the windows);\n"
       "  spans: the same model on the simulator's checked\n"
       "  memory (every span checked against SRAM, code, the call site's allocation, access and\n"
       "  alignment; the written-byte commit); precond: the kernel's ABI precondition alone (a\n"
@@ -773,7 +773,7 @@ void attention_families(std::uint32_t calls, const std::string& only) {
       std::snprintf(gflops, sizeof gflops, "%.2f",
                     static_cast<double>(workload.flops) / per_call / 1e9);
     }
-    std::printf("%-28s %10llu %12.2f %14.2f %9.2f %10.2f %12s %6.1f%% %7.1f%% %6.1f%%\n",
+    std::printf("%-28s %10llu %12.3f %14.3f %9.3f %10.2f %12s %6.1f%% %7.1f%% %6.1f%%\n",
                 workload.label.c_str(), static_cast<unsigned long long>(t.cycles), 1e6 * per_call,
                 1e6 * t.unchecked / calls, 1e6 * t.virtual_spans / calls,
                 static_cast<double>(workload.moved_bytes) / per_call / 1e9, gflops,
