@@ -19,12 +19,17 @@
 // whole destination block (any call may write any padding row) and the
 // shard from the slice's first element to its last. Both are sparse — a call
 // touches only its rows' elements — and the elements touched are noted as
-// contiguous runs.
+// maximal runs (a whole panel of the slice is one), reads only when the
+// memory takes read notes; except a call that copies every block row, which
+// writes the whole block and asks for it as a kWhole span.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "kernels/amp_layout.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/attention_costs.hpp"
+#include "kernels/touched_elements.hpp"
 
 namespace tessera::kernels {
 namespace {
@@ -32,45 +37,20 @@ namespace {
 constexpr unsigned kPanel = amp::kPanelColumns;
 constexpr std::uint64_t kF16Bytes = 2;
 
-// Notes the f16 elements a model touches, coalesced into contiguous runs.
-// flush() notes the last run; a note may throw (the simulator's fault), so
-// the destructor does not flush.
-class RunNotes {
- public:
-  RunNotes(KernelMemory& memory, unsigned reg, std::uint64_t base, bool write)
-      : memory_(memory), reg_(reg), base_(base), write_(write) {}
-  RunNotes(const RunNotes&) = delete;
-  RunNotes& operator=(const RunNotes&) = delete;
-  ~RunNotes() = default;
-
-  void add(std::uint64_t element) {
-    if (element == end_ && end_ != begin_) {
-      ++end_;
-      return;
-    }
-    flush();
-    begin_ = element;
-    end_ = element + 1;
-  }
-  void flush() {
-    if (end_ == begin_) return;
-    const std::uint64_t address = base_ + begin_ * kF16Bytes;
-    const std::uint64_t size = (end_ - begin_) * kF16Bytes;
-    if (write_) {
-      memory_.note_written(reg_, address, size);
+// Notes the f16 elements of a kSparse span a model touched, through `reg`
+// from `base`, as the fewest runs: one note per maximal run of touched
+// elements, whatever order the model visited them in.
+void note_runs(KernelMemory& memory, unsigned reg, std::uint64_t base, std::uint64_t first,
+               const TouchedElements& touched, bool write) {
+  touched.for_each_run([&](std::uint64_t begin, std::uint64_t count) {
+    const std::uint64_t address = base + (first + begin) * kF16Bytes;
+    if (write) {
+      memory.note_written(reg, address, count * kF16Bytes);
     } else {
-      memory_.note_read(reg_, address, size);
+      memory.note_read(reg, address, count * kF16Bytes);
     }
-    begin_ = end_ = 0;
-  }
-
- private:
-  KernelMemory& memory_;
-  unsigned reg_;
-  std::uint64_t base_;
-  bool write_;
-  std::uint64_t begin_ = 0, end_ = 0;
-};
+  });
+}
 
 // One head's slice of an A16 row shard: element (row, j) for j < head_dim is
 // shard element (row, column + j).
@@ -133,9 +113,13 @@ void pack(KernelCall& call) {
                         attention_padded_head_dim(head_dim)};
   const ShardSlice slice{r[kPackSourceRows], r[kPackSourceColumn]};
 
+  // A call that copies every block row writes the whole block (its rows
+  // and the padding rows, at the padded width): one kWhole span, no notes.
+  // Otherwise it writes only its rows and the padding rows, and notes them.
+  const bool whole_block = destination_start == 0 && copy == block_rows;
+  const std::uint64_t block_elements = std::uint64_t{block.padded_rows} * block.padded_head;
   const auto out = call.memory.write<std::uint16_t>(
-      kPackOut, r[kPackOut], std::uint64_t{block.padded_rows} * block.padded_head,
-      SpanUse::kSparse);
+      kPackOut, r[kPackOut], block_elements, whole_block ? SpanUse::kWhole : SpanUse::kSparse);
   const std::uint64_t first = slice.offset(source_start, 0);
   const std::uint64_t end =
       attention_shard_slice_bytes(slice.shard_rows, slice.column, source_start, copy, head_dim) /
@@ -143,8 +127,10 @@ void pack(KernelCall& call) {
   const auto source = call.memory.read<std::uint16_t>(
       kPackSource, r[kPackSource] + first * kF16Bytes, end - first, SpanUse::kSparse);
 
-  RunNotes written(call.memory, kPackOut, r[kPackOut], true);
-  RunNotes read(call.memory, kPackSource, r[kPackSource], false);
+  // What the call touched, for the notes: only when they are due.
+  const bool note_reads = call.memory.notes_reads();
+  TouchedElements written(whole_block ? 0 : block_elements),
+      read(note_reads ? source.size() : 0);
   // Visit each block row's elements in the order its layout stores them
   // contiguously: across head columns for Q and K (a panel holds 16 of one
   // row's columns), across key rows for V (a channel holds 16 of one
@@ -152,13 +138,14 @@ void pack(KernelCall& call) {
   const auto row_element = [&](std::uint32_t row, std::uint32_t column, bool copied) {
     std::uint16_t value = 0;
     if (copied && column < head_dim) {
-      const std::uint64_t at = slice.offset(source_start + (row - destination_start), column);
-      value = source[at - first];
-      read.add(at);
+      const std::uint64_t at =
+          slice.offset(source_start + (row - destination_start), column) - first;
+      value = source[at];
+      if (note_reads) read.mark(at);
     }
     const std::uint64_t to = block.offset(row, column);
     out[to] = value;
-    written.add(to);
+    if (!whole_block) written.mark(to);
   };
   const auto rows = [&](std::uint32_t begin, std::uint32_t end_row, bool copied) {
     if constexpr (P == AttentionPack::kValue) {
@@ -175,8 +162,8 @@ void pack(KernelCall& call) {
   };
   rows(destination_start, destination_start + copy, true);
   rows(block_rows, block.padded_rows, false);
-  written.flush();
-  read.flush();
+  if (!whole_block) note_runs(call.memory, kPackOut, r[kPackOut], 0, written, true);
+  if (note_reads) note_runs(call.memory, kPackSource, r[kPackSource], first, read, false);
 }
 
 void unpack(KernelCall& call) {
@@ -198,16 +185,37 @@ void unpack(KernelCall& call) {
       kUnpackSource, r[kUnpackSource] + std::uint64_t{source_start} * head_dim * kF16Bytes,
       std::uint64_t{copy} * head_dim);
 
-  RunNotes written(call.memory, kUnpackOut, r[kUnpackOut], true);
-  for (std::uint32_t i = 0; i < copy; ++i) {
-    const auto row = source.subspan(std::size_t{i} * head_dim, head_dim);
-    for (std::uint32_t j = 0; j < head_dim; ++j) {
-      const std::uint64_t at = slice.offset(destination_start + i, j);
-      out[at - first] = row[j];
-      written.add(at);
+  // Panel by panel of the slice, so that what a panel's rows write is one
+  // run when the slice holds the whole panel (A16: a panel's rows are
+  // contiguous), and one run per row otherwise; runs that meet are joined.
+  std::uint64_t run_begin = 0, run_end = 0;
+  const auto note = [&](std::uint64_t begin, std::uint64_t count) {
+    if (begin == run_end && run_end != run_begin) {
+      run_end += count;
+      return;
     }
+    if (run_end != run_begin) {
+      call.memory.note_written(kUnpackOut, r[kUnpackOut] + run_begin * kF16Bytes,
+                               (run_end - run_begin) * kF16Bytes);
+    }
+    run_begin = begin;
+    run_end = begin + count;
+  };
+  for (std::uint32_t j0 = 0; j0 < head_dim;) {
+    const std::uint32_t j1 =
+        std::min(head_dim, j0 + kPanel - (slice.column + j0) % kPanel);  // this panel's end
+    const bool whole_panel = j1 - j0 == kPanel;
+    for (std::uint32_t i = 0; i < copy; ++i) {
+      const std::uint64_t at = slice.offset(destination_start + i, j0);
+      const auto row = source.subspan(std::size_t{i} * head_dim + j0, j1 - j0);
+      const auto to = out.subspan(at - first, j1 - j0);
+      std::copy(row.begin(), row.end(), to.begin());
+      if (!whole_panel) note(at, j1 - j0);
+    }
+    if (whole_panel) note(slice.offset(destination_start, j0), std::uint64_t{copy} * kPanel);
+    j0 = j1;
   }
-  written.flush();
+  note(0, 0);  // the last run
 }
 
 template <AttentionPack P>

@@ -40,6 +40,40 @@ enum class SpanUse : std::uint8_t {
   kSparse,
 };
 
+inline constexpr unsigned kRegisterCount = 16;
+
+// The inline grant path (decision 11; issue 16: span checking < 10 % of a
+// call of >= 4 KiB). A memory may give an operand register a window of tile
+// bytes in which every span with the window's grants passes every check it
+// makes, already made once for the whole window; read/write/read_write then
+// grant a span inside it with a few inline compares, without the virtual
+// acquire(), and ask acquire() for everything else (which checks, grants or
+// faults as always). So a window changes what a span costs, never what is
+// granted or how a stray span faults. kSparse spans never take a window:
+// the memory keeps a record of them for the notes.
+struct SpanWindow {
+  static constexpr std::uint8_t kReads = 1;        // spans that read
+  static constexpr std::uint8_t kWrites = 2;       // spans that write
+  static constexpr std::uint8_t kWholeReads = 4;   // kWhole reads (no never-written test due)
+  static constexpr std::uint8_t kWholeWrites = 8;  // kWhole writes (nothing to mark written)
+  static constexpr std::uint8_t kSparse = 16;      // never granted: kSparse spans
+
+  // What a span of `access` and `use` needs from a window.
+  static constexpr std::uint8_t needs(Access access, SpanUse use) noexcept {
+    const bool reads = access != Access::kWrite, writes = access != Access::kRead;
+    const auto access_bits =
+        static_cast<std::uint8_t>((reads ? kReads : 0) | (writes ? kWrites : 0));
+    if (use == SpanUse::kSparse) return static_cast<std::uint8_t>(access_bits | kSparse);
+    return static_cast<std::uint8_t>(access_bits | (reads ? kWholeReads : 0) |
+                                     (writes ? kWholeWrites : 0));
+  }
+
+  // Tile bytes [begin, end); grants 0: no window.
+  std::uint32_t begin = 0;
+  std::uint32_t end = 0;
+  std::uint8_t grants = 0;
+};
+
 // Tile memory as a kernel model sees it during one call.
 class KernelMemory {
  public:
@@ -54,10 +88,14 @@ class KernelMemory {
   virtual std::span<std::uint8_t> acquire(unsigned reg, std::uint64_t address, std::uint64_t size,
                                           Access access, SpanUse use, unsigned alignment) = 0;
   // For kSparse spans: bytes the model read (checked for never-written bytes
-  // when that check is on) and wrote. Both lie inside a span already granted
-  // through `reg`.
+  // when that check is on) and wrote. Both lie inside a kSparse span already
+  // granted through `reg`.
   virtual void note_read(unsigned reg, std::uint64_t address, std::uint64_t size) = 0;
   virtual void note_written(unsigned reg, std::uint64_t address, std::uint64_t size) = 0;
+  // Whether note_read does anything (the simulator's never-written check is
+  // on, or the memory records reads): a model may skip working out its read
+  // notes when not. Write notes are always due.
+  bool notes_reads() const noexcept { return notes_reads_; }
 
   // Typed views: `count` elements of T from `address`.
   template <typename T>
@@ -76,7 +114,20 @@ class KernelMemory {
     return typed<T>(reg, address, count, Access::kReadWrite, use);
   }
 
+ protected:
+  // The windows, one per register (kRegisterCount, valid until the call
+  // returns), and the host address of tile address `origin`, where a window's
+  // bytes are. Until set, no register has a window.
+  void set_windows(const SpanWindow* windows, std::uint8_t* host, std::uint32_t origin) noexcept {
+    windows_ = windows;
+    host_ = host;
+    origin_ = origin;
+  }
+  void set_notes_reads(bool notes_reads) noexcept { notes_reads_ = notes_reads; }
+
  private:
+  static constexpr std::array<SpanWindow, kRegisterCount> kNoWindows{};
+
   template <typename T>
   KernelSpan<T> typed(unsigned reg, std::uint64_t address, std::uint64_t count, Access access,
                       SpanUse use) {
@@ -84,11 +135,25 @@ class KernelMemory {
     // A size past 2^64 is past SRAM too: present it as the largest size, which
     // the check refuses.
     if (__builtin_mul_overflow(count, sizeof(T), &size)) size = ~std::uint64_t{0};
+    const std::uint8_t needs = SpanWindow::needs(access, use);
+    if (reg < kRegisterCount) [[likely]] {
+      const SpanWindow& window = windows_[reg];
+      if ((window.grants & needs) == needs && address >= window.begin && address <= window.end &&
+          size <= window.end - address && address % alignof(T) == 0) [[likely]] {
+        return KernelSpan<T>(reinterpret_cast<T*>(host_ + (address - origin_)),  // NOLINT
+                             static_cast<std::size_t>(count), reg, address);
+      }
+    }
     const std::span<std::uint8_t> bytes = acquire(reg, address, size, access, use, alignof(T));
     // The storage is raw tile memory (an implicit-lifetime array of T).
     return KernelSpan<T>(reinterpret_cast<T*>(bytes.data()),  // NOLINT
                          static_cast<std::size_t>(count), reg, address);
   }
+
+  const SpanWindow* windows_ = kNoWindows.data();
+  std::uint8_t* host_ = nullptr;
+  std::uint32_t origin_ = 0;
+  bool notes_reads_ = true;
 };
 
 // How kernels that round (f16 results, F143 quantisation) round: to nearest,

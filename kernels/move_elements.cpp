@@ -22,13 +22,12 @@
 // (preconditions see registers, not the table): the model refuses it when it
 // reads the pair, as a KernelOverrun naming the operand — whatever padding the
 // operand's allocation has past its $m6 or $m7 elements.
-#include <bit>
 #include <type_traits>
-#include <vector>
 
 #include "kernels/costs.hpp"
 #include "kernels/operand_checks.hpp"
 #include "kernels/registry.hpp"
+#include "kernels/touched_elements.hpp"
 
 namespace tessera::kernels {
 namespace {
@@ -58,46 +57,6 @@ std::uint64_t table_bytes(const Registers& r) { return std::uint64_t{r[kPairs]} 
 template <unsigned S>
 using ElementBits = std::conditional_t<S == 4, std::uint32_t,
                                        std::conditional_t<S == 2, std::uint16_t, std::uint8_t>>;
-
-// The elements of one region a call touched, as a bitmap, reported at the end
-// as runs of consecutive elements: a permutation is one run, however its
-// table orders the pairs.
-class TouchedElements {
- public:
-  explicit TouchedElements(std::uint64_t elements) : words_((elements + 63) / 64, 0) {}
-  void mark(std::uint64_t index) noexcept {
-    words_[index / 64] |= std::uint64_t{1} << (index % 64);
-  }
-
-  // report(first, count) for each maximal run of marked elements.
-  template <typename Report>
-  void for_each_run(Report report) const {
-    std::uint64_t run_first = 0, run_length = 0;
-    for (std::size_t w = 0; w < words_.size(); ++w) {
-      std::uint64_t word = words_[w];
-      std::uint64_t bit = 0;
-      while (bit < 64) {
-        const std::uint64_t rest = word >> bit;
-        if (rest == 0) break;
-        const auto zeros = static_cast<std::uint64_t>(std::countr_zero(rest));
-        const auto ones = static_cast<std::uint64_t>(std::countr_one(rest >> zeros));
-        const std::uint64_t first = 64 * w + bit + zeros;
-        if (run_length != 0 && run_first + run_length == first) {
-          run_length += ones;
-        } else {
-          if (run_length != 0) report(run_first, run_length);
-          run_first = first;
-          run_length = ones;
-        }
-        bit += zeros + ones;
-      }
-    }
-    if (run_length != 0) report(run_first, run_length);
-  }
-
- private:
-  std::vector<std::uint64_t> words_;
-};
 
 template <unsigned S>
 void move_elements(KernelCall& call) {

@@ -26,6 +26,7 @@
 // untouched.
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -128,18 +129,65 @@ void move_rows(KernelSpan<const std::uint16_t> from, KernelSpan<std::uint16_t> t
   }
 }
 
+// The rows a call moves through one operand, panel by panel. They are one
+// contiguous range when the call moves every row of the shard (or there is
+// one panel): then the model asks for one span and slices it, since what a
+// span costs is per span, not per byte (kernels/README.md, "the span API").
+// Otherwise it asks for each panel's rows, never for the rows between them,
+// which a kWhole span would count as read and written.
+template <typename T>
+class PanelRows {
+ public:
+  PanelRows(KernelMemory& memory, unsigned reg, std::uint64_t base, std::uint64_t shard_rows,
+            std::uint64_t start, const RowMove& move)
+      : memory_(memory),
+        reg_(reg),
+        base_(base + start * kRowBytes),
+        stride_(shard_rows * kRowBytes),
+        elements_(move.rows * kPanel) {
+    if (move.panels == 1 || move.rows == shard_rows) {
+      all_ = ask(base_, move.panels * elements_);
+      dense_ = true;
+    }
+  }
+  KernelSpan<T> panel(std::uint64_t j) {
+    return dense_ ? all_.subspan(j * elements_, elements_) : ask(base_ + j * stride_, elements_);
+  }
+  // Every panel's rows in one span, when they are contiguous.
+  const KernelSpan<T>* all() const { return dense_ ? &all_ : nullptr; }
+
+ private:
+  KernelSpan<T> ask(std::uint64_t address, std::uint64_t count) {
+    if constexpr (std::is_const_v<T>) {
+      return memory_.read<std::remove_const_t<T>>(reg_, address, count);
+    } else {
+      return memory_.write<T>(reg_, address, count);
+    }
+  }
+
+  KernelMemory& memory_;
+  unsigned reg_;
+  std::uint64_t base_, stride_, elements_;
+  KernelSpan<T> all_;
+  bool dense_ = false;
+};
+
 template <RowMove (*Geometry)(const Registers&), bool kFromOutputLayout>
 void move_model(KernelCall& call) {
   const RowMove move = Geometry(call.registers);
   if (!move.empty()) {
-    for (std::uint64_t j = 0; j < move.panels; ++j) {
-      const auto from = call.memory.read<std::uint16_t>(
-          kIn, call.reg(kIn) + (j * move.source_rows + move.source_start) * kRowBytes,
-          move.rows * kPanel);
-      const auto to = call.memory.write<std::uint16_t>(
-          kOut, call.reg(kOut) + (j * move.destination_rows + move.destination_start) * kRowBytes,
-          move.rows * kPanel);
-      move_rows<kFromOutputLayout>(from, to, j, move.columns);
+    // The source is asked for first, as each panel's source span was.
+    PanelRows<const std::uint16_t> from(call.memory, kIn, call.reg(kIn), move.source_rows,
+                                        move.source_start, move);
+    PanelRows<std::uint16_t> to(call.memory, kOut, call.reg(kOut), move.destination_rows,
+                                move.destination_start, move);
+    if (!kFromOutputLayout && from.all() != nullptr && to.all() != nullptr) {
+      std::memcpy(to.all()->data(), from.all()->data(), to.all()->size_bytes());
+    } else {
+      for (std::uint64_t j = 0; j < move.panels; ++j) {
+        const auto source = from.panel(j);  // asked for before the destination
+        move_rows<kFromOutputLayout>(source, to.panel(j), j, move.columns);
+      }
     }
   }
   call.cycles = panel_copy_cycles(move.rows, move.columns);

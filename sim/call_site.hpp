@@ -43,7 +43,16 @@ struct ResolvedCallSite {
   const kernels::KernelSpec* kernel = nullptr;
   const schema::CallSite* site = nullptr;  // null: the package records none at this pc
   std::uint32_t pc = 0;
-  std::array<Operand, 16> operands{};  // by register
+  std::array<Operand, kernels::kRegisterCount> operands{};  // by register
+
+  // The inline grant windows (kernels::SpanWindow), by register: an
+  // operand's allocation once it is prepared in the epoch `windows_epoch`,
+  // granting what the fast path would (its ABI's accesses; kWhole reads when
+  // no never-written test is due, kWhole writes once the allocation is
+  // written throughout). CheckedKernelMemory empties them when the tile's
+  // epoch has moved on.
+  mutable std::array<kernels::SpanWindow, kernels::kRegisterCount> windows{};
+  mutable std::uint64_t windows_epoch = 0;
 
   // `site` and `debug` must outlive the result.
   static ResolvedCallSite resolve(const kernels::KernelSpec& kernel, const schema::CallSite* site,

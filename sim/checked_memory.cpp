@@ -42,7 +42,32 @@ CheckedKernelMemory::CheckedKernelMemory(Tile& tile, const ResolvedCallSite& sit
     : tile_(tile),
       site_(site),
       cycle_(cycle),
-      check_uninitialized_(tile.options_.check_uninitialized) {}
+      check_uninitialized_(tile.options_.check_uninitialized) {
+  // Windows opened in an earlier epoch may cover code loaded since, or
+  // pages given back: none stays open.
+  if (site.windows_epoch != tile.span_epoch_) [[unlikely]] {
+    site.windows = {};
+    site.windows_epoch = tile.span_epoch_;
+  }
+  set_windows(site.windows.data(), tile.sram_.host_data(), target::kSramBase);
+  set_notes_reads(check_uninitialized_);  // note_read checks nothing else
+}
+
+void CheckedKernelMemory::open_window(unsigned reg, const ResolvedCallSite::Operand& operand) const {
+  using kernels::SpanWindow;
+  const bool written = operand.written == tile_.span_epoch_;
+  std::uint8_t grants = 0;
+  if ((operand.allows & ResolvedCallSite::kAllowsRead) != 0) {
+    grants |= SpanWindow::kReads;
+    if (!check_uninitialized_ || written) grants |= SpanWindow::kWholeReads;
+  }
+  if ((operand.allows & ResolvedCallSite::kAllowsWrite) != 0) {
+    grants |= SpanWindow::kWrites;
+    if (written) grants |= SpanWindow::kWholeWrites;
+  }
+  site_.windows[reg] = {static_cast<std::uint32_t>(operand.begin),
+                        static_cast<std::uint32_t>(operand.end), grants};
+}
 
 Fault CheckedKernelMemory::make_fault(std::string message, FaultKind kind) const {
   Fault fault;
@@ -147,6 +172,8 @@ void CheckedKernelMemory::check_written(unsigned reg, std::uint64_t address, std
 // checks of acquire_checked would grant; anything else takes that path,
 // which faults with the reason (or grants all the same). Kept small (the
 // rest is out of line) because a model may ask for dozens of spans a call.
+// (The spans it grants that need no record were granted inline already,
+// through the operand's window, unless the model called acquire itself.)
 std::span<std::uint8_t> CheckedKernelMemory::acquire(unsigned reg, std::uint64_t address,
                                                      std::uint64_t size, Access access,
                                                      kernels::SpanUse use, unsigned alignment) {
@@ -163,7 +190,7 @@ std::span<std::uint8_t> CheckedKernelMemory::acquire(unsigned reg, std::uint64_t
         !(check_uninitialized_ && whole && reads(access) && !written)) [[likely]] {
       const auto at = static_cast<std::uint32_t>(address);
       const auto bytes = static_cast<std::uint32_t>(size);
-      granted_.push_back({reg, at, bytes, whole && writes(access) && !written});
+      granted_.push_back({reg, at, bytes, whole && writes(access) && !written, !whole});
       return tile_.sram_.present_bytes(at, bytes);
     }
   }
@@ -191,6 +218,7 @@ std::span<std::uint8_t> CheckedKernelMemory::acquire_checked(unsigned reg, std::
         tile_.sram_.present(static_cast<std::uint32_t>(operand->begin),
                             static_cast<std::uint32_t>(operand->end - operand->begin))) {
       operand->prepared = tile_.span_epoch_;
+      open_window(reg, *operand);
     }
     prepared = operand->prepared == tile_.span_epoch_;
     if (prepared || !tile_.may_touch_code(address, address + size)) owned = operand->owned;
@@ -206,7 +234,7 @@ std::span<std::uint8_t> CheckedKernelMemory::acquire_checked(unsigned reg, std::
   if (use == kernels::SpanUse::kWhole && reads(access) && check_uninitialized_ && !written) {
     check_written(reg, address, size, owned);
   }
-  granted_.push_back({reg, at, bytes, whole_write});
+  granted_.push_back({reg, at, bytes, whole_write, use == kernels::SpanUse::kSparse});
   return prepared ? tile_.sram_.present_bytes(at, bytes) : tile_.sram_.bytes(at, bytes);
 }
 
@@ -226,7 +254,7 @@ const schema::Allocation* CheckedKernelMemory::slow_check(unsigned reg, std::uin
 bool CheckedKernelMemory::inside_granted(unsigned reg, std::uint64_t address,
                                          std::uint64_t size) const noexcept {
   return std::any_of(granted_.begin(), granted_.end(), [&](const Granted& span) {
-    return span.reg == reg && address >= span.address &&
+    return span.sparse && span.reg == reg && address >= span.address &&
            address + size <= std::uint64_t{span.address} + span.size;
   });
 }
@@ -254,7 +282,7 @@ void CheckedKernelMemory::note_written(unsigned reg, std::uint64_t address, std:
   tile_.sram_.mark_written(static_cast<std::uint32_t>(address), static_cast<std::uint32_t>(size));
 }
 
-void CheckedKernelMemory::commit() {
+void CheckedKernelMemory::commit_granted() {
   std::uint32_t marked = 0;  // by register
   for (const Granted& span : granted_) {
     if (!span.whole_write) continue;
@@ -269,6 +297,7 @@ void CheckedKernelMemory::commit() {
     if (tile_.sram_.initialized(static_cast<std::uint32_t>(operand.begin),
                                 static_cast<std::uint32_t>(operand.end - operand.begin))) {
       operand.written = tile_.span_epoch_;
+      if (operand.prepared == tile_.span_epoch_) open_window(reg, operand);
     }
   }
 }

@@ -19,12 +19,15 @@
 // Cost (issue 16: checking < 10 % of a call of >= 4 KiB): a span inside its
 // operand's allocation, with an access the ABI grants, aligned, through an
 // operand the call site has prepared in this epoch (the whole allocation
-// clear of code with its pages present; ResolvedCallSite::Operand) is
-// granted by a handful of compares and recorded inline; a kWhole span of an
-// allocation written throughout is neither tested for never-written bytes
-// nor marked again. Every other span takes the checks one by one, in the
-// order that picks the fault's reason, so faults and their messages are the
-// same either way.
+// clear of code with its pages present; ResolvedCallSite::Operand) passes
+// every check. A kWhole span of it that needs no never-written test and no
+// marking is granted inline, in the model, through the operand's window
+// (kernels::SpanWindow: a few compares, no virtual call, no record); any
+// other such span by a handful of compares in acquire, recorded for the
+// notes and the commit. A kWhole span of an allocation written throughout is
+// neither tested for never-written bytes nor marked again. Every other span
+// takes the checks one by one, in the order that picks the fault's reason,
+// so faults and their messages are the same whichever path a span takes.
 
 #include <cstdint>
 #include <span>
@@ -65,7 +68,10 @@ class CheckedKernelMemory final : public kernels::KernelMemory {
   void note_written(unsigned reg, std::uint64_t address, std::uint64_t size) override;
 
   // After the model returned: the kWhole write spans become written bytes.
-  void commit();
+  // (Spans granted inline leave no record and need no commit.)
+  void commit() {
+    if (!granted_.empty()) commit_granted();
+  }
   // The fault for a model that indexed past a span it was granted.
   Fault span_overrun(const kernels::SpanOverrun& overrun) const;
 
@@ -75,7 +81,11 @@ class CheckedKernelMemory final : public kernels::KernelMemory {
     std::uint32_t address;
     std::uint32_t size;
     bool whole_write;  // a kWhole write span: marked written at commit
+    bool sparse;       // a kSparse span: the notes must lie inside one
   };
+  void commit_granted();
+  // The window of a prepared operand (ResolvedCallSite::windows).
+  void open_window(unsigned reg, const ResolvedCallSite::Operand& operand) const;
   // The operand's allocation at this call site, after the access checks.
   const schema::Allocation* check(unsigned reg, std::uint64_t address, std::uint64_t size,
                                   kernels::Access access) const;

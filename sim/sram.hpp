@@ -70,6 +70,9 @@ class TileSram {
   std::span<std::uint8_t> present_bytes(std::uint32_t address, std::uint32_t size) noexcept {
     return {data_ + offset(address), size};
   }
+  // Where SRAM byte 0 (address kSramBase) is on the host, null until the
+  // mapping is reserved: for kernel spans over ranges `present` said are.
+  std::uint8_t* host_data() noexcept { return data_; }
 
   // Forgets everything (committed pages go back to the host).
   void clear();

@@ -510,9 +510,25 @@ void load(sim::Chip& chip, const Workload& workload, std::uint32_t calls) {
   }
 }
 
-// Tile memory with no checks at all: the same model on a plain buffer.
+// Tile memory with no checks at all: the same model on a plain buffer. With
+// `inline_spans`, every register has a window over all of SRAM, so that
+// the model reaches its spans inline, as it does on the simulator's memory
+// once an operand is prepared (kernels::SpanWindow), and the comparison
+// measures the checks, not a virtual call the checked memory skips; without,
+// every span goes through the virtual acquire (the bench's baseline until
+// the windows existed).
 class UncheckedMemory final : public kernels::KernelMemory {
  public:
+  explicit UncheckedMemory(bool inline_spans) {
+    using kernels::SpanWindow;
+    windows_.fill({target::kSramBase, target::kSramEnd,
+                   SpanWindow::kReads | SpanWindow::kWrites | SpanWindow::kWholeReads |
+                       SpanWindow::kWholeWrites});
+    if (inline_spans) set_windows(windows_.data(), sram_.data(), target::kSramBase);
+    // As the simulator's memory without --check-uninitialized: reads need
+    // no notes.
+    set_notes_reads(false);
+  }
   std::span<std::uint8_t> acquire(unsigned, std::uint64_t address, std::uint64_t size,
                                   kernels::Access, kernels::SpanUse, unsigned) override {
     return {sram_.data() + (address - target::kSramBase), static_cast<std::size_t>(size)};
@@ -525,6 +541,7 @@ class UncheckedMemory final : public kernels::KernelMemory {
 
  private:
   std::vector<std::uint8_t> sram_ = std::vector<std::uint8_t>(target::kSramSize, 0xFF);
+  std::array<kernels::SpanWindow, kernels::kRegisterCount> windows_{};
 };
 
 // The whole simulated call: the supervisor loop, the call, the checks and
@@ -614,7 +631,8 @@ double precondition_seconds(const Workload& workload, std::uint32_t calls) {
 // Best-of-N host times of one workload, the variants interleaved so that a
 // burst of load on the shared machine hits them alike.
 struct CallTimes {
-  double unchecked = 1e30;     // the model on plain memory
+  double unchecked = 1e30;     // the model on plain memory (spans reached inline)
+  double virtual_spans = 1e30;  // the same, every span through the virtual acquire
   double spans = 1e30;         // the model on checked memory (spans checked, commit)
   double precondition = 1e30;  // the ABI precondition alone
   double simulated = 1e30;     // the whole simulated call (wall time); 0 when not measured
@@ -630,10 +648,10 @@ struct CallTimes {
 
 // The same model on plain memory (thread CPU time); the modelled device
 // cycles of one call in *cycles, when asked.
-double unchecked_seconds(const Workload& workload, std::uint32_t calls,
+double unchecked_seconds(const Workload& workload, std::uint32_t calls, bool inline_spans,
                          std::uint64_t* cycles = nullptr) {
   const kernels::KernelSpec& spec = *kernels::KernelRegistry::standard().find(workload.kernel);
-  UncheckedMemory memory;
+  UncheckedMemory memory(inline_spans);
   const Registers r = workload.registers();
   for (const Operand& operand : workload.operands) {
     if (!operand.contents.empty()) memory.load(r[operand.reg], operand.contents);
@@ -653,7 +671,8 @@ CallTimes measure(const Workload& workload, std::uint32_t calls, int repetitions
   CallTimes t;
   if (!simulate) t.simulated = 0;
   for (int i = 0; i < repetitions; ++i) {
-    t.unchecked = std::min(t.unchecked, unchecked_seconds(workload, calls, &t.cycles));
+    t.unchecked = std::min(t.unchecked, unchecked_seconds(workload, calls, true, &t.cycles));
+    t.virtual_spans = std::min(t.virtual_spans, unchecked_seconds(workload, calls, false));
     t.spans = std::min(t.spans, checked_seconds(workload, calls, false));
     t.precondition = std::min(t.precondition, precondition_seconds(workload, calls));
     if (simulate) t.simulated = std::min(t.simulated, simulated_seconds(workload, calls));
@@ -664,7 +683,9 @@ CallTimes measure(const Workload& workload, std::uint32_t calls, int repetitions
 // What the overhead columns compare (docs/CONTRIBUTING.md, "Benchmarks").
 void explain_overheads() {
   std::printf(
-      "  unchecked: the model on plain memory; spans: the same model on the simulator's checked\n"
+      "  unchecked: the model on plain memory, its spans reached inline (virt: the same with\n"
+      "  every span through a virtual call, the baseline before the windows);\n"
+      "  spans: the same model on the simulator's checked\n"
       "  memory (every span checked against SRAM, code, the call site's allocation, access and\n"
       "  alignment; the written-byte commit); precond: the kernel's ABI precondition alone (a\n"
       "  check of the registers that runs before every simulated call, not span checking).\n"
@@ -678,17 +699,19 @@ void families(std::uint32_t calls, const std::string& only) {
       "whole call as a tile runs it (supervisor loop, call, checks, model; wall time)\n",
       calls);
   explain_overheads();
-  std::printf("%-36s %10s %9s %9s %8s %11s %11s %6s %7s %6s %10s %8s\n", "kernel", "moved/call",
-              "unchk ns", "spans ns", "pre ns", "unchk GB/s", "check GB/s", "spans", "precond",
-              "all", "sim GB/s", "cycles");
+  std::printf("%-36s %10s %9s %8s %9s %8s %11s %11s %6s %7s %6s %10s %8s\n", "kernel",
+              "moved/call", "unchk ns", "virt ns", "spans ns", "pre ns", "unchk GB/s", "check GB/s",
+              "spans", "precond", "all", "sim GB/s", "cycles");
   for (const std::uint32_t bytes : {4096u, 65536u}) {
     for (const Workload& workload : workloads(bytes)) {
       if (workload.label.find(only) == std::string::npos) continue;
       const CallTimes t = measure(workload, calls, 5, true);
       const double moved = static_cast<double>(workload.moved_bytes) * calls;
-      std::printf("%-36s %10llu %9.1f %9.1f %8.1f %11.2f %11.2f %5.1f%% %6.1f%% %5.1f%% %10.2f %8llu\n",
-                  workload.label.c_str(), static_cast<unsigned long long>(workload.moved_bytes),
-                  1e9 * t.unchecked / calls, 1e9 * t.spans / calls, 1e9 * t.precondition / calls,
+      std::printf(
+          "%-36s %10llu %9.1f %8.1f %9.1f %8.1f %11.2f %11.2f %5.1f%% %6.1f%% %5.1f%% %10.2f %8llu\n",
+          workload.label.c_str(), static_cast<unsigned long long>(workload.moved_bytes),
+          1e9 * t.unchecked / calls, 1e9 * t.virtual_spans / calls, 1e9 * t.spans / calls,
+          1e9 * t.precondition / calls,
                   moved / t.unchecked / 1e9, moved / t.checked() / 1e9, 100.0 * t.span_share(),
                   100.0 * t.precondition_share(), 100.0 * t.total_share(),
                   moved / t.simulated / 1e9, static_cast<unsigned long long>(t.cycles));
@@ -718,17 +741,24 @@ void gemm_families(std::uint32_t calls) {
 // unchecked, GB/s of the bytes a call moves, GFLOP per CPU second for the
 // GEMMs and for one key block's chain (QK + softmax + PV + merge, useful
 // FLOP 4·12·80·96), and the modelled tile cycles per call.
-void attention_families(std::uint32_t calls) {
+void attention_families(std::uint32_t calls, const std::string& only) {
+  const std::vector<Workload> all = attention_workloads();
+  if (std::none_of(all.begin(), all.end(), [&](const Workload& workload) {
+        return workload.label.find(only) != std::string::npos;
+      })) {
+    return;
+  }
   std::printf(
       "\nAttention models on one tile at the SigLIP shape (9 query rows -> 12, 92 keys -> 96\n"
       "key columns, head 72 -> 80), %u calls each (1 host thread, best of 3; CPU time;\n"
       "checked = spans + precondition)\n",
       calls);
-  std::printf("%-28s %10s %12s %14s %10s %12s %7s %8s %7s\n", "kernel", "cycles", "checked us",
-              "unchecked us", "GB/s", "GFLOP/s", "spans", "precond", "all");
+  std::printf("%-28s %10s %12s %14s %9s %10s %12s %7s %8s %7s\n", "kernel", "cycles",
+              "checked us", "unchecked us", "virt us", "GB/s", "GFLOP/s", "spans", "precond", "all");
   double chain_seconds = 0;
   std::uint64_t chain_flops = 0;
-  for (const Workload& workload : attention_workloads()) {
+  for (const Workload& workload : all) {
+    if (workload.label.find(only) == std::string::npos) continue;
     const CallTimes t = measure(workload, calls, 3, false);
     const double per_call = t.checked() / calls;
     const bool in_chain =
@@ -743,12 +773,13 @@ void attention_families(std::uint32_t calls) {
       std::snprintf(gflops, sizeof gflops, "%.2f",
                     static_cast<double>(workload.flops) / per_call / 1e9);
     }
-    std::printf("%-28s %10llu %12.2f %14.2f %10.2f %12s %6.1f%% %7.1f%% %6.1f%%\n",
+    std::printf("%-28s %10llu %12.3f %14.3f %9.3f %10.2f %12s %6.1f%% %7.1f%% %6.1f%%\n",
                 workload.label.c_str(), static_cast<unsigned long long>(t.cycles), 1e6 * per_call,
-                1e6 * t.unchecked / calls,
+                1e6 * t.unchecked / calls, 1e6 * t.virtual_spans / calls,
                 static_cast<double>(workload.moved_bytes) / per_call / 1e9, gflops,
                 100.0 * t.span_share(), 100.0 * t.precondition_share(), 100.0 * t.total_share());
   }
+  if (chain_seconds == 0) return;  // --only left out the chain
   std::printf("%-28s %10s %12.2f %14s %10s %12.2f\n", "key block (QK+softmax+PV+merge)", "",
               1e6 * chain_seconds, "", "", static_cast<double>(chain_flops) / chain_seconds / 1e9);
 }
@@ -866,8 +897,8 @@ int main(int argc, char** argv) {
           stderr,
           "usage: %s [--calls N] [--only TEXT] [--chip-calls N] [--threads N]...\n"
           "  --calls N       calls per kernel family on one tile (default 2000)\n"
-          "  --only TEXT     only the families whose label contains TEXT (no GEMM,\n"
-          "                  attention or cycle tables)\n"
+          "  --only TEXT     only the families and attention kernels whose label\n"
+          "                  contains TEXT (no GEMM or cycle tables)\n"
           "  --chip-calls N  calls per tile in the whole-chip step (default 20; 0 skips it)\n"
           "  --threads N     host threads for the whole-chip step (repeatable;\n"
           "                  default: 1 and the machine's cores)\n",
@@ -884,8 +915,8 @@ int main(int argc, char** argv) {
   if (only.empty()) {  // --only narrows the run to the families it names
     gemm_families(calls);
     gemm_cycles_table();
-    attention_families(calls);
   }
+  attention_families(calls, only);
   if (chip_calls != 0) whole_chip(chip_calls, thread_counts);
   return 0;
 }

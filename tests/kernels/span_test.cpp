@@ -161,6 +161,117 @@ TEST(KernelSpans, ASizeThatOverflowsIsOutsideSram) {
   EXPECT_NE(r.run.fault().message.find("outside SRAM"), std::string::npos) << r.run.fault().message;
 }
 
+// The first span through an operand in an epoch prepares it and opens its
+// window (kernels::SpanWindow), through which later spans are granted
+// inline; the spans below come after such a first span, so they are tested
+// on the inline path, and must fault exactly as on the checked one.
+TEST(KernelSpans, OnceAnOperandsWindowIsOpenAStraySpanStillFaultsTheSameWay) {
+  const auto after_a_good_span = [](std::function<void(KernelCall&)> stray) {
+    return [stray = std::move(stray)](KernelCall& call) {
+      (void)call.memory.read<std::uint32_t>(3, kIn, 16);
+      (void)call.memory.write<std::uint32_t>(2, kOut, 16);
+      (void)call.memory.read<std::uint32_t>(3, kIn + 4, 15);  // inside: granted
+      stray(call);
+    };
+  };
+  {
+    TestKernelRun r(after_a_good_span(
+        [](KernelCall& call) { (void)call.memory.read<std::uint32_t>(3, kIn, 17); }));
+    ASSERT_FALSE(r.run.halted());
+    EXPECT_EQ(r.run.fault().kind, sim::FaultKind::kKernelOverrun);
+    EXPECT_NE(r.run.fault().message.find("operand $m3 reads [0x60100, 0x60144) (68 bytes) outside "
+                                         "its allocation #2 'in'"),
+              std::string::npos)
+        << r.run.fault().message;
+    EXPECT_NE(r.run.fault().message.find("belong to allocation #3 'next'"), std::string::npos)
+        << r.run.fault().message;
+    EXPECT_EQ(r.run.fault().provenance, "graph: test_kernel");
+  }
+  {
+    TestKernelRun r(after_a_good_span(
+        [](KernelCall& call) { (void)call.memory.read<std::uint32_t>(3, kIn - 4, 1); }));
+    ASSERT_FALSE(r.run.halted());
+    EXPECT_NE(r.run.fault().message.find("operand $m3 reads [0x600fc, 0x60100) (4 bytes) outside "
+                                         "its allocation #2 'in'"),
+              std::string::npos)
+        << r.run.fault().message;
+  }
+  {
+    TestKernelRun r(after_a_good_span(
+        [](KernelCall& call) { (void)call.memory.write<std::uint8_t>(3, kIn, 1); }));
+    ASSERT_FALSE(r.run.halted());
+    EXPECT_NE(r.run.fault().message.find("declares $m3 (in) read-only"), std::string::npos)
+        << r.run.fault().message;
+  }
+  {
+    TestKernelRun r(after_a_good_span(
+        [](KernelCall& call) { (void)call.memory.read_write<std::uint8_t>(2, kOut, 1); }));
+    ASSERT_FALSE(r.run.halted());
+    EXPECT_NE(r.run.fault().message.find("declares $m2 (out) write-only"), std::string::npos)
+        << r.run.fault().message;
+  }
+  {
+    TestKernelRun r(after_a_good_span(
+        [](KernelCall& call) { (void)call.memory.read<std::uint32_t>(3, kIn + 2, 1); }));
+    ASSERT_FALSE(r.run.halted());
+    EXPECT_EQ(r.run.fault().kind, sim::FaultKind::kKernelPrecondition);
+    EXPECT_NE(r.run.fault().message.find("not 4-byte aligned"), std::string::npos)
+        << r.run.fault().message;
+  }
+  {
+    TestKernelRun r(after_a_good_span(
+        [](KernelCall& call) { (void)call.memory.read<std::uint32_t>(3, kIn, std::uint64_t{1} << 62); }));
+    ASSERT_FALSE(r.run.halted());
+    EXPECT_NE(r.run.fault().message.find("outside SRAM"), std::string::npos)
+        << r.run.fault().message;
+  }
+}
+
+TEST(KernelSpans, AnOpenWindowStillReportsNeverWrittenBytesAndRecordsWrites) {
+  sim::SimOptions options;
+  options.check_uninitialized = true;
+  {
+    // A sparse span opens $m3's window; its bytes were never written, so a
+    // whole read span of them is still tested.
+    TestKernelRun r(
+        [](KernelCall& call) {
+          (void)call.memory.read<std::uint32_t>(3, kIn, 16, SpanUse::kSparse);
+          (void)call.memory.read<std::uint32_t>(3, kIn + 8, 2);
+        },
+        options, /*in_written=*/false);
+    ASSERT_FALSE(r.run.halted());
+    EXPECT_EQ(r.run.fault().kind, sim::FaultKind::kUninitializedRead);
+    EXPECT_NE(r.run.fault().message.find("operand $m3 reads [0x60108, 0x60110)"),
+              std::string::npos)
+        << r.run.fault().message;
+  }
+  {
+    // Whole write spans after the window opened still count as written.
+    TestKernelRun r(
+        [](KernelCall& call) {
+          (void)call.memory.write<std::uint32_t>(2, kOut, 1);
+          (void)call.memory.write<std::uint32_t>(2, kOut + 32, 8);
+        },
+        options);
+    ASSERT_TRUE(r.run.halted()) << r.run.fault_text();
+    EXPECT_TRUE(r.run.initialized(kOut, 4));
+    EXPECT_FALSE(r.run.initialized(kOut + 4, 4));
+    EXPECT_TRUE(r.run.initialized(kOut + 32, 32));
+  }
+}
+
+TEST(KernelSpans, ANoteInsideOnlyAWholeSpanFaults) {
+  // Notes are for kSparse spans: one inside a kWhole span (granted inline
+  // or not) is outside every span it may note.
+  TestKernelRun r([](KernelCall& call) {
+    (void)call.memory.write<std::uint8_t>(2, kOut, 8);
+    call.memory.note_written(2, kOut, 1);
+  });
+  ASSERT_FALSE(r.run.halted());
+  EXPECT_NE(r.run.fault().message.find("outside every span it was granted"), std::string::npos)
+      << r.run.fault().message;
+}
+
 TEST(KernelSpans, AWholeReadSpanOfNeverWrittenBytesIsReportedWhenAsked) {
   sim::SimOptions options;
   options.check_uninitialized = true;
