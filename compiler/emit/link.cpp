@@ -2,6 +2,8 @@
 // own file (linker.hpp names them); this file only runs them.
 #include "compiler/emit/link.hpp"
 
+#include <fmt/format.h>
+
 #include "compiler/emit/linker.hpp"
 
 namespace tessera::compiler::emit {
@@ -19,10 +21,32 @@ schema::Application Linker::run() {
   place_code();
   schedule_exchanges(/*final=*/true);
   emit_tiles();
+  app_.not_loadable_reason = not_loadable_reason();
   app_.debug.provenance = program_.provenance;
   report_.package_tiles = tiles_.size();
   report_.host_batches = host_.batches.size();
   return std::move(app_);
+}
+
+// Why the package cannot run on a C600 (issue 21 item 5): the first kernel
+// call in program order, since the compiler links no device code yet (the
+// device sources in kernels/device/ are not built by popc here); a package
+// that calls no kernel keeps the schema's default reason.
+std::string Linker::not_loadable_reason() const {
+  for (const lower::Step& step : program_.steps) {
+    for (const auto& [tile, runs] : step.runs) {
+      if (runs.empty()) continue;
+      const lower::KernelRun& run = runs.front();
+      const std::string op = run.provenance < program_.provenance.size()
+                                 ? fmt::format(" for {}", program_.provenance[run.provenance])
+                                 : std::string();
+      return fmt::format(
+          "kernel '{}' (first called on {}{}) has no linked device code: the compiler links no "
+          "popc-built kernels yet, so every kernel runs as its host model on the simulator",
+          run.kernel, physical(tile), op);
+    }
+  }
+  return schema::Application{}.not_loadable_reason;
 }
 
 }  // namespace linking

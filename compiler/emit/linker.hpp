@@ -136,6 +136,7 @@ class Linker {
   // ---- 4. code: each tile's main program (main_code.cpp)
   // The kernels a tile calls, in name order (its stubs).
   std::set<std::string> kernels_of(PhysicalTile tile) const;
+  std::string not_loadable_reason() const;
   // (loop, cursor) of every moving pointer of `tile`'s kernel runs.
   std::set<std::pair<std::size_t, Cursor>> cursors_of(PhysicalTile tile) const;
   // A cursor's first iteration's address.

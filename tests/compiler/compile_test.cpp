@@ -92,6 +92,21 @@ TEST(Compile, BroadcastAddAndSliceConcat) {
   }
 }
 
+// Issue 21 item 5: until kernels are linked from popc-built objects, a
+// compiled package is not hardware-loadable, and its reason names the first
+// kernel it calls and the operation that calls it.
+TEST(Compile, ThePackageSaysWhichKernelKeepsItOffHardware) {
+  Graph g;
+  const ValueId x = g.host_input("x", DType::kF32, {4, 3});
+  g.host_output("y", g.add(x, x));
+  const CompileResult compiled = compile(g, {.tiles = 4});
+  EXPECT_FALSE(compiled.application.hardware_loadable);
+  const std::string& reason = compiled.application.not_loadable_reason;
+  EXPECT_NE(reason.find("kernel 'tessera_add_f32'"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("(add"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("no linked device code"), std::string::npos) << reason;
+}
+
 TEST(Compile, ReduceSumAcrossTilesAddsInRowMajorOrder) {
   Graph g;
   const ValueId x = g.host_input("x", DType::kF32, {7, 3});
