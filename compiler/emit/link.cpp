@@ -41,8 +41,8 @@ std::string Linker::not_loadable_reason() const {
                                  ? fmt::format(" for {}", program_.provenance[run.provenance])
                                  : std::string();
       return fmt::format(
-          "kernel '{}' (first called on {}{}) has no linked device code: the compiler links no "
-          "popc-built kernels yet, so every kernel runs as its host model on the simulator",
+          "kernels are emulated only: kernel '{}' (first called on {}{}) has no linked device "
+          "code (the compiler links no popc-built kernels yet)",
           run.kernel, physical(tile), op);
     }
   }
