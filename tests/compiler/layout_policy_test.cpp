@@ -8,10 +8,13 @@
 
 #include <fmt/format.h>
 
+#include "compiler/ir/graph.hpp"
 #include "compiler/layout/locate.hpp"
+#include "compiler/lower/lower.hpp"
 #include "compiler/layout/resolve.hpp"
 #include "compiler/lower/layout_policy.hpp"
 #include "schema/model.hpp"
+#include "tests/compiler/reference_check.hpp"
 
 namespace tessera::compiler {
 namespace {
@@ -85,6 +88,28 @@ TEST(DefaultLayout, SplitsPastShortLeadingAxes) {
   // A leading axis whose indices are not whole words is not cut (its
   // boundaries would fall inside words): split along axis 0 in blocks.
   EXPECT_EQ(check_default_layout(type_of(DType::kU8, {3, 13, 71}), 1472, 0), 1u);
+}
+
+// A reshape whose input's row ranges a layout of its result can cut the
+// same way keeps every element on its tile: local copies, no exchange phase
+// (SigLIP's [1, T, H] → [1, T, heads, D]); its result is still the
+// reference's, bit for bit, and so is the transpose that follows.
+TEST(DefaultLayout, AReshapeKeepsItsInputsTilesWhenItsRangesAllow) {
+  for (const DType dtype : {DType::kF32, DType::kF16}) {
+    SCOPED_TRACE(dtype == DType::kF32 ? "f32" : "f16");
+    Graph g;
+    const ValueId x = g.host_input("x", dtype, {1, 9, 144});
+    const ValueId heads = g.reshape(x, {1, 9, 2, 72});
+    g.host_output("heads", heads);
+    g.host_output("t", g.transpose(heads, {0, 2, 1, 3}));
+    const lower::Program program = lower::lower_graph(g, {.tiles = 128});
+    for (const lower::Step& step : program.steps) {
+      if (step.kind != lower::StepKind::kExchange) continue;
+      EXPECT_EQ(program.provenance[step.provenance].find("reshape"), std::string::npos)
+          << program.provenance[step.provenance];
+    }
+    testing::expect_reference(g, 128);
+  }
 }
 
 }  // namespace
