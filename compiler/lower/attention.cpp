@@ -165,24 +165,33 @@ void lower_attention(LoweringContext& context, OpId id, const std::string& descr
   for (std::uint32_t g = 0; g < plan.groups.size(); ++g) {
     wave_groups.at(plan.tasks[plan.groups[g].front()].wave).push_back(g);
   }
-  // Rows of (batch, head) of a [B, H, rows, d] value, columns 0 … d − 1,
-  // into row-major staging at `to`.
-  const auto gather = [&](MoveLowering& moves, const Storage& from, const plan::AttentionTask& task,
-                          plan::RowBlock rows, const Location& to) {
+  // Calls f(location, staging byte offset, bytes) for each run of (batch,
+  // head)'s rows of a [B, H, rows, d] value in `held`, columns 0 … d − 1,
+  // with where the run's first element sits in a row-major rows × d f16
+  // staging block: the one walk behind the gathers into staging and the
+  // output's scatter out of it.
+  const auto for_each_row_run = [&](const Storage& held, const plan::AttentionTask& task,
+                                    plan::RowBlock rows, const auto& f) {
     Index index{task.batch, task.head, 0, 0};
     for (std::uint32_t r = 0; r < rows.rows; ++r) {
       index[2] = rows.start + r;
       for (std::uint32_t c = 0; c < d;) {
         index[3] = c;
-        const Storage::Run in = from.run(index);
-        const auto elements = static_cast<std::uint32_t>(std::min<std::uint64_t>(in.elements, d - c));
-        moves.move_run(Location{to.tile, to.buffer, to.offset + (r * d + c) * 2}, in.location, elements * 2);
+        const Storage::Run run = held.run(index);
+        const auto elements = static_cast<std::uint32_t>(std::min<std::uint64_t>(run.elements, d - c));
+        f(run.location, (r * d + c) * 2, elements * 2);
         c += elements;
       }
     }
   };
-  // K_b (transposed right) and V_b (one block-major block of all C key rows)
-  // from row-major rows; the rearranges write the zero padding.
+  // Rows of (batch, head) of a [B, H, rows, d] value, columns 0 … d − 1,
+  // into row-major staging at `to`.
+  const auto gather = [&](MoveLowering& moves, const Storage& from, const plan::AttentionTask& task,
+                          plan::RowBlock rows, const Location& to) {
+    for_each_row_run(from, task, rows, [&](const Location& in, std::uint32_t offset, std::uint32_t bytes) {
+      moves.move_run(Location{to.tile, to.buffer, to.offset + offset}, in, bytes);
+    });
+  };
   const auto pack_block = [&](std::vector<KernelRun>& runs, plan::RowBlock kb, PointerOperand k_out,
                               PointerOperand k_in, PointerOperand v_out, PointerOperand v_in) {
     const std::uint32_t columns = kernels::attention_key_columns(kb.rows);
@@ -335,18 +344,10 @@ void lower_attention(LoweringContext& context, OpId id, const std::string& descr
         const plan::AttentionTask& task = plan.tasks[t];
         const plan::RowBlock qb = plan.query_blocks[task.query_block];
         const Location from = out_rows.location(tile_of(task));
-        Index index{task.batch, task.head, 0, 0};
-        for (std::uint32_t r = 0; r < qb.rows; ++r) {
-          index[2] = qb.start + r;
-          for (std::uint32_t c = 0; c < d;) {
-            index[3] = c;
-            const Storage::Run to = out.run(index);
-            const auto elements = static_cast<std::uint32_t>(std::min<std::uint64_t>(to.elements, d - c));
-            moves.move_run(to.location, Location{from.tile, from.buffer, from.offset + (r * d + c) * 2},
-                           elements * 2);
-            c += elements;
-          }
-        }
+        for_each_row_run(out, task, qb,
+                         [&](const Location& to, std::uint32_t offset, std::uint32_t bytes) {
+                           moves.move_run(to, Location{from.tile, from.buffer, from.offset + offset}, bytes);
+                         });
       }
     }
     context.finish_steps(moves, {}, provenance);

@@ -45,16 +45,9 @@ std::optional<TensorPlacement> same_ranges(const Storage& in, const TensorType& 
     const std::uint64_t partitions = count / outer;
     if (partitions > shape[axis]) continue;
     Layout layout = from.layout;
-    layout.tiling.clear();
-    if (partitions > 1) {
-      layout.tiling.push_back(AxisTiling{static_cast<std::uint32_t>(axis),
-                                         static_cast<std::uint32_t>(partitions), 1, 1});
-    }
-    for (std::size_t a = axis; a-- > 0;) {
-      if (shape[a] > 1) layout.tiling.push_back(AxisTiling{static_cast<std::uint32_t>(a), shape[a], 1, 1});
-    }
     for (std::uint64_t block = 1; block <= shape[axis]; block *= 2) {
-      if (partitions > 1) layout.tiling.front().block_size = block;
+      layout.tiling = row_range_tiling(shape, static_cast<std::uint32_t>(axis),
+                                       static_cast<std::uint32_t>(partitions), block);
       if (tile_count(layout) != count) break;
       try {
         const ResolvedLayout candidate = resolve(layout, shape, tiles);

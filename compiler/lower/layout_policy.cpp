@@ -64,20 +64,22 @@ Layout default_layout(const TensorType& type, std::uint32_t tiles, std::uint64_t
     partitions = std::max<std::uint64_t>(1, std::min(partitions, blocks / needed));
   }
   if (outer * partitions <= 1) return layout;
+  layout.tiling = row_range_tiling(shape, checked_cast<std::uint32_t>(axis, "axis"),
+                                   checked_cast<std::uint32_t>(partitions, "partitions"), block);
+  return layout;
+}
+
+std::vector<AxisTiling> row_range_tiling(std::span<const std::uint32_t> shape, std::uint32_t axis,
+                                         std::uint32_t partitions, std::uint64_t block) {
   // Entry 0's partition varies fastest (layout.hpp): the split axis first,
   // then the cut axes from the innermost out, so shard k holds the k-th
   // range of the row-major tensor.
-  if (partitions > 1) {
-    layout.tiling.push_back(AxisTiling{checked_cast<std::uint32_t>(axis, "axis"),
-                                       checked_cast<std::uint32_t>(partitions, "partitions"),
-                                       block, 1});
+  std::vector<AxisTiling> tiling;
+  if (partitions > 1) tiling.push_back(AxisTiling{axis, partitions, block, 1});
+  for (std::uint32_t a = axis; a-- > 0;) {
+    if (shape[a] > 1) tiling.push_back(AxisTiling{a, shape[a], 1, 1});
   }
-  for (std::size_t a = axis; a-- > 0;) {
-    if (shape[a] > 1) {
-      layout.tiling.push_back(AxisTiling{checked_cast<std::uint32_t>(a, "axis"), shape[a], 1, 1});
-    }
-  }
-  return layout;
+  return tiling;
 }
 
 bool whole_words_in(const Layout& layout, std::span<const std::uint32_t> shape, DType dtype) {

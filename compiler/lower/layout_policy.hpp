@@ -53,6 +53,13 @@ namespace tessera::compiler::lower {
 Layout default_layout(const TensorType& type, std::uint32_t tiles,
                       std::uint64_t min_shard_bytes = 0);
 
+// The tiling of default_layout's family: axes 0 … axis − 1 cut into single
+// indices (those of extent 1 need no entry), `axis` split into `partitions`
+// in blocks of `block` indices, ordered so that shard k holds the k-th
+// contiguous range of the row-major tensor.
+std::vector<AxisTiling> row_range_tiling(std::span<const std::uint32_t> shape, std::uint32_t axis,
+                                         std::uint32_t partitions, std::uint64_t block);
+
 // Whether every shard boundary of `layout` on a tensor of `shape` falls on a
 // word when its elements are `dtype`.
 bool whole_words_in(const Layout& layout, std::span<const std::uint32_t> shape, DType dtype);
