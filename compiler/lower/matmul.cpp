@@ -10,12 +10,17 @@
 //     F143 codes row-major into a zero-padded slot, expanded with their
 //     scale blocks' scales (words brought to the home, loaded into $m5)
 //     into that f16 staging, then rearranged the same way (pack_weights);
+//   per wave, when several column blocks share a row block's A blocks
+//     (plan::gathers_a_at_homes), one phase gathering each of its K blocks
+//     of whole panels once from the operand's row-major shards into the A_m
+//     layout (kernels/amp_layout.hpp left_offset: one panel row of m
+//     elements — 8 words — is one run) on a home tile (assign_homes);
 //   for each K block j (one exchange phase + one compute step per wave and
 //   block, all tasks of the wave together):
-//     A rows × K block gathered from the operand's row-major shards straight
-//     into the A_m layout (kernels/amp_layout.hpp left_offset: one panel row
-//     of m elements — 8 words — is one run, multicast to the column blocks'
-//     tiles); the packed weight block read in place at home or copied whole
+//     the A block from its home, one multicast run per panel (one for the
+//     block when its rows fill it), or else rows × K block gathered
+//     straight from the shards into the task's A_m block as above; the
+//     packed weight block read in place at home or copied whole
 //     into the task's slot; then tessera_gemm_*_init (j = 0) or _accumulate
 //     into the task's C16 block;
 //   K-split partials: every part's C block to the part-0 tile, added there
@@ -35,6 +40,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 
 #include "compiler/lower/lower.hpp"
 #include "compiler/lower/operations.hpp"
@@ -147,9 +153,11 @@ class GemmLowering {
 
     make_tasks();
     make_buffers();
+    assign_homes();
     pack_weights();
     // Each wave ends by moving its C blocks out, so the next reuses them.
     for (std::uint32_t wave = 0; wave < plan_.waves; ++wave) {
+      gather_homes(wave);
       for (std::uint32_t block = 0; block < plan_.inner_blocks; ++block) lower_block(wave, block);
       if (plan_.choice.k_split > 1) reduce_parts(wave);
       move_out(wave);
@@ -157,6 +165,20 @@ class GemmLowering {
   }
 
  private:
+  // An A block gathered once on a home tile per wave (assign_homes): the
+  // tasks of one product, row block and K part, and one of its K blocks.
+  struct HomeKey {
+    std::uint32_t wave = 0;
+    std::uint64_t product = 0;
+    std::uint32_t row_begin = 0, part = 0, block = 0;
+    friend auto operator<=>(const HomeKey&, const HomeKey&) = default;
+  };
+  struct Home {
+    LogicalTile tile{0};
+    std::uint32_t offset = 0;  // in homes_buffer_
+    std::uint32_t rows = 0, extent = 0;
+  };
+
   std::uint32_t call_inner(std::uint32_t extent) const {
     return u32(kernels::amp::padded_inner(extent, format_.pass), "GEMM K");
   }
@@ -456,17 +478,20 @@ class GemmLowering {
       const std::uint32_t inner = call_inner(extent);
       const std::uint32_t k0 = task.k_begin + block * plan_.choice.block_inner;
       const BufferId left = left_.at(extent);
-      for (std::uint32_t r = 0; r < task.rows; ++r) {
-        // A run per stretch of the row that is contiguous in a's shard and
-        // inside one m-wide panel of A_m (left_offset is contiguous in k there).
-        for (std::uint32_t k = 0; k < extent;) {
-          const auto offset = kernels::amp::left_offset(r, k, plan_.call_rows, m) * element_;
-          const Storage::Run in = a_->run(operand_index(a_shape_, task.product, task.row_begin + r, k0 + k));
-          const auto elements = static_cast<std::uint32_t>(
-              std::min<std::uint64_t>({in.elements, m - k % m, extent - k}));
-          moves.move_run(Location{task.tile, left, u32(offset, "A offset")}, in.location, elements * element_);
-          k += elements;
+      const auto home = homes_.find(home_key(task, block));
+      if (home != homes_.end()) {
+        // The block from its home: each panel's rows are contiguous there
+        // and here, and with no row padding the whole block is one run.
+        const Home& at = home->second;
+        const std::uint32_t panels = inner / m;
+        const std::uint32_t panel_bytes = u32(std::uint64_t{task.rows} * m * element_, "A panel");
+        const std::uint32_t stride = u32(std::uint64_t{plan_.call_rows} * m * element_, "A panel stride");
+        for (std::uint32_t p = 0; p < panels; ++p) {
+          moves.move_run(Location{task.tile, left, p * stride},
+                         Location{at.tile, homes_buffer_, at.offset + p * stride}, panel_bytes);
         }
+      } else {
+        gather_rows(moves, task, k0, extent, Location{task.tile, left, 0});
       }
       // The packed weight block: read in place at home, else copied whole
       // (one multicast per block and phase) into this extent's slot.
@@ -492,6 +517,109 @@ class GemmLowering {
                                provenance_});
     }
     context_.finish_steps(moves, std::move(compute), provenance_);
+  }
+
+  // A task's rows × K block [k0, k0 + extent) from a's row-major shards
+  // into the A_m block at `block` (row padding call_rows): a run per stretch
+  // of a row that is contiguous in a's shard and inside one m-wide panel of
+  // A_m (left_offset is contiguous in k there) — one message per source row
+  // and panel.
+  void gather_rows(MoveLowering& moves, const Task& task, std::uint32_t k0, std::uint32_t extent,
+                   const Location& block) {
+    const std::uint32_t m = format_.pass;
+    for (std::uint32_t r = 0; r < task.rows; ++r) {
+      for (std::uint32_t k = 0; k < extent;) {
+        const auto offset = kernels::amp::left_offset(r, k, plan_.call_rows, m) * element_;
+        const Storage::Run in = a_->run(operand_index(a_shape_, task.product, task.row_begin + r, k0 + k));
+        const auto elements = static_cast<std::uint32_t>(std::min<std::uint64_t>({in.elements, m - k % m, extent - k}));
+        moves.move_run(Location{block.tile, block.buffer, u32(block.offset + offset, "A offset")}, in.location,
+                       elements * element_);
+        k += elements;
+      }
+    }
+  }
+
+  HomeKey home_key(const Task& task, std::uint32_t block) const {
+    return HomeKey{task.wave, task.product, task.row_begin, task.part, block};
+  }
+
+  // Homes for A blocks (assign_homes → gather_homes → lower_block).
+  //
+  // Gathered straight from a's row shards, an A block arrives as one message
+  // per source row and m-wide panel (a [729, 1152] activation lies one row
+  // per tile): every task tile receives rows × K / m messages per matmul,
+  // and each receive is ~3 instructions of the tile's exchange row, which
+  // stays in executable memory for the whole program. The column blocks of
+  // one product, row block and K part read the same A blocks, so each K
+  // block with whole panels is gathered once per wave onto a home tile (one
+  // exchange phase for the wave), and every K block's phase then brings it to
+  // the tasks as one multicast run per panel row range — one message where
+  // the rows fill the block. Homes go round robin from the middle of the
+  // tiles used, skipping the block's own tasks where they can (a home that
+  // is one moves it locally). A block with a partial last panel keeps the
+  // direct gather: its K padding must stay the staging buffer's zeros.
+  // A group of a single task gains nothing from a home and keeps it too.
+  void assign_homes() {
+    if (!plan::gathers_a_at_homes(plan_)) return;
+    struct Group {
+      const Task* first = nullptr;
+      std::set<LogicalTile> tiles;
+    };
+    std::map<HomeKey, Group> groups;  // keyed with block 0
+    for (const Task& task : tasks_) {
+      Group& group = groups[home_key(task, 0)];
+      if (group.first == nullptr) group.first = &task;
+      group.tiles.insert(task.tile);
+    }
+    const std::uint32_t m = format_.pass;
+    const std::uint32_t slot =
+        u32(kernels::amp::round_up(kernels::amp::left_elements(plan_.call_rows, plan_.choice.block_inner) * element_, 8),
+            "A home slot");
+    std::map<LogicalTile, std::uint32_t> bytes;
+    for (std::uint32_t wave = 0; wave < plan_.waves; ++wave) {
+      std::map<LogicalTile, std::uint32_t> slots;
+      std::uint32_t cursor = plan_.tiles_used / 2;
+      for (const auto& [group, members] : groups) {
+        if (group.wave != wave || members.tiles.size() < 2) continue;
+        const Task* task = members.first;
+        const std::set<LogicalTile>& tiles = members.tiles;
+        for (std::uint32_t block = 0; block < plan_.inner_blocks; ++block) {
+          const std::uint32_t extent = block_extent(*task, block);
+          if (extent == 0 || extent % m != 0) continue;
+          LogicalTile tile(static_cast<std::uint16_t>(cursor % plan_.tiles_used));
+          for (std::uint32_t tries = 0; tries < plan_.tiles_used && tiles.contains(tile); ++tries) {
+            cursor = (cursor + 1) % plan_.tiles_used;
+            tile = LogicalTile(static_cast<std::uint16_t>(cursor));
+          }
+          cursor = (cursor + 1) % plan_.tiles_used;
+          HomeKey key = group;
+          key.block = block;
+          homes_.emplace(key, Home{tile, checked_mul(slots[tile]++, slot, "A home offset"), task->rows, extent});
+          bytes[tile] = std::max(bytes[tile], checked_mul(slots[tile], slot, "A home bytes"));
+        }
+      }
+    }
+    if (!homes_.empty()) homes_buffer_ = add_buffer_on("A blocks at home", bytes, false);
+  }
+
+  // The wave's home A blocks gathered from a's row shards: one phase.
+  void gather_homes(std::uint32_t wave) {
+    MoveLowering moves(program_, fmt::format("op {} A homes", id_.index), provenance_, element_);
+    bool any = false;
+    for (const auto& [key, home] : homes_) {
+      if (key.wave != wave) continue;
+      any = true;
+      Task rows;
+      rows.product = key.product;
+      rows.row_begin = key.row_begin;
+      rows.rows = home.rows;
+      gather_rows(moves, rows, key_k0(key), home.extent, Location{home.tile, homes_buffer_, home.offset});
+    }
+    if (any) context_.finish_steps(moves, {}, provenance_);
+  }
+
+  std::uint32_t key_k0(const HomeKey& key) const {
+    return key.part * plan_.part_inner + key.block * plan_.choice.block_inner;
   }
 
   // The part-0 task of `task`'s product, row and column block.
@@ -612,6 +740,8 @@ class GemmLowering {
   const Storage* b_ = nullptr;
   std::vector<Task> tasks_;
   std::map<std::uint32_t, BufferId> left_, weights_;  // by logical K extent
+  std::map<HomeKey, Home> homes_;
+  BufferId homes_buffer_ = 0;
   std::optional<BufferId> rows_;  // f16 C blocks unpacked row-major (move_out)
   struct WeightKey {
     Index lead;  // b's leading index

@@ -122,6 +122,12 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
   if (p.pack_weights) {
     plan.scratch_bytes += mul(blocks_per_home, packed_slot + (rearrange ? staging_slot : 0));
   }
+  // The A blocks gathered on homes (gathers_a_at_homes): a wave's homes are
+  // its row blocks' K blocks, about inner_blocks / column_blocks per tile.
+  const bool homes = gathers_a_at_homes(plan);
+  const std::uint64_t homes_per_tile = homes ? ceil_div(plan.inner_blocks, plan.column_blocks) : 0;
+  plan.scratch_bytes += mul(homes_per_tile, kernels::amp::round_up(
+                                                mul(kernels::amp::left_elements(plan.call_rows, call_inner), f.left_bytes), 8));
   if (plan.scratch_bytes > kGemmScratchBytes) return std::nullopt;
 
   // The model (gemm_plan.hpp): per wave and K block a phase, then the calls.
@@ -136,6 +142,9 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
   const std::uint64_t steps = mul(plan.waves, plan.inner_blocks);
   plan.compute_cycles = mul(steps, call);
   plan.exchange_cycles = mul(steps, a_words + b_words + kExchangePhaseCycles);
+  // With homes, each wave first gathers its A blocks: one phase, the
+  // busiest home receiving its blocks' words.
+  if (homes) plan.exchange_cycles += mul(plan.waves, mul(homes_per_tile, a_words) + kExchangePhaseCycles);
   const std::uint64_t c_elements = mul(c.block_rows, c.block_columns);
   const std::uint64_t c_words = ceil_div(mul(c_elements, f.output_bytes), 4);
   // Every wave ends with its reduction and output phases: the C slot is
@@ -158,6 +167,8 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
   plan.flop_bound_cycles = gemm_flop_bound_cycles(p);
   return plan;
 }
+
+bool gathers_a_at_homes(const GemmPlan& plan) { return plan.column_blocks > 1; }
 
 GemmPlan plan_gemm(const GemmProblem& p) {
   require_valid(p);

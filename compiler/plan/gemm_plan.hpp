@@ -27,7 +27,8 @@
 //
 // The model: first the weight packing (each home receives its row-major
 // blocks and, for f16, rearranges them; the blocks go round robin over the
-// tiles used); then per wave and K block, one
+// tiles used); per wave, when the A blocks have homes, one phase gathering
+// them there; then per wave and K block, one
 // exchange phase — the largest number
 // of words one tile receives (its A and B blocks) plus kExchangePhaseCycles —
 // then the tile's GEMM call (kernels/costs.hpp); then, per
@@ -98,6 +99,13 @@ struct GemmPlan {
   std::uint64_t cycles = 0;
   std::uint64_t flop_bound_cycles = 0;
 };
+
+// Whether the plan's A blocks are gathered once per wave onto home tiles
+// and brought from there to the tasks (lower/matmul.cpp assign_homes): when
+// several column blocks read each row block's A blocks. K blocks with a
+// partial last panel, and a row block whose wave holds only one of its
+// column blocks, are still gathered straight into the tasks.
+bool gathers_a_at_homes(const GemmPlan& plan);
 
 // 2·batch·M·K·N / (128 · tiles), rounded up: the problem's FLOP bound on
 // `problem.tiles` tiles.

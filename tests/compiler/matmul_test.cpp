@@ -14,6 +14,9 @@
 
 #include "compiler/compile.hpp"
 #include "compiler/lower/lower.hpp"
+#include "compiler/plan/gemm_plan.hpp"
+#include "kernels/amp_layout.hpp"
+#include "kernels/gemm.hpp"
 #include "kernels/half.hpp"
 #include "schema/writer.hpp"
 #include "tests/compiler/graph_runner.hpp"
@@ -121,6 +124,49 @@ TEST(Matmul, DeepKWithoutSplitLoopsOverKBlocks) {
   const CompileResult compiled = check({DType::kF16, {48, 1500}, {1500, 24}, 4});
   ASSERT_EQ(compiled.plans.size(), 1u);
   EXPECT_EQ(compiled.plans[0].find("in 1 blocks"), std::string::npos) << compiled.plans[0];
+}
+
+// Column blocks of one row block share its A blocks: each K block of whole
+// panels is gathered once per wave onto a home tile, then reaches the tasks
+// as one multicast run per panel (one run where the rows fill the block).
+// Gathered straight from a's row shards into every task, the A blocks alone
+// would be a message per source row, panel and column block (oracle: the
+// plan's blocks, counted below). Shapes: rows filling the call and rows
+// padded to 12, several waves, a K split, both families.
+TEST(Matmul, ColumnBlocksReceiveTheirABlockFromItsHomeOnce) {
+  struct Shape3 {
+    DType dtype;
+    std::uint32_t m, k, n, tiles;
+  };
+  for (const auto& [dtype, m, k, n, tiles] :
+       {Shape3{DType::kF16, 50, 96, 256, 64}, Shape3{DType::kF16, 5, 64, 300, 16},
+        Shape3{DType::kF32, 24, 64, 200, 16}, Shape3{DType::kF16, 129, 80, 129, 2},
+        Shape3{DType::kF16, 12, 640, 100, 64}}) {
+    const Case c{dtype, {m, k}, {k, n}, tiles};
+    SCOPED_TRACE(describe(c));
+    const plan::GemmPlan plan = plan::plan_gemm(
+        {dtype == DType::kF16 ? kernels::GemmFamily::kF16 : kernels::GemmFamily::kF32, 1, m, k, n, tiles});
+    ASSERT_GT(plan.column_blocks, 1u);
+    // A direct gather is a message per row, m-wide panel (A_m holds a row's
+    // panels apart) and column block, however a is laid out.
+    const unsigned pass = kernels::gemm_format(plan.problem.family).pass;
+    const std::uint64_t direct = std::uint64_t{m} * kernels::amp::padded_inner(k, pass) / pass * plan.column_blocks;
+    const lower::Program program = lower::lower_graph(matmul_graph(c), {.tiles = tiles});
+    std::uint64_t receives = 0;  // into A blocks: the tasks' staging and the homes
+    for (const lower::Step& step : program.steps) {
+      for (const lower::Transfer& transfer : step.transfers) {
+        for (const lower::Location& to : transfer.destinations) {
+          if (program.buffers[to.buffer].name.find(" A block") != std::string::npos) ++receives;
+        }
+      }
+    }
+    // The rows arrive once per row block, not once per column block, plus at
+    // most a run per panel of each task's K block.
+    const std::uint64_t per_task = std::uint64_t{plan.inner_blocks} * plan.choice.block_inner / pass;
+    EXPECT_LE(receives, direct / plan.column_blocks + plan.tasks * per_task) << plan::format_gemm_plan(plan);
+    EXPECT_GT(direct, direct / plan.column_blocks + plan.tasks * per_task) << "the shape does not tell them apart";
+    check(c);
+  }
 }
 
 TEST(Matmul, TheReportPrintsThePlan) {
