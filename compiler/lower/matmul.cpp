@@ -250,22 +250,19 @@ class GemmLowering {
         const std::uint32_t extent = block_extent(task, j);
         if (extent == 0 || left_.contains(extent)) continue;
         const std::uint32_t inner = call_inner(extent);
-        // An A block's layout (amp_layout.hpp left_offset) depends on its
-        // rows and panel width, not on K: a K extent of whole panels has no
-        // padding, so every such matmul of the family shares one block (the
-        // largest), whatever its rows — each writes all it reads, and row
-        // padding only reaches C rows no one reads. A K extent with a partial
-        // last panel needs that panel's padding columns zero: it shares its
-        // block only with matmuls of the same rows and K extent, which write
-        // exactly the same elements and never the padding.
+        // One A block per family, shared by every matmul (a constant of
+        // zeros, whole elements: the AMP reads A and the C partials in one
+        // cycle from two different elements). Its layout (amp_layout.hpp
+        // left_offset) depends on the rows and the panel width, not on K, so
+        // a call of whole panels writes all it reads (row padding only
+        // reaches C rows no one reads). A call with a partial last panel
+        // reads that panel's padding columns, which other calls write:
+        // lower_block zeroes the call's block first.
         const char* family = family_ == GemmFamily::kF32 ? "f32" : "f16";
-        const std::string key =
-            inner == extent ? fmt::format("{} A block (whole K panels)", family)
-                            : fmt::format("{} A block, {} rows, K {} (zero padded)", family,
-                                          plan_.call_rows, extent);
         left_[extent] = context_.shared_zeros(
-            key, u32(kernels::gemm_left_bytes(family_, plan_.call_rows, inner), "A block"),
-            plan_.tiles_used, true, provenance_);
+            fmt::format("{} A block", family),
+            u32(kernels::gemm_left_bytes(family_, plan_.call_rows, inner), "A block"), plan_.tiles_used, true,
+            provenance_);
         // The staging slot a packed block is copied into (its home tile
         // reads it in place).
         weights_[extent] = add_buffer(
@@ -361,7 +358,10 @@ class GemmLowering {
     packed_buffer_ = add_buffer_on("packed B", packed_bytes, family_ == GemmFamily::kF32);
     if (expanded()) program_.buffers[packed_buffer_].alignment = kExpandedWeightAlignment;
     if (family_ != GemmFamily::kF32) staging_buffer_ = add_buffer_on("B row-major", staging_bytes, false);
-    if (expanded()) codes_buffer_ = add_buffer_on("B codes row-major (zero padded)", codes_bytes, true);
+    if (expanded()) {
+      codes_buffer_ = add_buffer_on("B codes row-major (zero padded)", codes_bytes, false);
+      for (const auto& [tile, bytes] : codes_bytes) zeroed_[{codes_buffer_, tile}] = bytes;
+    }
     // One word per scale block a home's weight blocks meet (sized below).
     if (expanded()) scales_buffer_ = add_buffer_on("B scales", {}, false);
 
@@ -455,6 +455,7 @@ class GemmLowering {
                       provenance_});
       }
     }
+    fill_zeros();
     if (expanded()) {
       for (const auto& [tile, words] : scale_words) {
         program_.buffers[scales_buffer_].bytes[tile] = u32(words.size() * std::uint64_t{4}, "scale words");
@@ -467,6 +468,19 @@ class GemmLowering {
   }
 
   void lower_block(std::uint32_t wave, std::uint32_t block) {
+    // Calls with a partial last K panel: their A block zeroed first (one
+    // compute step), so its padding columns read zero whatever wrote there.
+    std::map<LogicalTile, std::vector<KernelRun>> zeroes;
+    for (const Task& task : tasks_) {
+      const std::uint32_t extent = block_extent(task, block);
+      if (task.wave != wave || extent == 0 || call_inner(extent) == extent) continue;
+      const auto bytes = u32(kernels::gemm_left_bytes(family_, plan_.call_rows, call_inner(extent)), "A block");
+      zeroes[task.tile].push_back(zero_run(left_.at(extent), bytes));
+    }
+    if (!zeroes.empty()) {
+      MoveLowering none(program_, fmt::format("op {} A padding", id_.index), provenance_, element_);
+      context_.finish_steps(none, std::move(zeroes), provenance_);
+    }
     MoveLowering moves(program_, fmt::format("op {}", id_.index), provenance_, element_);
     std::map<LogicalTile, std::vector<KernelRun>> compute;
     const std::uint32_t m = format_.pass;
@@ -622,6 +636,28 @@ class GemmLowering {
     return key.part * plan_.part_inner + key.block * plan_.choice.block_inner;
   }
 
+  // The padded columns of F143 code staging must read as zero: one compute
+  // step of tessera_fill_words before anything is written into it. Nothing
+  // the op writes later reaches that padding, so once per op (per iteration
+  // inside a repeat) is enough; a constant of zeros would live the whole
+  // program.
+  KernelRun zero_run(BufferId buffer, std::uint32_t bytes) const {
+    return KernelRun{std::string(kernels::kFillWords),
+                     {{kernels::kOutputRegister, buffer, 0}},
+                     {{3, 0}, {4, bytes / 4}},
+                     provenance_};
+  }
+
+  void fill_zeros() {
+    std::map<LogicalTile, std::vector<KernelRun>> fills;
+    for (const auto& [at, bytes] : zeroed_) {
+      if (bytes > 0) fills[at.second].push_back(zero_run(at.first, bytes));
+    }
+    if (fills.empty()) return;
+    MoveLowering none(program_, fmt::format("op {} zero padding", id_.index), provenance_, element_);
+    context_.finish_steps(none, std::move(fills), provenance_);
+  }
+
   // The part-0 task of `task`'s product, row and column block.
   const Task& owner(std::size_t t) const { return tasks_[t - tasks_[t].part]; }
 
@@ -742,6 +778,8 @@ class GemmLowering {
   std::map<std::uint32_t, BufferId> left_, weights_;  // by logical K extent
   std::map<HomeKey, Home> homes_;
   BufferId homes_buffer_ = 0;
+  // Bytes of each (buffer, tile) fill_zeros clears (all multiples of 8).
+  std::map<std::pair<BufferId, LogicalTile>, std::uint32_t> zeroed_;
   std::optional<BufferId> rows_;  // f16 C blocks unpacked row-major (move_out)
   struct WeightKey {
     Index lead;  // b's leading index
