@@ -24,6 +24,7 @@ std::string_view region_name(MemoryPlacement region) noexcept {
     case MemoryPlacement::kStandard: return "standard memory";
     case MemoryPlacement::kInterleaved: return "interleaved memory";
     case MemoryPlacement::kAnywhere: return "any memory";
+    case MemoryPlacement::kStandardFirst: return "standard, then interleaved memory";
   }
   return "?";
 }
@@ -58,6 +59,26 @@ Footprint footprint(const AllocationRequest& request, MemoryPlacement region) {
   return f;
 }
 
+// `ranges` clipped to [begin, end).
+std::vector<AddressRange> clipped(const std::vector<AddressRange>& ranges, std::uint32_t begin,
+                                  std::uint32_t end) {
+  std::vector<AddressRange> out;
+  for (const AddressRange& range : ranges) {
+    const std::uint32_t from = std::max(range.begin, begin), to = std::min(range.end, end);
+    if (from < to) out.push_back({from, to});
+  }
+  return out;
+}
+
+// Where a request of `placement` may go in `region` under `split`.
+std::vector<AddressRange> ranges_for(MemoryPlacement placement, MemoryPlacement region,
+                                     RegionSplit split) {
+  const std::vector<AddressRange> all = placeable_ranges(region);
+  if (region != MemoryPlacement::kStandard) return all;
+  return placement == MemoryPlacement::kStandard ? clipped(all, 0, split.code_end)
+                                                 : clipped(all, split.code_end, target::kStandardRegion.end);
+}
+
 // Free gaps of `range` around the live allocations (sorted by begin).
 std::vector<AddressRange> gaps(const AddressRange& range, const std::vector<Placed>& live) {
   std::vector<AddressRange> free;
@@ -73,7 +94,7 @@ std::vector<AddressRange> gaps(const AddressRange& range, const std::vector<Plac
 
 std::string memory_report(target::PhysicalTile tile, std::span<const AllocationRequest> requests,
                           const AllocationRequest& failed, const std::vector<Placed>& live,
-                          const std::vector<MemoryPlacement>& regions) {
+                          const std::vector<MemoryPlacement>& regions, RegionSplit split) {
   std::string text = fmt::format(
       "{}: cannot place '{}' ({} bytes{}{}, align {}) in {} at step {}\n  live at step {}:", tile,
       failed.name, failed.size, failed.tail ? fmt::format(" + {} tail", failed.tail) : "",
@@ -93,7 +114,7 @@ std::string memory_report(target::PhysicalTile tile, std::span<const AllocationR
   if (live.empty()) text += " nothing";
   text += fmt::format("\n  {} bytes live; free gaps:", total);
   for (const MemoryPlacement region : regions) {
-    for (const AddressRange& range : placeable_ranges(region)) {
+    for (const AddressRange& range : ranges_for(failed.placement, region, split)) {
       for (const AddressRange& gap : gaps(range, live)) {
         text += fmt::format("\n    [{:#07x}, {:#07x}) {:>7} B  ({})", gap.begin, gap.end, gap.size(),
                             region_name(region));
@@ -130,12 +151,18 @@ std::vector<AddressRange> placeable_ranges(MemoryPlacement region) {
       for (const auto& range : placeable_ranges(MemoryPlacement::kStandard)) ranges.push_back(range);
       return ranges;
     }
+    case MemoryPlacement::kStandardFirst: {
+      auto ranges = placeable_ranges(MemoryPlacement::kStandard);
+      for (const auto& range : placeable_ranges(MemoryPlacement::kInterleaved)) ranges.push_back(range);
+      return ranges;
+    }
   }
   return {};
 }
 
 std::vector<schema::Allocation> place_tile(target::PhysicalTile tile,
-                                           std::span<const AllocationRequest> requests) {
+                                           std::span<const AllocationRequest> requests,
+                                           RegionSplit split) {
   for (std::size_t i = 0; i < requests.size(); ++i) check_request(tile, requests[i], i);
   std::vector<std::size_t> order(requests.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
@@ -154,12 +181,14 @@ std::vector<schema::Allocation> place_tile(target::PhysicalTile tile,
     const std::vector<MemoryPlacement> regions =
         request.placement == MemoryPlacement::kAnywhere
             ? std::vector{MemoryPlacement::kInterleaved, MemoryPlacement::kStandard}
+        : request.placement == MemoryPlacement::kStandardFirst
+            ? std::vector{MemoryPlacement::kStandard, MemoryPlacement::kInterleaved}
             : std::vector{request.placement};
     std::optional<Placed> best;
     std::uint64_t best_leftover = 0;
     for (const MemoryPlacement region : regions) {
       const Footprint need = footprint(request, region);
-      for (const AddressRange& range : placeable_ranges(region)) {
+      for (const AddressRange& range : ranges_for(request.placement, region, split)) {
         for (const AddressRange& gap : gaps(range, live)) {
           const std::uint64_t start = align_up(gap.begin, need.alignment);
           if (start > gap.end || need.bytes > gap.end - start) continue;
@@ -173,7 +202,7 @@ std::vector<schema::Allocation> place_tile(target::PhysicalTile tile,
       }
       if (best) break;  // the preferred region had room
     }
-    if (!best) throw PlacementError(memory_report(tile, requests, request, live, regions));
+    if (!best) throw PlacementError(memory_report(tile, requests, request, live, regions, split));
     live.insert(std::upper_bound(live.begin(), live.end(), *best,
                                  [](const Placed& a, const Placed& b) { return a.begin < b.begin; }),
                 *best);

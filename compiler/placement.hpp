@@ -45,6 +45,10 @@ enum class MemoryPlacement : std::uint8_t {
   kStandard,     // region 0 (code, exchange rows: the only fetchable region)
   kInterleaved,  // region 1
   kAnywhere,     // region 1 first (region 0 is scarce and holds the code), then region 0
+  // Region 0 first, then region 1: data that may lie in region 0 (bound
+  // weights) on a tile whose data outgrew region 1, so region 1 stays for
+  // the operands that must be interleaved.
+  kStandardFirst,
 };
 
 struct AllocationRequest {
@@ -65,12 +69,21 @@ struct AllocationRequest {
 // reserved ranges of target/memory_map.hpp.
 std::vector<target::AddressRange> placeable_ranges(MemoryPlacement region);
 
+// Where region 0 is split between code and data on a tile: kStandard
+// requests (code, rows) lie below `code_end`, and kAnywhere and
+// kStandardFirst requests use region 0 only from `code_end` up. The default
+// leaves region 0 to code.
+struct RegionSplit {
+  std::uint32_t code_end = target::kStandardRegion.end;
+};
+
 // Places every request on `tile`; the result's i-th allocation (id i + 1)
 // answers request i and its size includes tail and element rounding.
 // PlacementError (with the memory report) when one does not fit, or when a
 // request is malformed (size 0, alignment not a power of two, lifetime empty).
 std::vector<schema::Allocation> place_tile(target::PhysicalTile tile,
-                                           std::span<const AllocationRequest> requests);
+                                           std::span<const AllocationRequest> requests,
+                                           RegionSplit split = {});
 
 // PlacementError with the memory report when `request` does not fit on
 // `tile` even with nothing else there: lowering asks for every tensor shard

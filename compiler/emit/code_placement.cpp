@@ -96,7 +96,9 @@ void Linker::place_code() {
                 }
               });
     }
-    const auto placed = place_tile(tile, requests);
+    const auto split = code_end_.find(tile);
+    const auto placed = place_tile(tile, requests,
+                                   split == code_end_.end() ? RegionSplit{} : RegionSplit{split->second});
     const std::uint32_t first_id = staging_id(tile) + 1;
     std::uint32_t high = 0;
     for (std::size_t r = 0; r < placed.size(); ++r) {

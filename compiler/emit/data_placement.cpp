@@ -107,7 +107,47 @@ void Linker::find_tiles() {
   }
 }
 
+// A tile's data in region 1; when it does not fit there, its bound weights
+// are offered region 0 above the code too, from the top down in 8 KiB
+// steps, the least that makes the tile's data fit (code_end_ keeps the split
+// for place_code). Weights are only read by copies and moves — never by a
+// kernel that needs interleaved memory (the AMP's output, its 128-bit weight
+// loads) — so either region serves them.
+std::vector<schema::Allocation> Linker::place_tile_data(PhysicalTile tile,
+                                                        std::vector<AllocationRequest> requests,
+                                                        const std::vector<bool>& weight) {
+  try {
+    return place_tile(tile, requests);
+  } catch (const PlacementError& error) {
+    if (std::find(weight.begin(), weight.end(), true) == weight.end()) throw;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      if (weight[i]) requests[i].placement = MemoryPlacement::kStandardFirst;
+    }
+    constexpr std::uint32_t kStep = 8 * 1024;
+    const target::AddressRange region0 = target::kLinkerRegion2;
+    std::optional<PlacementError> last;
+    for (std::uint32_t budget = kStep; budget <= region0.size(); budget += kStep) {
+      const RegionSplit split{region0.end - budget};
+      try {
+        auto placed = place_tile(tile, requests, split);
+        code_end_[tile] = split.code_end;
+        return placed;
+      } catch (const PlacementError& e) {
+        last = e;
+      }
+    }
+    throw PlacementError(fmt::format(
+        "{}\n  (its bound weights were offered region 0 too, all of [{:#x}, {:#x}) above the code: "
+        "still not enough)",
+        last->what(), region0.begin, region0.end));
+  }
+}
+
 void Linker::place_data() {
+  std::set<BufferId> weights;  // the buffers of host-bound parameters
+  for (const auto& binding : program_.weights) {
+    for (const auto& slice : binding.slices) weights.insert(slice.buffer);
+  }
   std::map<LogicalTile, std::vector<std::pair<BufferId, AllocationRequest>>> requests;
   for (BufferId b = 0; b < program_.buffers.size(); ++b) {
     const auto& buffer = program_.buffers[b];
@@ -129,14 +169,20 @@ void Linker::place_data() {
   }
   for (const auto& [tile, list] : requests) {
     std::vector<AllocationRequest> plain;
-    for (const auto& [b, request] : list) plain.push_back(request);
-    const auto placed = place_tile(physical(tile), plain);
+    std::vector<bool> weight;
+    for (const auto& [b, request] : list) {
+      plain.push_back(request);
+      weight.push_back(weights.contains(b));
+    }
+    const auto placed = place_tile_data(physical(tile), std::move(plain), weight);
     auto& allocations = allocations_[physical(tile)];
     std::uint32_t high = 0;
     for (std::size_t i = 0; i < placed.size(); ++i) {
       data_[{list[i].first, physical(tile)}] = placed[i];
       allocations.push_back(placed[i]);
-      high = std::max(high, placed[i].address + placed[i].size - target::kInterleavedRegion.begin);
+      if (placed[i].address >= target::kInterleavedRegion.begin) {
+        high = std::max(high, placed[i].address + placed[i].size - target::kInterleavedRegion.begin);
+      }
     }
     report_.max_data_bytes = std::max(report_.max_data_bytes, high);
   }

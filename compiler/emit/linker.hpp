@@ -113,6 +113,8 @@ class Linker {
   void find_lifetimes();
   void find_tiles();
   void place_data();
+  std::vector<schema::Allocation> place_tile_data(PhysicalTile tile, std::vector<AllocationRequest> requests,
+                                                  const std::vector<bool>& weight);
   const schema::Allocation& allocation(BufferId buffer, LogicalTile tile) const;
   std::uint32_t address(const lower::Location& location) const;
 
@@ -179,6 +181,9 @@ class Linker {
   std::map<PhysicalTile, LogicalTile> logical_;
   std::map<std::pair<BufferId, PhysicalTile>, schema::Allocation> data_;
   std::map<PhysicalTile, std::vector<schema::Allocation>> allocations_;       // data, by tile
+  // Where region 0's code ends on tiles whose weights took its top
+  // (place_tile_data); absent: region 0 is all code.
+  std::map<PhysicalTile, std::uint32_t> code_end_;
   std::map<PhysicalTile, std::vector<schema::Allocation>> code_allocations_;  // code, by tile
   HostPlan host_;
   // (call, input) → batches

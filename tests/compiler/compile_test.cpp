@@ -243,6 +243,45 @@ TEST(Compile, WhatDoesNotFitIsAPlacementErrorWithTheTilesMemory) {
   }
 }
 
+// A tile whose data outgrows region 1 offers its bound weights region 0
+// above the code: x, w1, w2, w3 and the first sum, 96 KB each (480 KB),
+// live at once on one tile do not fit region 1's 416 KB, and with one
+// weight in region 0 they do.
+// The results are exact: the weight is read where it lies.
+TEST(Compile, WeightsThatOutgrowRegionOneTakeRegionZeroAboveTheCode) {
+  constexpr std::uint32_t n = 24000;  // 96 KB of f32
+  Graph g;
+  const ValueId x = g.host_input("x", DType::kF32, {n});
+  const ValueId w1 = g.parameter("w1", DType::kF32, {n});
+  const ValueId w2 = g.parameter("w2", DType::kF32, {n});
+  const ValueId w3 = g.parameter("w3", DType::kF32, {n});
+  g.host_output("y", g.add(g.add(x, w1), g.add(w2, w3)));
+  const CompileResult compiled = compile(g, {.tiles = 1});
+  bool in_region0 = false;
+  for (const auto& tile : compiled.application.debug.tiles) {
+    for (const auto& allocation : tile.allocations) {
+      if (allocation.tensor.empty() || allocation.address >= target::kStandardRegion.end) continue;
+      // Data in region 0 lies above every piece of code.
+      in_region0 = true;
+      EXPECT_GE(allocation.address, target::kLinkerRegion2.begin) << allocation.name;
+      for (const auto& code : tile.allocations) {
+        if (code.kind == schema::AllocationKind::kCode) {
+          EXPECT_LE(code.address + code.size, allocation.address) << code.name << " / " << allocation.name;
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(in_region0) << "a weight was expected in region 0";
+  const auto xs = iota(n), w1s = iota(n, -5.0f), w2s = iota(n, 0.25f), w3s = iota(n, 7.5f);
+  const auto run = run_on_simulator(compiled.application, {{"x", f32_bytes(xs)},
+                                                           {"w1", f32_bytes(w1s)},
+                                                           {"w2", f32_bytes(w2s)},
+                                                           {"w3", f32_bytes(w3s)}});
+  const auto y = as_f32(run.outputs.at("y"));
+  ASSERT_EQ(y.size(), n);
+  for (std::uint32_t i = 0; i < n; ++i) EXPECT_EQ(y[i], (xs[i] + w1s[i]) + (w2s[i] + w3s[i])) << i;
+}
+
 // Item 17: a shard of 4 GiB or more was cut to 32 bits in lowering and gave
 // internal errors ("buffer 'x' has no allocation on p0", "no slice covers
 // byte 0x4"). Every shard too large for its tile is the placement report,
