@@ -17,6 +17,7 @@
 #include "models/siglip/quantizer/quantize.hpp"
 #include "models/siglip/weights.hpp"
 #include "runtime/session.hpp"
+#include "schema/profile.hpp"
 #include "schema/reader.hpp"
 #include "schema/writer.hpp"
 #include "sim/options.hpp"
@@ -170,7 +171,7 @@ int siglip_run(const std::vector<std::string>& args, Streams& io) {
       "compiles it for the batch the input has, or runs a package from `tessera siglip compile`.";
   syntax.usage =
       "--model DIR [--precision P] [--package PACKAGE] (--pixels PIXELS.npy | --image FILE...)\n"
-      "       [-o POOLED.npy] [--hidden HIDDEN.npy] [--reference] [--backend sim|c600]";
+      "       [-o POOLED.npy] [--hidden HIDDEN.npy] [--reference] [--profile FILE] [--backend sim|c600]";
   syntax.details =
       "PIXELS.npy is float32 [B, 3, S, S] as transformers' SiglipImageProcessor produces it;\n"
       "--image decodes PNG or JPEG files and preprocesses them the same way. It prints the\n"
@@ -187,6 +188,8 @@ int siglip_run(const std::vector<std::string>& args, Streams& io) {
       "hidden", po::value<std::string>()->value_name("HIDDEN.npy"),
       "write last_hidden_state, f32[B, T, H]")(
       "reference", "compare both outputs with the FP32 CPU reference")(
+      "profile", po::value<std::string>()->value_name("FILE"),
+      "write the run's cycle profile (schema/profile.capnp; read it with `tessera profile`)")(
       "backend", po::value<std::string>()->default_value("sim")->value_name("NAME"),
       "sim (the simulated C600) or c600 (the device)")(
       "timeout", po::value<std::string>()->default_value("3600")->value_name("SECONDS"),
@@ -203,6 +206,8 @@ int siglip_run(const std::vector<std::string>& args, Streams& io) {
   TransportRequest request;
   request.backend = (*values)["backend"].as<std::string>();
   read_transport_options(*values, request);
+  const bool want_profile = values->count("profile") != 0;
+  request.trace = want_profile;
   runtime::SessionOptions session_options;
   session_options.rendezvous_timeout =
       parse_seconds((*values)["timeout"].as<std::string>(), "--timeout", runtime::kMinWaitTimeout,
@@ -291,6 +296,12 @@ int siglip_run(const std::vector<std::string>& args, Streams& io) {
                           b == 1 ? "" : "s", wall);
   }
   write_outputs(*values, config, pixels.batch, pooled, hidden, io);
+  if (want_profile) {
+    const auto profile = session.profile();
+    if (!profile) throw UsageError("this backend records no cycle profile");
+    schema::write_profile((*values)["profile"].as<std::string>(), *profile);
+    io.out << fmt::format("wrote the cycle profile to {}\n", (*values)["profile"].as<std::string>());
+  }
   if (values->count("reference")) {
     progress("running the FP32 CPU reference");
     const siglip::SiglipOutputs expected =
