@@ -1,5 +1,9 @@
 // tessera compile: a JSON tensor graph (docs/GRAPH_FORMAT.md) → a package.
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <optional>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -10,6 +14,9 @@
 #include "cli/number_options.hpp"
 #include "cli/progress.hpp"
 #include "compiler/compile.hpp"
+#include "compiler/elf/device_sources.hpp"
+#include "compiler/elf/kernel_cache.hpp"
+#include "compiler/elf/poplar_tools.hpp"
 #include "compiler/ir/graph_json.hpp"
 #include "schema/sha256.hpp"
 #include "schema/writer.hpp"
@@ -30,11 +37,16 @@ Command compile_command() {
             "Reads a tensor graph (docs/GRAPH_FORMAT.md), lays its tensors out over the first N\n"
             "tiles, lowers every operation to exchange phases and kernel calls, places memory,\n"
             "schedules the exchanges, emits each tile's code and writes the package.";
-        syntax.usage = "GRAPH.json -o PACKAGE [--tiles N] [--min-shard-bytes B] [--report]";
+        syntax.usage =
+            "GRAPH.json -o PACKAGE [--tiles N] [--min-shard-bytes B] [--sdk DIR] [--report]";
         syntax.details =
             "The package has host calls `load_parameters` (when the graph has parameters) and\n"
-            "`run`; run it with `tessera run PACKAGE -i NAME=FILE... -o NAME=FILE...`. It is not\n"
-            "hardware-loadable yet: the kernels are host models only. Compiling the same graph\n"
+            "`run`; run it with `tessera run PACKAGE -i NAME=FILE... -o NAME=FILE...`. Without\n"
+            "an SDK the kernels are host models only and the package runs on the simulator.\n"
+            "With --sdk DIR (or TESSERA_POPLAR_SDK=DIR) the device kernels (kernels/device/,\n"
+            "or $TESSERA_DEVICE_SOURCES/kernels/device/) are built by DIR/bin/popc once into\n"
+            "the kernel cache ($TESSERA_KERNEL_CACHE) and linked into every tile's code: the\n"
+            "package is then hardware-loadable (docs/HARDWARE.md). Compiling the same graph\n"
             "twice gives identical bytes. Operations: docs/GRAPH_FORMAT.md; what the compiler\n"
             "does: compiler/README.md.";
         syntax.options.add_options()("output,o",
@@ -48,6 +60,9 @@ Command compile_command() {
             "min-shard-bytes", po::value<std::string>()->default_value("0")->value_name("B"),
             "cut no tensor into shards smaller than B bytes (0: spread each over as many "
             "tiles as it has row blocks); larger shards mean fewer, longer exchange messages")(
+            "sdk", po::value<std::string>()->value_name("DIR"),
+            "build and link the device kernels with the Poplar SDK in DIR (DIR/bin/popc, "
+            "DIR/bin/pop-objdump; default $TESSERA_POPLAR_SDK, else none: emulated only)")(
             "report", po::bool_switch(), "print what was compiled: phases, horizons, memory")(
             "no-validate", po::bool_switch(),
             "skip replaying the exchange rows (faster, less safe)");
@@ -74,6 +89,22 @@ Command compile_command() {
         options.tiles = tiles;
         options.min_shard_bytes = min_shard_bytes;
         options.validate_exchange = !(*values)["no-validate"].as<bool>();
+        // Device kernels only when an SDK is named: without one the package
+        // is exactly what it always was (emulated only).
+        std::optional<std::filesystem::path> sdk;
+        if (values->count("sdk")) sdk = (*values)["sdk"].as<std::string>();
+        const char* sdk_variable = std::getenv(compiler::elf::kPoplarSdkVariable);
+        std::unique_ptr<compiler::elf::KernelCache> cache;
+        std::unique_ptr<compiler::elf::DeviceSources> device;
+        if (sdk || (sdk_variable != nullptr && *sdk_variable != '\0')) {
+          const auto tools = compiler::elf::find_poplar_tools(sdk);
+          const auto directory = compiler::elf::default_kernel_cache_directory();
+          cache = std::make_unique<compiler::elf::KernelCache>(directory, tools);
+          device = std::make_unique<compiler::elf::DeviceSources>(
+              compiler::elf::default_device_source_root(), *cache);
+          spdlog::info("device kernels: {} into {}", tools.popc.string(), directory.string());
+          options.device = device.get();
+        }
         progress.phase(fmt::format("compiling {} operations for {} tiles", graph.operation_count(), tiles),
                        1.0 / 3.0);
         compiler::CompileResult result = compiler::compile(graph, options);
@@ -89,6 +120,15 @@ Command compile_command() {
                               "build digest {}\n",
                               output, result.report.package_tiles, result.report.phases.size(),
                               result.report.kernel_calls, seconds, schema::to_hex(digest));
+        if (device) {
+          io.out << fmt::format(
+              "device kernels: {} sources ({} built by popc, {} from the cache); {}\n",
+              device->sources_used(), device->sources_built(),
+              device->sources_used() - device->sources_built(),
+              result.application.hardware_loadable
+                  ? "hardware-loadable"
+                  : "not hardware-loadable: " + result.application.not_loadable_reason);
+        }
         if ((*values)["report"].as<bool>()) io.out << compiler::format_report(result);
         return kExitSuccess;
       }};
