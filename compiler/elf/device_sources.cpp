@@ -83,15 +83,16 @@ DeviceSources::DeviceSources(std::filesystem::path root, KernelCache& cache)
 const ObjectFile* DeviceSources::object(std::string_view kernel) {
   const auto source = sources_.find(kernel);
   if (source == sources_.end()) return nullptr;
-  auto& object = objects_[source->second];
-  if (!object) {
+  auto found = objects_.find(source->second);
+  if (found == objects_.end()) {
     const CachedKernel cached = cache_.build({source->second, {root_}, {}, "ipu21"});
-    if (cached.built) ++built_;
     // Named by its source, so a link error says which family it is about.
     ObjectFile read = read_object_file(cached.object);
     read.name = std::filesystem::relative(source->second, root_).string();
-    object = std::make_unique<ObjectFile>(std::move(read));
+    found = objects_.emplace(source->second, std::make_unique<ObjectFile>(std::move(read))).first;
+    if (cached.built) ++built_;
   }
+  const ObjectFile* object = found->second.get();
   // The cache checked that the object reads; an object that lacks an entry
   // its source declares is the tools' fault, named here rather than as an
   // undefined symbol at link time.
@@ -103,7 +104,7 @@ const ObjectFile* DeviceSources::object(std::string_view kernel) {
     throw KernelBuildError(fmt::format("{}: popc's object ({}) defines no global '{}'",
                                        source->second.string(), object->name, kernel));
   }
-  return object.get();
+  return object;
 }
 
 }  // namespace tessera::compiler::elf

@@ -21,6 +21,7 @@
 #include "support/little_endian.hpp"
 #include "target/isa.hpp"
 #include "target/loader_batch.hpp"
+#include "target/memory_map.hpp"
 #include "target/topology.hpp"
 #include "tests/testing/elf_writer.hpp"
 
@@ -244,6 +245,28 @@ TEST(DeviceLink, TilesWithNoWorkRunTheSyncOnlyProgram) {
     EXPECT_EQ(syncs(code), expected_syncs) << tile.tile;
   }
   EXPECT_GT(idle, 0u);
+}
+
+TEST(DeviceLink, MainSetsTheSupervisorStackBeforeAnythingElse) {
+  // The linked entries push their frame on $m11; an emulated package's main
+  // (stubs only) does not touch it.
+  TestDeviceCode device;
+  const auto linked = compile(graph(), {.tiles = 6, .device = &device}).application;
+  for (const auto& tile : linked.tiles) {
+    const auto code = main_instructions(linked, tile);
+    ASSERT_FALSE(code.empty());
+    ASSERT_TRUE(std::holds_alternative<isa::Setzi>(code.front())) << tile.tile;
+    EXPECT_EQ(std::get<isa::Setzi>(code.front()).dst, isa::Reg::m11);
+    EXPECT_EQ(std::get<isa::Setzi>(code.front()).value, target::kSupervisorStackInitial);
+  }
+  const auto emulated = compile(graph(), {.tiles = 6}).application;
+  for (const auto& tile : emulated.tiles) {
+    for (const auto& instruction : main_instructions(emulated, tile)) {
+      if (const auto* set = std::get_if<isa::Setzi>(&instruction)) {
+        EXPECT_NE(set->dst, isa::Reg::m11) << tile.tile;
+      }
+    }
+  }
 }
 
 TEST(DeviceLink, AKernelWithoutDeviceCodeKeepsItsStubAndIsNamed) {
