@@ -1,9 +1,5 @@
 // tessera compile: a JSON tensor graph (docs/GRAPH_FORMAT.md) → a package.
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
-#include <memory>
-#include <optional>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -11,12 +7,10 @@
 
 #include "cli/command.hpp"
 #include "cli/commands.hpp"
+#include "cli/device_build.hpp"
 #include "cli/number_options.hpp"
 #include "cli/progress.hpp"
 #include "compiler/compile.hpp"
-#include "compiler/elf/device_sources.hpp"
-#include "compiler/elf/kernel_cache.hpp"
-#include "compiler/elf/poplar_tools.hpp"
 #include "compiler/ir/graph_json.hpp"
 #include "schema/sha256.hpp"
 #include "schema/writer.hpp"
@@ -60,12 +54,10 @@ Command compile_command() {
             "min-shard-bytes", po::value<std::string>()->default_value("0")->value_name("B"),
             "cut no tensor into shards smaller than B bytes (0: spread each over as many "
             "tiles as it has row blocks); larger shards mean fewer, longer exchange messages")(
-            "sdk", po::value<std::string>()->value_name("DIR"),
-            "build and link the device kernels with the Poplar SDK in DIR (DIR/bin/popc, "
-            "DIR/bin/pop-objdump; default $TESSERA_POPLAR_SDK, else none: emulated only)")(
             "report", po::bool_switch(), "print what was compiled: phases, horizons, memory")(
             "no-validate", po::bool_switch(),
             "skip replaying the exchange rows (faster, less safe)");
+        add_sdk_option(syntax);
         syntax.required_argument("graph");
         const auto values = parse_command_line(syntax, args, io);
         if (!values) return kExitSuccess;
@@ -91,20 +83,8 @@ Command compile_command() {
         options.validate_exchange = !(*values)["no-validate"].as<bool>();
         // Device kernels only when an SDK is named: without one the package
         // is exactly what it always was (emulated only).
-        std::optional<std::filesystem::path> sdk;
-        if (values->count("sdk")) sdk = (*values)["sdk"].as<std::string>();
-        const char* sdk_variable = std::getenv(compiler::elf::kPoplarSdkVariable);
-        std::unique_ptr<compiler::elf::KernelCache> cache;
-        std::unique_ptr<compiler::elf::DeviceSources> device;
-        if (sdk || (sdk_variable != nullptr && *sdk_variable != '\0')) {
-          const auto tools = compiler::elf::find_poplar_tools(sdk);
-          const auto directory = compiler::elf::default_kernel_cache_directory();
-          cache = std::make_unique<compiler::elf::KernelCache>(directory, tools);
-          device = std::make_unique<compiler::elf::DeviceSources>(
-              compiler::elf::default_device_source_root(), *cache);
-          spdlog::info("device kernels: {} into {}", tools.popc.string(), directory.string());
-          options.device = device.get();
-        }
+        const auto device = DeviceBuild::open(*values);
+        if (device) options.device = device->code();
         progress.phase(fmt::format("compiling {} operations for {} tiles", graph.operation_count(), tiles),
                        1.0 / 3.0);
         compiler::CompileResult result = compiler::compile(graph, options);
@@ -120,15 +100,7 @@ Command compile_command() {
                               "build digest {}\n",
                               output, result.report.package_tiles, result.report.phases.size(),
                               result.report.kernel_calls, seconds, schema::to_hex(digest));
-        if (device) {
-          io.out << fmt::format(
-              "device kernels: {} sources ({} built by popc, {} from the cache); {}\n",
-              device->sources_used(), device->sources_built(),
-              device->sources_used() - device->sources_built(),
-              result.application.hardware_loadable
-                  ? "hardware-loadable"
-                  : "not hardware-loadable: " + result.application.not_loadable_reason);
-        }
+        if (device) io.out << device->summary(result.application) << "\n";
         if ((*values)["report"].as<bool>()) io.out << compiler::format_report(result);
         return kExitSuccess;
       }};

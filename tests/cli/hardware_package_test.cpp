@@ -13,8 +13,10 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <sstream>
 
@@ -277,6 +279,56 @@ TEST_F(HardwarePackage, RunOnTheFakeC600LoadsEveryTileWithItsLinkedKernels) {
     }
   }
   EXPECT_GT(checked, 0u);
+}
+
+TEST_F(HardwarePackage, ATinySiglipTowerLinksEveryKernelItCallsAndSimulatesTheSame) {
+  // Every kernel family the tower uses (GEMMs, attention, LayerNorm, GeLU,
+  // the rearranges, F143 expansion) has a device source the build finds.
+  const std::string config = scratch_.path("tiny.json");
+  std::ofstream(config) << R"({
+    "model_type": "siglip_vision_model", "hidden_size": 64, "intermediate_size": 128,
+    "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 32, "patch_size": 8})";
+  const std::string model = scratch_.path("tiny");
+  ASSERT_EQ(run(cli::siglip_command(), {"random-weights", "--config", config, "-o", model}).status, 0);
+  for (const char* precision : {"f16", "f143"}) {
+    SCOPED_TRACE(precision);
+    const std::string package = scratch_.path(std::string("tower-") + precision + ".ipuexe");
+    const Ran compiled = run(cli::siglip_command(), {"compile", "--model", model, "--precision",
+                                                     precision, "--tiles", "64", "--sdk", sdk_,
+                                                     "-o", package});
+    ASSERT_EQ(compiled.status, 0);
+    EXPECT_NE(compiled.out.find("; hardware-loadable"), std::string::npos) << compiled.out;
+    const schema::Application app = schema::read_package_file(package);
+    EXPECT_TRUE(app.hardware_loadable) << app.not_loadable_reason;
+    EXPECT_EQ(app.tiles.size() % 64, 0u);
+    std::set<std::string> kernels;
+    for (const auto& debug : app.debug.tiles) {
+      for (const auto& site : debug.call_sites) kernels.insert(site.kernel);
+    }
+    EXPECT_TRUE(kernels.contains("tessera_gemm_f16_init") ||
+                kernels.contains("tessera_gemm_f16_expanded_f143_init"));
+    EXPECT_TRUE(kernels.contains("tessera_attention_softmax_f16"));
+  }
+  // Linked, the tower simulates to the same bytes as emulated.
+  std::vector<float> pixels(3 * 32 * 32);
+  for (std::size_t i = 0; i < pixels.size(); ++i) {
+    pixels[i] = static_cast<float>(0.7 * std::sin(0.11 * static_cast<double>(i % 1024) +
+                                                  static_cast<double>(i / 1024)));
+  }
+  std::vector<std::uint8_t> bytes(pixels.size() * 4);
+  std::memcpy(bytes.data(), pixels.data(), bytes.size());
+  const std::string pixels_npy = scratch_.path("pixels.npy");
+  runtime::write_tensor_file(pixels_npy, HostTensor(schema::DType::kF32, {1, 3, 32, 32}, bytes));
+  const std::vector<std::string> tower{"run", "--model", model, "--precision", "f143", "--tiles",
+                                       "64", "--pixels", pixels_npy, "--threads", "1"};
+  std::vector<std::string> emulated = tower, linked = tower;
+  emulated.insert(emulated.end(), {"-o", scratch_.path("emulated.npy")});
+  linked.insert(linked.end(), {"-o", scratch_.path("linked.npy"), "--sdk", sdk_});
+  ASSERT_EQ(run(cli::siglip_command(), emulated).status, 0);
+  ASSERT_EQ(run(cli::siglip_command(), linked).status, 0);
+  EXPECT_EQ(read_file(scratch_.path("emulated.npy")), read_file(scratch_.path("linked.npy")));
+  EXPECT_EQ(runtime::read_npy_file(scratch_.path("linked.npy")).shape(),
+            (std::vector<std::uint64_t>{1, 64}));
 }
 
 TEST_F(HardwarePackage, ToolFailuresAndAMissingSdkAreClearErrors) {
