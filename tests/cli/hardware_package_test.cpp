@@ -256,6 +256,15 @@ TEST_F(HardwarePackage, RunOnTheFakeC600LoadsEveryTileWithItsLinkedKernels) {
   // Every tile of the package, in whole batches.
   EXPECT_EQ(fake.batches_loaded(), app.tiles.size() / 64);
   EXPECT_EQ(fake.loaded_tiles().size(), app.tiles.size());
+  // Every segment of every tile, byte for byte in the fake's SRAM (the
+  // run scripted no H2D copy, so nothing overwrote it).
+  for (const auto& image : app.tiles) {
+    for (const auto& segment : image.segments) {
+      EXPECT_EQ(fake.sram(image.tile.value, segment.address, segment.memory_size),
+                schema::segment_bytes(app, segment))
+          << image.tile << " at " << segment.address;
+    }
+  }
   // In device memory, where each call goes: the linked kernel's bytes (the
   // package's own), not a stub; and the call instruction targets it.
   std::size_t checked = 0;
