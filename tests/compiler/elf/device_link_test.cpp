@@ -52,6 +52,7 @@ class TestDeviceCode final : public emit::DeviceCode {
  public:
   std::set<std::string> missing;      // kernels given no device code
   std::uint32_t entry_padding = 0;    // extra bytes in every entry section
+  bool with_bss = false;              // a 64-aligned .bss the entry's word 3 points at
   std::set<std::string> asked;
 
   const el::ObjectFile* object(std::string_view kernel) override {
@@ -71,6 +72,10 @@ class TestDeviceCode final : public emit::DeviceCode {
                         el::kSttFunc, static_cast<std::uint32_t>(entry.size()));
       writer.add_symbol(std::string(kernel) + "_unused", static_cast<std::uint16_t>(unused));
       writer.add_relocation(text, 8, el::RelocationType::k32, writer.add_section_symbol(rodata));
+      if (with_bss) {
+        const auto bss = writer.add_nobits(".bss", 16, 64);
+        writer.add_relocation(text, 12, el::RelocationType::k32, writer.add_section_symbol(bss));
+      }
       const auto bytes = writer.build();
       object = std::make_unique<el::ObjectFile>(el::read_object(std::string(kernel) + ".o", bytes));
     }
@@ -316,6 +321,37 @@ TEST(DeviceLink, KernelsThatDoNotFitTheCodeRegionAreANamedError) {
     EXPECT_NE(message.find("(0x30010 bytes, alignment 8) does not fit"), std::string::npos)
         << message;
   }
+}
+
+TEST(DeviceLink, SectionAlignmentAndZeroFillAreKept) {
+  // A 64-aligned NOBITS section: the allocation is aligned so the final
+  // link pads as the probe did, and the image holds its zeros.
+  TestDeviceCode device;
+  device.with_bss = true;
+  const auto app = compile(graph(), {.tiles = 6, .device = &device}).application;
+  EXPECT_TRUE(app.hardware_loadable);
+  std::size_t checked = 0;
+  for (const auto& tile : app.tiles) {
+    const auto& debug = debug_of(app, tile.tile);
+    for (const auto& symbol : debug.symbols) {
+      if (symbol.kind != schema::SymbolKind::kKernel &&
+          symbol.kind != schema::SymbolKind::kRuntimeHelper) {
+        continue;
+      }
+      const std::uint32_t bss = word_at(app, tile, symbol.address + 12);
+      EXPECT_EQ(bss % 64, 0u) << symbol.name;
+      bool executable = true;
+      EXPECT_EQ(image_bytes(app, tile, bss, 16, &executable), std::vector<std::uint8_t>(16, 0));
+      EXPECT_FALSE(executable);
+      ++checked;
+    }
+    for (const auto& held : debug.allocations) {
+      if (held.name == "device kernels") {
+        EXPECT_EQ(held.address % 64, 0u) << tile.tile;
+      }
+    }
+  }
+  EXPECT_GT(checked, 0u);
 }
 
 TEST(DeviceLink, LinkingIsDeterministic) {
