@@ -58,7 +58,8 @@ std::map<std::string, std::filesystem::path, std::less<>> scan_device_sources(
   }
   std::vector<std::filesystem::path> files;
   for (const auto& entry : std::filesystem::directory_iterator(directory)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".cpp") files.push_back(entry.path());
+    if (entry.is_regular_file() && entry.path().extension() == ".cpp")
+      files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());  // directory order is the file system's
   std::map<std::string, std::filesystem::path, std::less<>> sources;
@@ -69,8 +70,8 @@ std::map<std::string, std::filesystem::path, std::less<>> scan_device_sources(
     for (auto& symbol : entries(text)) {
       const auto [at, inserted] = sources.emplace(symbol, file);
       if (!inserted) {
-        throw InputError(fmt::format("device kernel sources: {} is defined in {} and in {}",
-                                     symbol, at->second.string(), file.string()));
+        throw InputError(fmt::format("device kernel sources: {} is defined in {} and in {}", symbol,
+                                     at->second.string(), file.string()));
       }
     }
   }
@@ -97,9 +98,8 @@ const ObjectFile* DeviceSources::object(std::string_view kernel) {
   // its source declares is the tools' fault, named here rather than as an
   // undefined symbol at link time.
   const bool defines =
-      std::any_of(object->symbols.begin(), object->symbols.end(), [&](const Symbol& s) {
-        return s.name == kernel && s.defined() && s.global();
-      });
+      std::any_of(object->symbols.begin(), object->symbols.end(),
+                  [&](const Symbol& s) { return s.name == kernel && s.defined() && s.global(); });
   if (!defines) {
     throw KernelBuildError(fmt::format("{}: popc's object ({}) defines no global '{}'",
                                        source->second.string(), object->name, kernel));

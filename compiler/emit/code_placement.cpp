@@ -96,7 +96,8 @@ void Linker::place_code() {
         request("device kernels", schema::AllocationKind::kCode, link->extent,
                 [this, &code, kernels, link](std::uint32_t a) {
                   code.device = place_device_link(kernels, *link, a);
-                  for (const auto& name : link->kernels) code.stubs[name] = code.device->address_of(name);
+                  for (const auto& name : link->kernels)
+                    code.stubs[name] = code.device->address_of(name);
                 });
         requests.back().alignment = link->alignment;
       }

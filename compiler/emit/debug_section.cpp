@@ -1,6 +1,6 @@
 // Step 6 of linking: each tile's image (entry trampoline, main, host programs
-// and packets, rows, stubs or linked device kernels, constant buffers) and its debug record (symbols,
-// allocations, call sites).
+// and packets, rows, stubs or linked device kernels, constant buffers) and its
+// debug record (symbols, allocations, call sites).
 #include "compiler/emit/linker.hpp"
 
 namespace tessera::compiler::emit::linking {

@@ -59,10 +59,10 @@ std::shared_ptr<const DeviceLink> Linker::device_link(const std::set<std::string
   std::uint32_t end = kProbeBase;
   for (const auto& section : probe.sections) {
     if (section.alignment > kMaxAlignment) {
-      throw LinkError(fmt::format("device kernels: section {} ({}) asks for alignment {:#x}; "
-                                  "the code placement aligns to at most {:#x}",
-                                  section.name, section.object, section.alignment,
-                                  kMaxAlignment));
+      throw LinkError(
+          fmt::format("device kernels: section {} ({}) asks for alignment {:#x}; "
+                      "the code placement aligns to at most {:#x}",
+                      section.name, section.object, section.alignment, kMaxAlignment));
     }
     link->alignment = std::max(link->alignment, section.alignment);
     end = std::max(end, section.range().end);
@@ -70,7 +70,8 @@ std::shared_ptr<const DeviceLink> Linker::device_link(const std::set<std::string
   }
   link->extent = end - kProbeBase;
   if (link->extent == 0) {
-    throw LinkError(fmt::format("device kernels: linking {} placed no bytes", link->kernels.front()));
+    throw LinkError(
+        fmt::format("device kernels: linking {} placed no bytes", link->kernels.front()));
   }
   return device_links_[kernels] = std::move(link);
 }
@@ -80,17 +81,17 @@ std::shared_ptr<const elf::LinkedImage> Linker::place_device_link(
   auto& image = device_images_[{kernels, address}];
   if (image) return image;
   auto placed = std::make_shared<elf::LinkedImage>(elf::link(
-      link.objects,
-      options_for(link.kernels, {target::AddressRange::from_size(address, link.extent,
-                                                                  "device kernels")})));
+      link.objects, options_for(link.kernels, {target::AddressRange::from_size(
+                                                  address, link.extent, "device kernels")})));
   bool same = placed->sections.size() == link.offsets.size();
   for (std::size_t i = 0; same && i < placed->sections.size(); ++i) {
     same = placed->sections[i].address - address == link.offsets[i];
   }
   if (!same) {
-    throw LinkError(fmt::format("internal: device kernels linked at {:#x} are not laid out as "
-                                "at the probe address {:#x}",
-                                address, kProbeBase));
+    throw LinkError(
+        fmt::format("internal: device kernels linked at {:#x} are not laid out as "
+                    "at the probe address {:#x}",
+                    address, kProbeBase));
   }
   image = std::move(placed);
   return image;
@@ -110,7 +111,8 @@ void Linker::pad_to_loader_batches() {
   const unsigned batch = target::kLoaderBatchTiles;
   const unsigned count = (static_cast<unsigned>(tiles_.back().value) / batch + 1) * batch;
   tiles_.clear();
-  for (unsigned t = 0; t < count; ++t) tiles_.push_back(PhysicalTile(static_cast<std::uint16_t>(t)));
+  for (unsigned t = 0; t < count; ++t)
+    tiles_.push_back(PhysicalTile(static_cast<std::uint16_t>(t)));
 }
 
 }  // namespace tessera::compiler::emit::linking

@@ -39,9 +39,8 @@ schema::Application Linker::run() {
 // call in program order without device code — every call, when the build
 // has none; a package that calls no kernel keeps the schema's default reason.
 std::string Linker::not_loadable_reason() const {
-  const char* why = options_.device == nullptr
-                        ? "the compiler links no popc-built kernels yet"
-                        : "no source in kernels/device/ defines it";
+  const char* why = options_.device == nullptr ? "the compiler links no popc-built kernels yet"
+                                               : "no source in kernels/device/ defines it";
   for (const lower::Step& step : program_.steps) {
     for (const auto& [tile, runs] : step.runs) {
       for (const lower::KernelRun& run : runs) {

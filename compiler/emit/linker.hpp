@@ -79,13 +79,13 @@ struct Cursor {
 // A tile's code pieces and where placement put them.
 struct TileCode {
   std::uint32_t main = kProbeCode;
-  std::map<std::size_t, std::uint32_t> host_code;      // by batch index
-  std::map<std::size_t, std::uint32_t> host_packets;   // by batch index, active batches only
-  std::map<std::size_t, std::uint32_t> rows;           // by step index
+  std::map<std::size_t, std::uint32_t> host_code;     // by batch index
+  std::map<std::size_t, std::uint32_t> host_packets;  // by batch index, active batches only
+  std::map<std::size_t, std::uint32_t> rows;          // by step index
   // By kernel name: each call's target — its host-model stub, or its linked
   // device entry when the kernel is in `linked`.
   std::map<std::string, std::uint32_t> stubs;
-  std::map<std::size_t, std::uint32_t> loop_counters;  // by loop-begin step
+  std::map<std::size_t, std::uint32_t> loop_counters;              // by loop-begin step
   std::map<std::size_t, std::map<Cursor, std::uint32_t>> cursors;  // by loop-begin step
   // With device code (LinkOptions::device): the kernels linked for this
   // tile and their image, placed in the tile's "device kernels" allocation.
@@ -98,9 +98,9 @@ struct TileCode {
 // placement reserves for it (sizes never depend on where it lands).
 struct DeviceLink {
   std::vector<elf::ObjectFile> objects;
-  std::vector<std::string> kernels;  // the entries linked, in name order
-  std::uint32_t extent = 0;          // first section's start to last section's end
-  std::uint32_t alignment = 8;       // the largest section alignment, at least 8
+  std::vector<std::string> kernels;    // the entries linked, in name order
+  std::uint32_t extent = 0;            // first section's start to last section's end
+  std::uint32_t alignment = 8;         // the largest section alignment, at least 8
   std::vector<std::uint32_t> offsets;  // each placed section's offset from the first
 };
 

@@ -16,8 +16,8 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <set>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "cli/commands.hpp"
@@ -155,8 +155,8 @@ TEST_F(HardwarePackage, CompileWithTheSdkBuildsEachSourceOnceLinksAndIsLoadable)
   // The sum's calls go to its linked entry, holding what the fake popc wrote
   // for kernels/device/reduction.cpp: the source's length first, and a word
   // the linker relocated to the source's .rodata (its length again).
-  const auto source_bytes =
-      static_cast<std::uint32_t>(fs::file_size(fs::path(TESSERA_SOURCE_DIR) / "kernels/device/reduction.cpp"));
+  const auto source_bytes = static_cast<std::uint32_t>(
+      fs::file_size(fs::path(TESSERA_SOURCE_DIR) / "kernels/device/reduction.cpp"));
   std::size_t sums = 0;
   for (const auto& debug : app.debug.tiles) {
     for (const auto& symbol : debug.symbols) {
@@ -186,8 +186,8 @@ TEST_F(HardwarePackage, TheLinkedPackageSimulatesLikeTheEmulatedOne) {
   for (const auto& [package, tag] : {std::pair{emulated, "e"}, std::pair{linked, "l"}}) {
     const std::string y = scratch_.path(std::string(tag) + "y.npy");
     const std::string s = scratch_.path(std::string(tag) + "s.npy");
-    ASSERT_EQ(run(cli::run_command(), {package, "-i", "x=" + x_npy_, "-o", "y=" + y, "-o", "s=" + s,
-                                       "--threads", "1"})
+    ASSERT_EQ(run(cli::run_command(),
+                  {package, "-i", "x=" + x_npy_, "-o", "y=" + y, "-o", "s=" + s, "--threads", "1"})
                   .status,
               0);
   }
@@ -218,9 +218,11 @@ TEST_F(HardwarePackage, RunOnTheFakeC600LoadsEveryTileWithItsLinkedKernels) {
     EXPECT_EQ(given.bootloader, options.bootloader);
     return backends::c600::open_c600(options, fake);
   });
-  const std::vector<std::string> c600{"--backend", "c600", "--device", options.device,
+  const std::vector<std::string> c600{"--backend",    "c600",
+                                      "--device",     options.device,
                                       "--bootloader", options.bootloader.string(),
-                                      "--ipucfg", options.ipucfg.string(), "--timeout", "10"};
+                                      "--ipucfg",     options.ipucfg.string(),
+                                      "--timeout",    "10"};
 
   // The emulated package is refused before anything is loaded.
   std::vector<std::string> refused{emulated, "-i", "x=" + x_npy_};
@@ -244,8 +246,13 @@ TEST_F(HardwarePackage, RunOnTheFakeC600LoadsEveryTileWithItsLinkedKernels) {
       fake.expect_sync(target::kHspGs2Control, "batch completion");
     }
   }
-  std::vector<std::string> args{linked, "-i", "x=" + x_npy_, "-o", "y=" + scratch_.path("y.npy"),
-                                "-o", "s=" + scratch_.path("s.npy")};
+  std::vector<std::string> args{linked,
+                                "-i",
+                                "x=" + x_npy_,
+                                "-o",
+                                "y=" + scratch_.path("y.npy"),
+                                "-o",
+                                "s=" + scratch_.path("s.npy")};
   args.insert(args.end(), c600.begin(), c600.end());
   const Ran ran = run(cli::run_command(), args);
   EXPECT_EQ(ran.status, 0);
@@ -298,13 +305,14 @@ TEST_F(HardwarePackage, ATinySiglipTowerLinksEveryKernelItCallsAndSimulatesTheSa
     "model_type": "siglip_vision_model", "hidden_size": 64, "intermediate_size": 128,
     "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 32, "patch_size": 8})";
   const std::string model = scratch_.path("tiny");
-  ASSERT_EQ(run(cli::siglip_command(), {"random-weights", "--config", config, "-o", model}).status, 0);
+  ASSERT_EQ(run(cli::siglip_command(), {"random-weights", "--config", config, "-o", model}).status,
+            0);
   for (const char* precision : {"f16", "f143"}) {
     SCOPED_TRACE(precision);
     const std::string package = scratch_.path(std::string("tower-") + precision + ".ipuexe");
-    const Ran compiled = run(cli::siglip_command(), {"compile", "--model", model, "--precision",
-                                                     precision, "--tiles", "64", "--sdk", sdk_,
-                                                     "-o", package});
+    const Ran compiled =
+        run(cli::siglip_command(), {"compile", "--model", model, "--precision", precision,
+                                    "--tiles", "64", "--sdk", sdk_, "-o", package});
     ASSERT_EQ(compiled.status, 0);
     EXPECT_NE(compiled.out.find("; hardware-loadable"), std::string::npos) << compiled.out;
     const schema::Application app = schema::read_package_file(package);
@@ -321,15 +329,16 @@ TEST_F(HardwarePackage, ATinySiglipTowerLinksEveryKernelItCallsAndSimulatesTheSa
   // Linked, the tower simulates to the same bytes as emulated.
   std::vector<float> pixels(3 * 32 * 32);
   for (std::size_t i = 0; i < pixels.size(); ++i) {
-    pixels[i] = static_cast<float>(0.7 * std::sin(0.11 * static_cast<double>(i % 1024) +
-                                                  static_cast<double>(i / 1024)));
+    pixels[i] = static_cast<float>(
+        0.7 * std::sin(0.11 * static_cast<double>(i % 1024) + static_cast<double>(i / 1024)));
   }
   std::vector<std::uint8_t> bytes(pixels.size() * 4);
   std::memcpy(bytes.data(), pixels.data(), bytes.size());
   const std::string pixels_npy = scratch_.path("pixels.npy");
   runtime::write_tensor_file(pixels_npy, HostTensor(schema::DType::kF32, {1, 3, 32, 32}, bytes));
-  const std::vector<std::string> tower{"run", "--model", model, "--precision", "f143", "--tiles",
-                                       "64", "--pixels", pixels_npy, "--threads", "1"};
+  const std::vector<std::string> tower{"run",      "--model",   model, "--precision",
+                                       "f143",     "--tiles",   "64",  "--pixels",
+                                       pixels_npy, "--threads", "1"};
   std::vector<std::string> emulated = tower, linked = tower;
   emulated.insert(emulated.end(), {"-o", scratch_.path("emulated.npy")});
   linked.insert(linked.end(), {"-o", scratch_.path("linked.npy"), "--sdk", sdk_});

@@ -50,9 +50,9 @@ std::vector<std::uint8_t> words(std::initializer_list<std::uint32_t> list) {
 
 class TestDeviceCode final : public emit::DeviceCode {
  public:
-  std::set<std::string> missing;      // kernels given no device code
-  std::uint32_t entry_padding = 0;    // extra bytes in every entry section
-  bool with_bss = false;              // a 64-aligned .bss the entry's word 3 points at
+  std::set<std::string> missing;    // kernels given no device code
+  std::uint32_t entry_padding = 0;  // extra bytes in every entry section
+  bool with_bss = false;            // a 64-aligned .bss the entry's word 3 points at
   std::set<std::string> asked;
 
   const el::ObjectFile* object(std::string_view kernel) override {
@@ -61,8 +61,8 @@ class TestDeviceCode final : public emit::DeviceCode {
     auto& object = objects_[std::string(kernel)];
     if (!object) {
       testing::ElfWriter writer;
-      const auto rodata = writer.add_section(".rodata", words({marker(kernel), 0}),
-                                             el::kShfAlloc, 8);
+      const auto rodata =
+          writer.add_section(".rodata", words({marker(kernel), 0}), el::kShfAlloc, 8);
       auto entry = words({marker(kernel), 0, 0, 0});
       entry.resize(entry.size() + entry_padding, 0);
       const auto text = writer.add_section(".text." + std::string(kernel), entry,
@@ -293,7 +293,8 @@ TEST(DeviceLink, AKernelWithoutDeviceCodeKeepsItsStubAndIsNamed) {
     for (const auto& site : debug_of(app, tile.tile).call_sites) {
       const std::uint32_t w = word_at(app, tile, site.pc);
       const std::uint32_t target =
-          std::get<isa::Call>(isa::decode(std::span<const std::uint32_t>(&w, 1)).instruction).target;
+          std::get<isa::Call>(isa::decode(std::span<const std::uint32_t>(&w, 1)).instruction)
+              .target;
       const std::uint32_t first = word_at(app, tile, target);
       if (site.kernel == "tessera_sum_f32") {
         const auto stub = isa::decode(std::span<const std::uint32_t>(&first, 1)).instruction;

@@ -38,8 +38,8 @@ std::vector<std::string> device_entries(const std::string& text) {
     if (at < end && text.compare(at, macro.size(), macro) == 0) {
       at += macro.size();
       std::size_t stop = at;
-      while (stop < end && (std::isalnum(static_cast<unsigned char>(text[stop])) != 0 ||
-                            text[stop] == '_')) {
+      while (stop < end &&
+             (std::isalnum(static_cast<unsigned char>(text[stop])) != 0 || text[stop] == '_')) {
         ++stop;
       }
       if (stop > at) symbols.push_back(text.substr(at, stop - at));
@@ -63,8 +63,10 @@ std::vector<std::uint8_t> device_object(const std::vector<std::string>& kernels,
   const auto rodata_symbol = writer.add_section_symbol(rodata);
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     std::vector<std::uint8_t> code;
-    for (const std::uint32_t word : {length, static_cast<std::uint32_t>(i), 0u, 0u}) put32(code, word);
-    const auto text = writer.add_section(".text." + kernels[i], code, elf::kShfAlloc | elf::kShfExecInstr, 8);
+    for (const std::uint32_t word : {length, static_cast<std::uint32_t>(i), 0u, 0u})
+      put32(code, word);
+    const auto text =
+        writer.add_section(".text." + kernels[i], code, elf::kShfAlloc | elf::kShfExecInstr, 8);
     writer.add_symbol(kernels[i], static_cast<std::uint16_t>(text), 0, elf::kStbGlobal,
                       elf::kSttFunc, 16);
     writer.add_relocation(text, 8, elf::RelocationType::k32, rodata_symbol);
@@ -94,11 +96,9 @@ int main(int argc, char** argv) {
   }
   const std::vector<std::string> kernels = device_entries(text);
   const auto length = static_cast<std::uint32_t>(text.size());
-  const auto bytes =
-      kernels.empty()
-          ? tessera::testing::single_function_object(
-                symbol, {length, static_cast<std::uint32_t>(argc - 3)})
-          : device_object(kernels, length);
+  const auto bytes = kernels.empty() ? tessera::testing::single_function_object(
+                                           symbol, {length, static_cast<std::uint32_t>(argc - 3)})
+                                     : device_object(kernels, length);
   std::ofstream out(argv[1], std::ios::binary);
   out.write(reinterpret_cast<const char*>(bytes.data()),
             static_cast<std::streamsize>(bytes.size()));
