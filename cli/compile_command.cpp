@@ -7,6 +7,7 @@
 
 #include "cli/command.hpp"
 #include "cli/commands.hpp"
+#include "cli/device_build.hpp"
 #include "cli/number_options.hpp"
 #include "cli/progress.hpp"
 #include "compiler/compile.hpp"
@@ -30,11 +31,16 @@ Command compile_command() {
             "Reads a tensor graph (docs/GRAPH_FORMAT.md), lays its tensors out over the first N\n"
             "tiles, lowers every operation to exchange phases and kernel calls, places memory,\n"
             "schedules the exchanges, emits each tile's code and writes the package.";
-        syntax.usage = "GRAPH.json -o PACKAGE [--tiles N] [--min-shard-bytes B] [--report]";
+        syntax.usage =
+            "GRAPH.json -o PACKAGE [--tiles N] [--min-shard-bytes B] [--sdk DIR] [--report]";
         syntax.details =
             "The package has host calls `load_parameters` (when the graph has parameters) and\n"
-            "`run`; run it with `tessera run PACKAGE -i NAME=FILE... -o NAME=FILE...`. It is not\n"
-            "hardware-loadable yet: the kernels are host models only. Compiling the same graph\n"
+            "`run`; run it with `tessera run PACKAGE -i NAME=FILE... -o NAME=FILE...`. Without\n"
+            "an SDK the kernels are host models only and the package runs on the simulator.\n"
+            "With --sdk DIR (or TESSERA_POPLAR_SDK=DIR) the device kernels (kernels/device/,\n"
+            "or $TESSERA_DEVICE_SOURCES/kernels/device/) are built by DIR/bin/popc once into\n"
+            "the kernel cache ($TESSERA_KERNEL_CACHE) and linked into every tile's code: the\n"
+            "package is then hardware-loadable (docs/HARDWARE.md). Compiling the same graph\n"
             "twice gives identical bytes. Operations: docs/GRAPH_FORMAT.md; what the compiler\n"
             "does: compiler/README.md.";
         syntax.options.add_options()("output,o",
@@ -51,6 +57,7 @@ Command compile_command() {
             "report", po::bool_switch(), "print what was compiled: phases, horizons, memory")(
             "no-validate", po::bool_switch(),
             "skip replaying the exchange rows (faster, less safe)");
+        add_sdk_option(syntax);
         syntax.required_argument("graph");
         const auto values = parse_command_line(syntax, args, io);
         if (!values) return kExitSuccess;
@@ -74,6 +81,10 @@ Command compile_command() {
         options.tiles = tiles;
         options.min_shard_bytes = min_shard_bytes;
         options.validate_exchange = !(*values)["no-validate"].as<bool>();
+        // Device kernels only when an SDK is named: without one the package
+        // is exactly what it always was (emulated only).
+        const auto device = DeviceBuild::open(*values);
+        if (device) options.device = device->code();
         progress.phase(fmt::format("compiling {} operations for {} tiles", graph.operation_count(), tiles),
                        1.0 / 3.0);
         compiler::CompileResult result = compiler::compile(graph, options);
@@ -89,6 +100,7 @@ Command compile_command() {
                               "build digest {}\n",
                               output, result.report.package_tiles, result.report.phases.size(),
                               result.report.kernel_calls, seconds, schema::to_hex(digest));
+        if (device) io.out << device->summary(result.application) << "\n";
         if ((*values)["report"].as<bool>()) io.out << compiler::format_report(result);
         return kExitSuccess;
       }};

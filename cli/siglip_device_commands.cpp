@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "backends/sim/sim_transport.hpp"
+#include "cli/device_build.hpp"
 #include "cli/number_options.hpp"
 #include "cli/siglip_common.hpp"
 #include "cli/transport_options.hpp"
@@ -53,6 +54,7 @@ void add_graph_options(CommandSyntax& syntax) {
       "min-shard-bytes", po::value<std::string>()->default_value("1024")->value_name("B"),
       "cut no tensor into shards smaller than B bytes (0: as many tiles as row blocks); "
       "smaller shards make one-word messages whose exchange rows fill the tiles' code memory");
+  add_sdk_option(syntax);
 }
 
 compiler::CompileOptions compile_options(const po::variables_map& values) {
@@ -145,7 +147,9 @@ int siglip_compile(const std::vector<std::string>& args, Streams& io) {
   if (!values) return kExitSuccess;
   const siglip::GraphPrecision precision = parse_precision((*values)["precision"].as<std::string>());
   const auto batch = *unsigned_option<std::uint32_t>(*values, "batch");
-  const compiler::CompileOptions options = compile_options(*values);
+  compiler::CompileOptions options = compile_options(*values);
+  const auto device = DeviceBuild::open(*values);
+  if (device) options.device = device->code();
   const std::string directory = (*values)["model"].as<std::string>();
   const siglip::SiglipVisionConfig config =
       siglip::read_siglip_config(std::filesystem::path(directory) / "config.json");
@@ -159,6 +163,7 @@ int siglip_compile(const std::vector<std::string>& args, Streams& io) {
   io.out << fmt::format("{}: {} ({}), batch {}, {} tiles, compiled in {:.2f} s\n", path,
                         siglip::describe(config), (*values)["precision"].as<std::string>(), batch,
                         result.application.tiles.size(), seconds_since(started));
+  if (device) io.out << device->summary(result.application) << "\n";
   if (values->count("report")) io.out << compiler::format_report(result);
   return kExitSuccess;
 }
@@ -200,7 +205,11 @@ int siglip_run(const std::vector<std::string>& args, Streams& io) {
   if (!values) return kExitSuccess;
   const std::string precision_name = (*values)["precision"].as<std::string>();
   const siglip::GraphPrecision precision = parse_precision(precision_name);
-  const compiler::CompileOptions options = compile_options(*values);
+  compiler::CompileOptions options = compile_options(*values);
+  // Compiled here (no --package), a tower for --backend c600 needs its
+  // device kernels too.
+  const auto device = DeviceBuild::open(*values);
+  if (device) options.device = device->code();
   const bool has_pixels = values->count("pixels") != 0, has_images = values->count("image") != 0;
   if (has_pixels == has_images) throw UsageError("give exactly one of --pixels and --image");
   TransportRequest request;

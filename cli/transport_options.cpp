@@ -11,6 +11,16 @@
 namespace po = boost::program_options;
 
 namespace tessera::cli {
+namespace {
+
+C600Opener& c600_opener() {
+  static C600Opener opener;
+  return opener;
+}
+
+}  // namespace
+
+void set_c600_opener_for_testing(C600Opener opener) { c600_opener() = std::move(opener); }
 
 void add_threads_option(CommandSyntax& syntax) {
   syntax.options.add_options()(
@@ -72,6 +82,7 @@ std::unique_ptr<runtime::Transport> open_transport(const TransportRequest& reque
     options.device = request.device;
     options.bootloader = request.bootloader;
     options.ipucfg = request.ipucfg;
+    if (c600_opener()) return c600_opener()(options);
     return backends::c600::open_c600(options);
   }
   throw UsageError(fmt::format("--backend '{}': choose sim or c600", request.backend));

@@ -3,6 +3,7 @@
 // options each backend takes. One place, so every command that runs a
 // package offers the same choices.
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,6 +12,10 @@
 
 #include "cli/command.hpp"
 #include "runtime/transport.hpp"
+
+namespace tessera::backends::c600 {
+struct C600Options;
+}
 
 namespace tessera::cli {
 
@@ -41,5 +46,14 @@ unsigned read_threads_option(const boost::program_options::variables_map& values
 
 // UsageError for an unknown backend or a missing option it needs.
 std::unique_ptr<runtime::Transport> open_transport(const TransportRequest& request);
+
+// Tests only: what `--backend c600` opens the device with, given the options
+// the command line made (default: backends::c600::open_c600 on the kernel
+// driver). The hardware-package test puts the fake C600
+// (tests/driver/fake_device.hpp) behind it, so `tessera run --backend c600`
+// runs in-process against it; an empty function restores the default.
+using C600Opener =
+    std::function<std::unique_ptr<runtime::Transport>(const backends::c600::C600Options&)>;
+void set_c600_opener_for_testing(C600Opener opener);
 
 }  // namespace tessera::cli

@@ -17,6 +17,7 @@ CompileResult compile(const Graph& graph, const CompileOptions& options) {
   emit::LinkOptions link;
   link.compiler_version = "tessera compiler (issue 8: data movement, add, reduce_sum)";
   link.validate_exchange = options.validate_exchange;
+  link.device = options.device;
   // The canonical form is what the writer stores and what runtime::Session
   // runs; it must be a valid package (schema's rules), or the bug is the
   // compiler's and should surface here, not when the package is run.

@@ -6,9 +6,13 @@
 //   per-tile work) → link (emit/link.hpp: placement, host I/O, exchange
 //   scheduling, code, debug section).
 //
-// The package runs on the simulator (runtime::Session, `tessera run`). It is
-// not hardware-loadable: the kernels exist as host models only. Compiling the
-// same graph with the same options twice gives identical bytes.
+// The package runs on the simulator (runtime::Session, `tessera run`).
+// Without device code it is not hardware-loadable: the kernels exist as host
+// models only. With it (CompileOptions::device: popc-built kernels,
+// elf/device_sources.hpp) each tile's kernels are linked into its code, the
+// package covers whole loader batches and is hardware-loadable when every
+// kernel it calls has device code. Compiling the same graph with the same
+// options (and the same device objects) twice gives identical bytes.
 //
 // Host calls: "load_parameters" (the parameters, when the graph has any),
 // then "run" (the host inputs in, the host outputs out).
@@ -33,6 +37,8 @@ struct CompileOptions {
   std::uint64_t min_shard_bytes = 0;
   // Replay and re-check every exchange row (reference §5.5); cheap.
   bool validate_exchange = true;
+  // The kernels' device code (emit::LinkOptions::device); nullptr: emulated only.
+  emit::DeviceCode* device = nullptr;
 };
 
 struct CompileResult {

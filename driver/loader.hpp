@@ -14,6 +14,7 @@
 
 #include "driver/bootloader.hpp"
 #include "support/host_buffer.hpp"
+#include "target/loader_batch.hpp"
 #include "target/memory_map.hpp"
 #include "target/topology.hpp"
 
@@ -27,7 +28,7 @@ inline constexpr std::uint32_t kTransportBufferIndex = 0;
 // Bytes 0..511 are the descriptor table (64 × {u32 offset, u32 frames}); the
 // rest of the first 4 KiB stays zero; frames start at 4096.
 inline constexpr std::uint32_t kDescriptorAreaBytes = 4096;
-inline constexpr unsigned kTilesPerBatch = 64;
+inline constexpr unsigned kTilesPerBatch = target::kLoaderBatchTiles;
 inline constexpr std::uint32_t kDescriptorBytes = 8;
 // §3.4 frame header: index, physical tile, flags (this bit on the last frame), 0.
 inline constexpr std::uint32_t kFrameHeaderBytes = 16;

@@ -1,6 +1,7 @@
 // Step 4 of linking, the placement: the sizes of every tile's main program,
-// host programs and packets, rows, loop words and kernel stubs, placed in
-// region 0 by the one allocator (sizes first: none depends on an address).
+// host programs and packets, rows, loop words, kernel stubs and (with device
+// code) linked kernels, placed in region 0 by the one allocator (sizes
+// first: none depends on an address).
 #include "compiler/emit/linker.hpp"
 
 namespace tessera::compiler::emit::linking {
@@ -85,12 +86,30 @@ void Linker::place_code() {
                 });
       }
     }
-    if (!code.stubs.empty()) {
+    // With device code, the kernels that have it are linked into one
+    // allocation (device_link.cpp) and called there; the rest keep stubs.
+    std::set<std::string> kernels;
+    for (const auto& [name, stub] : code.stubs) kernels.insert(name);
+    if (options_.device != nullptr) {
+      if (const auto link = device_link(kernels)) {
+        code.linked.insert(link->kernels.begin(), link->kernels.end());
+        request("device kernels", schema::AllocationKind::kCode, link->extent,
+                [this, &code, kernels, link](std::uint32_t a) {
+                  code.device = place_device_link(kernels, *link, a);
+                  for (const auto& name : link->kernels)
+                    code.stubs[name] = code.device->address_of(name);
+                });
+        requests.back().alignment = link->alignment;
+      }
+    }
+    const std::size_t stubs = code.stubs.size() - code.linked.size();
+    if (stubs != 0) {
       request("kernel stubs", schema::AllocationKind::kCode,
-              checked_cast<std::uint32_t>(code.stubs.size() * kStubBytes, "kernel stubs"),
+              checked_cast<std::uint32_t>(stubs * kStubBytes, "kernel stubs"),
               [&code](std::uint32_t a) {
                 std::uint32_t at = a;
                 for (auto& [name, stub] : code.stubs) {
+                  if (code.linked.contains(name)) continue;
                   stub = at;
                   at += kStubBytes;
                 }

@@ -102,6 +102,11 @@ void Linker::find_tiles() {
   }
   for (const PhysicalTile tile : hosts) tiles.insert(target::xreq_owner(tile));
   tiles_.assign(tiles.begin(), tiles.end());
+  // A hardware package is loaded in whole batches from tile 0; the tiles
+  // with no work run the sync-only program (startup, idle host batches,
+  // every exchange phase's syncs, halt), which is what emit_main gives a
+  // tile with no buffers, runs or host data.
+  if (options_.device != nullptr) pad_to_loader_batches();
   for (const auto& buffer : program_.buffers) {
     for (const auto& [tile, bytes] : buffer.bytes) logical_[physical(tile)] = tile;
   }

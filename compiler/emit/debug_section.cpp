@@ -1,9 +1,24 @@
 // Step 6 of linking: each tile's image (entry trampoline, main, host programs
-// and packets, rows, stubs, constant buffers) and its debug record (symbols,
-// allocations, call sites).
+// and packets, rows, stubs or linked device kernels, constant buffers) and its
+// debug record (symbols, allocations, call sites).
 #include "compiler/emit/linker.hpp"
 
 namespace tessera::compiler::emit::linking {
+namespace {
+
+// A linked entry's symbol size, or (an assembly entry without .size) the
+// rest of its section.
+std::uint32_t linked_symbol_size(const elf::LinkedImage& image, const std::string& name) {
+  const elf::LinkedSymbol* symbol = image.find(name);
+  if (symbol == nullptr) throw LinkError(fmt::format("internal: no linked symbol '{}'", name));
+  if (symbol->size != 0) return symbol->size;
+  for (const auto& section : image.sections) {
+    if (section.range().contains(symbol->address)) return section.range().end - symbol->address;
+  }
+  throw LinkError(fmt::format("internal: linked symbol '{}' lies in no placed section", name));
+}
+
+}  // namespace
 
 void Linker::emit_tiles() {
   for (const PhysicalTile tile : tiles_) {
@@ -42,13 +57,28 @@ void Linker::emit_tiles() {
       debug.symbols.push_back(
           {row_name(step), at, code_bytes(row->instructions), schema::SymbolKind::kExchangeRow});
     }
+    // Each kernel's symbol is where its calls go: the simulator runs the
+    // host model there, the device the code there (a stub's `br $m10`, or
+    // the linked entry).
     for (const auto& [name, at] : code.stubs) {
-      add_segment(app_, image, at, assemble({isa::Br{Reg::m10}, isa::Nop{}}), true);
+      std::uint32_t size = kStubBytes;
+      if (code.linked.contains(name)) {
+        size = linked_symbol_size(*code.device, name);
+      } else {
+        add_segment(app_, image, at, assemble({isa::Br{Reg::m10}, isa::Nop{}}), true);
+      }
       const auto* spec = kernels::KernelRegistry::standard().find(name);
-      debug.symbols.push_back({name, at, kStubBytes,
+      debug.symbols.push_back({name, at, size,
                                spec->kind == kernels::KernelKind::kKernel
                                    ? schema::SymbolKind::kKernel
                                    : schema::SymbolKind::kRuntimeHelper});
+    }
+    // The linked device code: one segment per placed section (NOBITS as
+    // zeros: the loader writes every byte of the image).
+    if (code.device) {
+      for (const auto& section : code.device->sections) {
+        add_segment(app_, image, section.address, section.bytes, section.executable);
+      }
     }
     // Constant buffers (move tables): their bytes, loaded with the image.
     if (const auto logical = logical_.find(tile); logical != logical_.end()) {

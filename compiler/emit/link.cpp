@@ -21,7 +21,14 @@ schema::Application Linker::run() {
   place_code();
   schedule_exchanges(/*final=*/true);
   emit_tiles();
-  app_.not_loadable_reason = not_loadable_reason();
+  // Hardware-loadable only when there is device code and every call of
+  // every tile resolved to it (issue 21 item 5).
+  if (options_.device != nullptr && every_call_linked()) {
+    app_.hardware_loadable = true;
+    app_.not_loadable_reason.clear();
+  } else {
+    app_.not_loadable_reason = not_loadable_reason();
+  }
   app_.debug.provenance = program_.provenance;
   report_.package_tiles = tiles_.size();
   report_.host_batches = host_.batches.size();
@@ -29,21 +36,34 @@ schema::Application Linker::run() {
 }
 
 // Why the package cannot run on a C600 (issue 21 item 5): the first kernel
-// call in program order, since the compiler links no device code yet (the
-// device sources in kernels/device/ are not built by popc here); a package
-// that calls no kernel keeps the schema's default reason.
+// call in program order without device code — every call, when the build
+// has none; a package that calls no kernel keeps the schema's default reason.
 std::string Linker::not_loadable_reason() const {
+  const char* why = options_.device == nullptr ? "the compiler links no popc-built kernels yet"
+                                               : "no source in kernels/device/ defines it";
   for (const lower::Step& step : program_.steps) {
     for (const auto& [tile, runs] : step.runs) {
-      if (runs.empty()) continue;
-      const lower::KernelRun& run = runs.front();
-      const std::string op = run.provenance < program_.provenance.size()
-                                 ? fmt::format(" for {}", program_.provenance[run.provenance])
-                                 : std::string();
-      return fmt::format(
-          "kernels are emulated only: kernel '{}' (first called on {}{}) has no linked device "
-          "code (the compiler links no popc-built kernels yet)",
-          run.kernel, physical(tile), op);
+      for (const lower::KernelRun& run : runs) {
+        if (has_device_code(run.kernel)) continue;
+        const std::string op = run.provenance < program_.provenance.size()
+                                   ? fmt::format(" for {}", program_.provenance[run.provenance])
+                                   : std::string();
+        return fmt::format(
+            "kernels are emulated only: kernel '{}' (first called on {}{}) has no linked device "
+            "code ({})",
+            run.kernel, physical(tile), op, why);
+      }
+    }
+  }
+  // Only a helper the link step adds (the staging copies) lacks it.
+  for (const auto& [tile, code] : code_) {
+    for (const auto& [name, target] : code.stubs) {
+      if (!code.linked.contains(name)) {
+        return fmt::format(
+            "kernels are emulated only: kernel '{}' (first called on {}) has no linked device "
+            "code ({})",
+            name, tile, why);
+      }
     }
   }
   return schema::Application{}.not_loadable_reason;

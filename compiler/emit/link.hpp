@@ -26,11 +26,16 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/lower/program.hpp"
 #include "schema/model.hpp"
 #include "support/error.hpp"
+
+namespace tessera::compiler::elf {
+struct ObjectFile;
+}
 
 namespace tessera::compiler::emit {
 
@@ -59,9 +64,30 @@ struct LinkReport {
   std::uint32_t max_code_bytes = 0;
 };
 
+// Device code for the kernels (issue 21): where a build with an SDK gets
+// each kernel's popc-built object (compiler/elf/device_sources.hpp). The
+// linker asks once per kernel name; objects are owned by the provider and
+// live as long as it does.
+class DeviceCode {
+ public:
+  virtual ~DeviceCode() = default;
+  // The object whose sections define `kernel`'s device entry (built on
+  // first use; one object may define several kernels), or nullptr when no
+  // device source defines it. A tool failure throws (KernelBuildError).
+  virtual const elf::ObjectFile* object(std::string_view kernel) = 0;
+};
+
 struct LinkOptions {
   std::string compiler_version = "tessera compiler";
   bool validate_exchange = true;
+  // Without device code (the default) every kernel call targets a host-model
+  // stub and the package is emulated only; the package's bytes do not depend
+  // on anything below. With it, the package covers whole 64-tile loader
+  // batches (tiles with no work run the sync-only program), each tile's
+  // kernels are linked into its code (elf/linker.hpp) and every call
+  // targets the linked entry; the package is hardware-loadable when every
+  // kernel it calls has device code.
+  DeviceCode* device = nullptr;
 };
 
 schema::Application link_program(const lower::Program& program, const LinkOptions& options,

@@ -9,12 +9,14 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "compiler/elf/linker.hpp"
 #include "compiler/emit/code.hpp"
 #include "compiler/emit/link.hpp"
 #include "compiler/emit/phase_rounds.hpp"
@@ -25,6 +27,7 @@
 #include "support/checked.hpp"
 #include "support/little_endian.hpp"
 #include "target/host_exchange.hpp"
+#include "target/loader_batch.hpp"
 #include "target/memory_map.hpp"
 
 namespace tessera::compiler::emit::linking {
@@ -76,12 +79,29 @@ struct Cursor {
 // A tile's code pieces and where placement put them.
 struct TileCode {
   std::uint32_t main = kProbeCode;
-  std::map<std::size_t, std::uint32_t> host_code;      // by batch index
-  std::map<std::size_t, std::uint32_t> host_packets;   // by batch index, active batches only
-  std::map<std::size_t, std::uint32_t> rows;           // by step index
-  std::map<std::string, std::uint32_t> stubs;          // by kernel name
-  std::map<std::size_t, std::uint32_t> loop_counters;  // by loop-begin step
+  std::map<std::size_t, std::uint32_t> host_code;     // by batch index
+  std::map<std::size_t, std::uint32_t> host_packets;  // by batch index, active batches only
+  std::map<std::size_t, std::uint32_t> rows;          // by step index
+  // By kernel name: each call's target — its host-model stub, or its linked
+  // device entry when the kernel is in `linked`.
+  std::map<std::string, std::uint32_t> stubs;
+  std::map<std::size_t, std::uint32_t> loop_counters;              // by loop-begin step
   std::map<std::size_t, std::map<Cursor, std::uint32_t>> cursors;  // by loop-begin step
+  // With device code (LinkOptions::device): the kernels linked for this
+  // tile and their image, placed in the tile's "device kernels" allocation.
+  std::set<std::string> linked;
+  std::shared_ptr<const elf::LinkedImage> device;
+};
+
+// One kernel set's device code, linked at a probe address (device_link.cpp):
+// the objects that define it, and the extent and alignment the code
+// placement reserves for it (sizes never depend on where it lands).
+struct DeviceLink {
+  std::vector<elf::ObjectFile> objects;
+  std::vector<std::string> kernels;    // the entries linked, in name order
+  std::uint32_t extent = 0;            // first section's start to last section's end
+  std::uint32_t alignment = 8;         // the largest section alignment, at least 8
+  std::vector<std::uint32_t> offsets;  // each placed section's offset from the first
 };
 
 struct MainCode {
@@ -157,6 +177,22 @@ class Linker {
   std::vector<std::pair<std::size_t, std::uint32_t>> rows_of(PhysicalTile tile) const;
   void place_code();
 
+  // ---- 4. code: device kernels, linked per tile (device_link.cpp)
+  // Whether the build's device code defines `kernel` (false without device code).
+  bool has_device_code(const std::string& kernel) const;
+  // The probe link of the kernels of `kernels` that have device code;
+  // nullptr when none has. Memoised by kernel set.
+  std::shared_ptr<const DeviceLink> device_link(const std::set<std::string>& kernels);
+  // That link placed at `address` (an allocation of its extent and
+  // alignment). Memoised by kernel set and address.
+  std::shared_ptr<const elf::LinkedImage> place_device_link(const std::set<std::string>& kernels,
+                                                            const DeviceLink& link,
+                                                            std::uint32_t address);
+  // Every call of every tile targets linked device code.
+  bool every_call_linked() const;
+  // The package's tiles padded to whole loader batches (physical 0 … 64k − 1).
+  void pad_to_loader_batches();
+
   // ---- 5. one kernel call and its footprint assertion (footprint.cpp)
   // One kernel call: registers, the footprint assertion (for a moving
   // pointer in its first and its last iteration: the footprint moves
@@ -194,6 +230,9 @@ class Linker {
   PhaseRounds rounds_;
   std::map<PhysicalTile, TileCode> code_;
   std::map<PhysicalTile, std::vector<std::size_t>> idle_batches_;
+  std::map<std::set<std::string>, std::shared_ptr<const DeviceLink>> device_links_;
+  std::map<std::pair<std::set<std::string>, std::uint32_t>, std::shared_ptr<const elf::LinkedImage>>
+      device_images_;
 };
 
 }  // namespace tessera::compiler::emit::linking

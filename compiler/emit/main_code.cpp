@@ -90,7 +90,15 @@ MainCode Linker::emit_main(PhysicalTile tile, std::uint32_t staging_id) const {
   const TileCode& code = code_.at(tile);
   const auto logical = logical_.find(tile);
   const schema::Allocation staging = h2d_staging(staging_id);
-  std::map<std::size_t, std::uint32_t> loop_top;       // by loop-begin step
+  std::map<std::size_t, std::uint32_t> loop_top;  // by loop-begin step
+  // Linked device entries push their argument frame on the supervisor
+  // stack (kernels/device/device_abi.hpp), and nothing else sets $m11 before
+  // main (ipu21-target.md: "initialised to 0x580E0 + 6·0x100"): a hardware
+  // package sets it first. The host-model stubs never touch it, so an
+  // emulated package's code is unchanged.
+  if (options_.device != nullptr) {
+    append(main.code, load_constant(Reg::m11, target::kSupervisorStackInitial));
+  }
   main.code.push_back(isa::Sync{isa::kHostSyncZone});  // the startup rendezvous
   for (std::size_t i = 0; i < program_.steps.size(); ++i) {
     const Step& step = program_.steps[i];
