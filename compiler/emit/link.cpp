@@ -39,7 +39,7 @@ schema::Application Linker::run() {
 // call in program order without device code — every call, when the build
 // has none; a package that calls no kernel keeps the schema's default reason.
 std::string Linker::not_loadable_reason() const {
-  const char* why = options_.device == nullptr ? "the compiler links no popc-built kernels yet"
+  const char* why = options_.device == nullptr ? "compiled without --sdk: build with a Poplar SDK to link popc-built device kernels"
                                                : "no source in kernels/device/ defines it";
   for (const lower::Step& step : program_.steps) {
     for (const auto& [tile, runs] : step.runs) {
