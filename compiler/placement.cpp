@@ -75,8 +75,13 @@ std::vector<AddressRange> ranges_for(MemoryPlacement placement, MemoryPlacement 
                                      RegionSplit split) {
   const std::vector<AddressRange> all = placeable_ranges(region);
   if (region != MemoryPlacement::kStandard) return all;
-  return placement == MemoryPlacement::kStandard ? clipped(all, 0, split.code_end)
-                                                 : clipped(all, split.code_end, target::kStandardRegion.end);
+  if (!split.code_end) return all;
+  // Code stops short of the split by the supervisor's fetch lookahead, so
+  // with an element-aligned split no row fetches from an element that holds
+  // data it may move (reference §2.2).
+  return placement == MemoryPlacement::kStandard
+             ? clipped(all, 0, *split.code_end - target::kFetchLookahead)
+             : clipped(all, *split.code_end, target::kStandardRegion.end);
 }
 
 // Free gaps of `range` around the live allocations (sorted by begin).

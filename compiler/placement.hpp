@@ -25,6 +25,7 @@
 // report: what is live at that step, how big, where, and the free gaps.
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -69,12 +70,14 @@ struct AllocationRequest {
 // reserved ranges of target/memory_map.hpp.
 std::vector<target::AddressRange> placeable_ranges(MemoryPlacement region);
 
-// Where region 0 is split between code and data on a tile: kStandard
-// requests (code, rows) lie below `code_end`, and kAnywhere and
-// kStandardFirst requests use region 0 only from `code_end` up. The default
-// leaves region 0 to code.
+// Where region 0 is split between code and data on a tile: with a
+// `code_end`, kStandard requests (code, rows) end at least the fetch
+// lookahead below it (a memory-element boundary, so no row fetches from an
+// element holding data), and kAnywhere and kStandardFirst requests use
+// region 0 only from `code_end` up. Without one, every request may use all
+// of region 0.
 struct RegionSplit {
-  std::uint32_t code_end = target::kStandardRegion.end;
+  std::optional<std::uint32_t> code_end;
 };
 
 // Places every request on `tile`; the result's i-th allocation (id i + 1)

@@ -113,8 +113,8 @@ void Linker::find_tiles() {
 }
 
 // A tile's data in region 1; when it does not fit there, its bound weights
-// are offered region 0 above the code too, from the top down in 8 KiB
-// steps, the least that makes the tile's data fit (code_end_ keeps the split
+// are offered region 0 above the code too, from the top down one 16 KiB
+// memory element at a time, the least that makes the tile's data fit (code_end_ keeps the split
 // for place_code). Weights are only read by copies and moves — never by a
 // kernel that needs interleaved memory (the AMP's output, its 128-bit weight
 // loads) — so either region serves them.
@@ -128,14 +128,14 @@ std::vector<schema::Allocation> Linker::place_tile_data(PhysicalTile tile,
     for (std::size_t i = 0; i < requests.size(); ++i) {
       if (weight[i]) requests[i].placement = MemoryPlacement::kStandardFirst;
     }
-    constexpr std::uint32_t kStep = 8 * 1024;
+    constexpr std::uint32_t kStep = target::kStandardElementSize;  // splits on element boundaries
     const target::AddressRange region0 = target::kLinkerRegion2;
     std::optional<PlacementError> last;
     for (std::uint32_t budget = kStep; budget <= region0.size(); budget += kStep) {
       const RegionSplit split{region0.end - budget};
       try {
         auto placed = place_tile(tile, requests, split);
-        code_end_[tile] = split.code_end;
+        code_end_[tile] = *split.code_end;
         return placed;
       } catch (const PlacementError& e) {
         last = e;

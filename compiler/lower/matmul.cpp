@@ -28,14 +28,17 @@
 //   the C16 block's logical elements (output_offset) into the result's
 //     layout — after every wave, so each tile keeps one C block.
 //
-// Zero padding: the A staging buffers (and f32 packed weights) are
-// constants of zeros — one A buffer for every K extent of whole panels, one
-// per rows and K extent with a partial last panel (make_buffers), one packed
-// slot per weight block — so their K padding is never written and stays
-// zero (the AMP multiplies padding too: it must be finite, reference H8). Row and column padding may hold an earlier
-// wave's (finite) data: it only reaches C rows and columns no one reads.
-// A staging buffer takes whole memory elements: the AMP reads A and the C
-// partials in one cycle from two different elements (kernels/gemm.hpp).
+// Zero padding (the AMP multiplies padding too: it must be finite,
+// reference H8): every matmul of a family shares one A staging buffer, a
+// constant of zeros; a call of whole K panels has no K padding, and a call
+// with a partial last panel has its block zeroed (tessera_fill_words) in a
+// compute step just before its gather, since other calls write those
+// columns. The F143 code staging is zeroed when the op starts; f32 packed
+// weights are a constant of zeros, one slot per weight block. Row and
+// column padding may hold any earlier data: it only reaches C rows and
+// columns no one reads. The A buffer takes whole memory elements: the AMP
+// reads A and the C partials in one cycle from two different elements
+// (kernels/gemm.hpp).
 #include <fmt/format.h>
 
 #include <map>

@@ -266,7 +266,8 @@ TEST(Compile, WeightsThatOutgrowRegionOneTakeRegionZeroAboveTheCode) {
       EXPECT_GE(allocation.address, target::kLinkerRegion2.begin) << allocation.name;
       for (const auto& code : tile.allocations) {
         if (code.kind == schema::AllocationKind::kCode) {
-          EXPECT_LE(code.address + code.size, allocation.address) << code.name << " / " << allocation.name;
+          EXPECT_LE(code.address + code.size + target::kFetchLookahead, allocation.address)
+              << code.name << " / " << allocation.name;
         }
       }
     }

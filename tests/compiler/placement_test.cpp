@@ -43,6 +43,29 @@ TEST(Placement, CodeGoesBelowTheFetchLimitDataToRegionOneFirst) {
   EXPECT_EQ(placed[1].id, 2u);
 }
 
+// A split of region 0 (data_placement's, for weights that outgrow region
+// 1): code ends a fetch lookahead below it, region-0-first data lies above
+// it and falls back to region 1 when region 0 above the split is full.
+TEST(Placement, ARegionSplitKeepsCodeBelowAndDataAboveOnElementBoundaries) {
+  const std::uint32_t split = 0x80000 - 2 * target::kStandardElementSize;
+  std::vector requests{request("code", 0x10000, MemoryPlacement::kStandard),
+                       request("w0", 0x6000, MemoryPlacement::kStandardFirst),
+                       request("w1", 0x3000, MemoryPlacement::kStandardFirst),
+                       request("w2", 0x1000, MemoryPlacement::kStandardFirst)};
+  const auto placed = place_tile(kTile, requests, RegionSplit{split});
+  EXPECT_LE(placed[0].address + placed[0].size + target::kFetchLookahead, split);
+  EXPECT_GE(placed[1].address, split);
+  EXPECT_LE(placed[1].address + placed[1].size, 0x80000u);
+  EXPECT_GE(placed[2].address, 0x80000u) << "w1 does not fit region 0 above the split after w0";
+  EXPECT_GE(placed[3].address, split);
+  EXPECT_LT(placed[3].address, 0x80000u);
+  // Code that would need memory above the split does not get it.
+  requests = {request("code", 0x80000 - target::kLinkerRegion2.begin - target::kFetchLookahead + 8,
+                      MemoryPlacement::kStandard)};
+  EXPECT_NO_THROW(place_tile(kTile, requests));
+  EXPECT_THROW(place_tile(kTile, requests, RegionSplit{split}), PlacementError);
+}
+
 TEST(Placement, TailsAlignmentAndWholeElements) {
   AllocationRequest left = request("left", 100, MemoryPlacement::kInterleaved);
   left.tail = 16;
