@@ -1,6 +1,6 @@
 // The compiler's graph-level property (issue 8, part 10): random graphs of
-// the data-movement, add, reduce_sum, mul, gelu, convert, layer_norm and
-// softmax operations over random shapes, dtypes (f32, f16, u32) and tile
+// the data-movement, add, reduce_sum, mul, gelu, convert, layer_norm,
+// softmax, matmul and (f16) attention operations over random shapes, dtypes (f32, f16, u32) and tile
 // counts compile, run on the simulator backend through runtime::Session, and
 // equal the CPU reference (tests/testing/graph_reference.hpp) bit for bit
 // where the semantics is exact, within graph_bounds.hpp's bounds elsewhere.

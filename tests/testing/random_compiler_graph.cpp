@@ -217,11 +217,40 @@ class RecipeBuilder {
       case StepKind::kSoftmax:
         if (!is_float(recipe_.dtype) || rank == 0) break;
         return graph_.softmax(v, rank - 1);
+      case StepKind::kMatmul: {
+        if (!is_float(recipe_.dtype) || rank == 0) break;
+        const std::uint32_t n = 1 + choices.below(std::max<std::uint32_t>(recipe_.max_extent, 1));
+        Shape result = shape;
+        result.back() = n;
+        if (rank == 1) result.insert(result.begin(), 1);
+        if (too_large(result) || too_large({shape.back(), n})) break;
+        const ValueId a = rank == 1 ? graph_.reshape(v, {1, shape[0]}) : v;
+        const compiler::TensorType weight{{recipe_.dtype, 0}, {shape.back(), n}};
+        return graph_.matmul(a, graph_.parameter(fmt::format("w{}", weights_++), weight));
+      }
+      case StepKind::kAttention: {
+        if (recipe_.dtype != DType::kF16 || rank == 0) break;
+        // The value as S rows of its last axis, one batch and one head, cut
+        // to the head dimensions the kernels take (multiples of 4 up to 128).
+        const std::uint32_t d = std::min<std::uint32_t>(shape.back(), 128) / 4 * 4;
+        if (d == 0) break;
+        ValueId rows = v;
+        if (d != shape.back()) {
+          std::vector<std::uint32_t> begin(rank, 0), end(shape.begin(), shape.end());
+          end.back() = d;
+          rows = graph_.slice(v, begin, end);
+        }
+        const auto s = static_cast<std::uint32_t>(compiler::element_count(shape) / shape.back());
+        const ValueId q = graph_.reshape(rows, {1, 1, s, d});
+        constexpr double kScales[] = {0.125, 1.0, 0.35};
+        return graph_.attention(q, q, q, kScales[choices.below(3)]);
+      }
     }
     return graph_.copy(v);
   }
 
   std::size_t parameters_ = 0;  // layer_norm's gamma/beta pairs so far
+  std::size_t weights_ = 0;     // matmul's weights so far
 
   const GraphRecipe& recipe_;
   Graph graph_;
@@ -398,6 +427,10 @@ std::string step_kind_name(StepKind kind) {
       return "layer_norm";
     case StepKind::kSoftmax:
       return "softmax";
+    case StepKind::kMatmul:
+      return "matmul";
+    case StepKind::kAttention:
+      return "attention";
   }
   return fmt::format("step kind {}", static_cast<unsigned>(kind));
 }

@@ -65,15 +65,19 @@ enum class StepKind : std::uint8_t {
   kConvert,    // a round trip that keeps the graph's dtype (see build_graph)
   kLayerNorm,  // gamma and beta are new parameters gamma<k>, beta<k> of [C]
   kSoftmax,
+  kMatmul,     // by a new parameter w<k> of [K, N] (a rank-1 value as one row)
+  kAttention,  // self-attention of an f16 value as one head: q = k = v of [1, 1, S, D],
+               // D its last axis cut to a multiple of 4 (up to 128)
 };
-inline constexpr std::uint8_t kStepKindCount = 13;
+inline constexpr std::uint8_t kStepKindCount = 15;
 
 // One op. `operand` counts back from the latest value (0 = the previous
 // step's result, so shrinking gives a chain); `choices` are read per kind
 // (see random_compiler_graph.cpp, build_graph). add, mul, reduce_sum, gelu,
-// convert, layer_norm and softmax on a u32 graph, reduce_sum, layer_norm and
-// softmax of a scalar, concat of a scalar and ops whose result would exceed
-// max_elements build a copy instead.
+// convert, layer_norm, softmax and matmul on a u32 graph, attention on
+// anything but f16 (f32 attention is not lowered yet), reduce_sum,
+// layer_norm, softmax, matmul and attention of a scalar, concat of a scalar
+// and ops whose result would exceed max_elements build a copy instead.
 struct StepRecipe {
   StepKind kind = StepKind::kCopy;
   std::uint32_t operand = 0;

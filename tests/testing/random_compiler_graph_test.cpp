@@ -40,11 +40,13 @@ RC_GTEST_PROP(RandomCompilerGraph, GraphsVerifyAndTheReferenceEvaluatesThem, ())
   compiler::verify(graph);
   RC_ASSERT(build_graph(recipe) == graph);
 
-  // layer_norm steps add their gamma and beta parameters.
+  // layer_norm steps add their gamma and beta parameters, matmul steps
+  // their weights.
   const std::size_t layer_norms = count_of(graph, OpKind::kLayerNorm);
+  const std::size_t matmuls = count_of(graph, OpKind::kMatmul);
   const std::size_t bindings = count_of(graph, OpKind::kHostInput) + count_of(graph, OpKind::kParameter);
   RC_ASSERT(bindings >= 1u);
-  RC_ASSERT(bindings <= 3u + 2 * layer_norms);
+  RC_ASSERT(bindings <= 3u + 2 * layer_norms + matmuls);
   const std::size_t outputs = count_of(graph, OpKind::kHostOutput);
   RC_ASSERT(outputs >= 1u);
   RC_ASSERT(outputs <= 2u);
@@ -55,7 +57,8 @@ RC_GTEST_PROP(RandomCompilerGraph, GraphsVerifyAndTheReferenceEvaluatesThem, ())
   for (const OpKind kind : {OpKind::kHostInput, OpKind::kParameter}) {
     for (const compiler::OpId id : graph.top_level(kind)) {
       const auto& name = std::get<compiler::BindingAttributes>(graph.operation(id).attributes).name;
-      if (name.starts_with("gamma") || name.starts_with("beta")) continue;  // [C] of any value
+      // [C] and [K, N] of any value's last axis
+      if (name.starts_with("gamma") || name.starts_with("beta") || name.starts_with("w")) continue;
       const auto& type = graph.type(graph.operation(id).results[0]);
       RC_ASSERT(type.shape.size() >= 1u);
       RC_ASSERT(type.shape.size() <= 3u);
@@ -118,9 +121,28 @@ TEST(RandomCompilerGraph, EmptyAndAllZeroRecipesBuild) {
                                         OpKind::kReduceSum, OpKind::kMul, OpKind::kGelu,
                                         OpKind::kConvert, OpKind::kConvert,  // f16 → f32 → f16
                                         OpKind::kParameter, OpKind::kParameter, OpKind::kLayerNorm,
-                                        OpKind::kSoftmax, OpKind::kHostOutput,
-                                        OpKind::kHostOutput}));
+                                        OpKind::kSoftmax, OpKind::kParameter, OpKind::kMatmul,
+                                        // attention of a last axis of 1: no head dimension
+                                        // the kernels take (AttentionSteps below)
+                                        OpKind::kCopy, OpKind::kHostOutput, OpKind::kHostOutput}));
   EXPECT_EQ(graph.type({1}).shape, compiler::Shape({3}));  // derived: [2, 3] without axis 0
+}
+
+// Attention takes the value's last axis as the head dimension, cut to a
+// multiple of 4, and its other axes as the sequence.
+TEST(RandomCompilerGraph, AttentionSteps) {
+  GraphRecipe recipe;
+  recipe.dtype = DType::kF16;
+  recipe.inputs = {input_of_shape({3, 2, 9})};
+  recipe.steps = {step_of(StepKind::kAttention)};
+  const Graph graph = build_graph(recipe);
+  compiler::verify(graph);
+  std::vector<OpKind> kinds;
+  for (const compiler::OpId id : graph.top().operations) kinds.push_back(graph.operation(id).kind);
+  EXPECT_EQ(kinds, (std::vector<OpKind>{OpKind::kHostInput, OpKind::kSlice, OpKind::kReshape,
+                                        OpKind::kAttention, OpKind::kHostOutput}));
+  EXPECT_EQ(graph.type(graph.operation(graph.top_level(OpKind::kAttention)[0]).results[0]).shape,
+            compiler::Shape({1, 1, 6, 8}));
 }
 
 TEST(RandomCompilerGraph, U32GraphsMoveDataOnly) {
@@ -130,10 +152,11 @@ TEST(RandomCompilerGraph, U32GraphsMoveDataOnly) {
   recipe.steps = {step_of(StepKind::kAdd),  step_of(StepKind::kReduceSum),
                   step_of(StepKind::kMul),  step_of(StepKind::kGelu),
                   step_of(StepKind::kConvert), step_of(StepKind::kLayerNorm),
-                  step_of(StepKind::kSoftmax)};
+                  step_of(StepKind::kSoftmax), step_of(StepKind::kMatmul),
+                  step_of(StepKind::kAttention)};
   const Graph graph = build_graph(recipe);
   compiler::verify(graph);
-  EXPECT_EQ(count_of(graph, OpKind::kCopy), 7u);
+  EXPECT_EQ(count_of(graph, OpKind::kCopy), 9u);
 }
 
 TEST(RandomCompilerGraph, TheDescriptionShowsTheGraph) {
