@@ -228,5 +228,49 @@ TEST(ProfileLayers, NestedRepeatsNameBothIterations) {
   EXPECT_EQ(rows, expected);
 }
 
+// A SigLIP tower's encoder layers are one repeat (never unrolled): `siglip
+// run --profile` gives one --by layer row per layer, and the rows (with the
+// steps outside the loop) partition the steps.
+TEST(ProfileLayers, ASiglipTowersEncoderLayersAreItsLayers) {
+  tessera::testing::ScratchDirectory scratch;
+  const std::string config = scratch.path("tiny.json");
+  std::ofstream(config) << R"({"model_type": "siglip_vision_model", "hidden_size": 64,
+    "intermediate_size": 128, "num_hidden_layers": 3, "num_attention_heads": 2,
+    "image_size": 32, "patch_size": 8})";
+  const std::string model = scratch.path("tiny");
+  ASSERT_EQ(run_tessera({"siglip", "random-weights", "--config", config, "-o", model}).exit_status,
+            0);
+  std::vector<float> pixels(3 * 32 * 32);
+  for (std::size_t i = 0; i < pixels.size(); ++i) {
+    pixels[i] = static_cast<float>(i % 17) / 8.0f - 1.0f;
+  }
+  std::vector<std::uint8_t> bytes(pixels.size() * 4);
+  std::memcpy(bytes.data(), pixels.data(), bytes.size());
+  const std::string pixels_npy = scratch.path("pixels.npy");
+  runtime::write_tensor_file(pixels_npy,
+                             runtime::HostTensor(schema::DType::kF32, {1, 3, 32, 32}, bytes));
+  const std::string profile = scratch.path("tower.profile");
+  const auto ran = run_tessera({"siglip", "run", "--model", model, "--precision", "f16", "--tiles",
+                                "64", "--pixels", pixels_npy, "--profile", profile});
+  ASSERT_EQ(ran.exit_status, 0) << ran.err;
+  const auto table = run_tessera({"profile", profile, "--json", "--by", "layer", "--limit", "0"});
+  ASSERT_EQ(table.exit_status, 0) << table.err;
+  const json doc = json::parse(table.out);
+  const std::regex layer(R"(op \d+ \(repeat [^)]*\) iteration (\d+))");
+  std::set<int> iterations;
+  std::uint64_t cycles = 0;
+  for (const auto& group : doc["groups"]) {
+    const std::string name = group["name"];
+    cycles += group["cycles"].get<std::uint64_t>();
+    if (name == "(no layer)") continue;
+    std::smatch match;
+    ASSERT_TRUE(std::regex_match(name, match, layer)) << name;
+    iterations.insert(std::stoi(match[1].str()));
+    EXPECT_GT(group["cycles"].get<std::uint64_t>(), 0u) << name;
+  }
+  EXPECT_EQ(iterations, (std::set<int>{0, 1, 2}));
+  EXPECT_EQ(cycles, doc["summary"]["stepCycles"].get<std::uint64_t>());
+}
+
 }  // namespace
 }  // namespace tessera
