@@ -130,6 +130,10 @@ void print_debug(const Application& app, std::ostream& out) {
                            o.allocation, o.writes ? " (written)" : "");
       }
     }
+    for (const auto& l : tile.loops) {
+      out << fmt::format("    loop        counter {:#07x}  {} iterations{}\n", l.counter, l.count,
+                         provenance_text(app, l.provenance));
+    }
   }
   for (const auto& phase : app.debug.exchange_phases) {
     out << fmt::format("  exchange phase {}: {} transfers\n", phase.id, phase.transfers.size());
@@ -240,8 +244,13 @@ json package_json(const Application& app, std::uintmax_t file_bytes, bool tiles,
         }
         sites.push_back({{"pc", c.pc}, {"kernel", c.kernel}, {"operands", operands}});
       }
+      json loops = json::array();
+      for (const auto& l : t.loops) {
+        loops.push_back({{"counter", l.counter}, {"count", l.count}, {"provenance", l.provenance}});
+      }
       tiles_debug.push_back({{"tile", t.tile.value}, {"symbols", symbols},
-                             {"allocations", allocations}, {"callSites", sites}});
+                             {"allocations", allocations}, {"callSites", sites},
+                             {"loops", loops}});
     }
     json phases = json::array();
     for (const auto& p : app.debug.exchange_phases) {

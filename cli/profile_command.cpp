@@ -167,8 +167,9 @@ Command profile_command() {
             "(physical tiles: p12 or 12). Cycles are wrapping 32-bit counter differences;\n"
             "p50 and p95 are sorted[(n - 1) * p / 100] of the step durations, and \"avg tiles\"\n"
             "is the group's cycles over the time some tile was in it. A step's layer is the\n"
-            "`layers.N` part of its operation's provenance. Memory counts the bytes each\n"
-            "category's allocations cover once, whatever their live ranges (docs/PROFILES.md).";
+            "loop iteration it ran in (a repeat's), else the `layers.N` part of its\n"
+            "operation's provenance. Memory counts the bytes each category's allocations\n"
+            "cover once, whatever their live ranges (docs/PROFILES.md).";
         syntax.options.add_options()(
             "package", po::value<std::string>()->value_name("PACKAGE"),
             "the package that ran (its digest must match): memory use, names in the report")(

@@ -210,6 +210,16 @@ struct TileDebug {
   symbols @1 :List(Symbol);
   allocations @2 :List(Allocation);
   callSites @3 :List(CallSite);      # sorted by pc
+  loops @4 :List(CodeLoop);          # the program's loops, in program order (outer before inner)
+}
+
+# A loop of the tile's main program (a `repeat`): the word at `counter` holds
+# count − i while the tile runs iteration i (0-based) and 0 before the loop
+# begins and after it ends, so a profiler reads which iteration a tile is in.
+struct CodeLoop {
+  counter @0 :UInt32;                # address of the loop's counter word
+  count @1 :UInt32;                  # iterations, ≥ 1
+  provenance @2 :UInt32 = 0xffffffff;  # the repeat operation
 }
 
 struct TransferDestination {

@@ -90,6 +90,15 @@ void hash_debug(DigestWriter& d, const Debug& debug) {
       });
       d.u32(site.provenance);
     });
+    // Added in schema version 2 without a bump: hashed only when present, so
+    // the digest of a tile without loops is what it was.
+    if (!tile.loops.empty()) {
+      d.list(tile.loops, [&](const CodeLoop& loop) {
+        d.u32(loop.counter);
+        d.u32(loop.count);
+        d.u32(loop.provenance);
+      });
+    }
   });
   d.list(debug.exchange_phases, [&](const ExchangePhase& phase) {
     d.u32(phase.id);

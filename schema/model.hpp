@@ -203,11 +203,21 @@ struct CallSite {
   friend bool operator==(const CallSite&, const CallSite&) = default;
 };
 
+// A loop of a tile's main program (application.capnp CodeLoop): the word at
+// `counter` holds count − i during iteration i, and 0 outside the loop.
+struct CodeLoop {
+  std::uint32_t counter = 0;
+  std::uint32_t count = 0;
+  std::uint32_t provenance = kNoProvenance;
+  friend bool operator==(const CodeLoop&, const CodeLoop&) = default;
+};
+
 struct TileDebug {
   target::PhysicalTile tile;
   std::vector<Symbol> symbols;
   std::vector<Allocation> allocations;
   std::vector<CallSite> call_sites;
+  std::vector<CodeLoop> loops;  // in program order, outer before inner
   friend bool operator==(const TileDebug&, const TileDebug&) = default;
 };
 

@@ -12,7 +12,11 @@
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("tessera::schema::wire");
 
-const profileSchemaVersion :UInt32 = 1;
+# Version 2 interns names: a SigLIP-sized run has a million steps but far
+# fewer distinct (kind, kernel, operation, layer, metadata) labels, so a step
+# is a label index and its two counters (16 bytes, not ~110 with its texts).
+# Version 1 files (steps with their own texts) are still read.
+const profileSchemaVersion :UInt32 = 2;
 
 struct Profile {
   schemaVersion @0 :UInt32;
@@ -20,6 +24,8 @@ struct Profile {
   buildDigest @2 :Data;              # of the package that ran
   origin @3 :ClockOrigin;
   tiles @4 :List(TileProfile);       # sorted by physical tile, unique
+  names @5 :List(Text);              # version 2: every distinct text once; name 0 is ""
+  labels @6 :List(StepLabel);        # version 2: every distinct step label once
 }
 
 enum ClockOrigin {
@@ -40,6 +46,7 @@ struct Metadata {
   value @1 :Text;
 }
 
+# Version 1's step, with its own texts.
 struct Step {
   kind @0 :StepKind;
   kernel @1 :Text;                   # empty when the step runs no kernel
@@ -49,7 +56,24 @@ struct Step {
   endCycle @5 :UInt32;               # raw counter, wraps; duration = end - start mod 2^32
 }
 
+# Version 2: what a step is, its texts as indices into Profile.names.
+struct StepLabel {
+  kind @0 :StepKind;
+  kernel @1 :UInt32;                 # "" (0) when the step runs no kernel
+  operation @2 :UInt32;              # graph operation (provenance)
+  layer @3 :UInt32;                  # the loop iterations it ran in, "" outside loops
+  metadata @4 :List(UInt32);         # name, value, name, value, ...
+}
+
+# Version 2's step.
+struct PackedStep {
+  label @0 :UInt32;                  # index into Profile.labels
+  startCycle @1 :UInt32;             # raw counter, wraps
+  endCycle @2 :UInt32;               # raw counter, wraps; duration = end - start mod 2^32
+}
+
 struct TileProfile {
   physicalTile @0 :UInt16;
-  steps @1 :List(Step);              # in execution order
+  steps @1 :List(Step);              # version 1, in execution order
+  packedSteps @2 :List(PackedStep);  # version 2, in execution order
 }

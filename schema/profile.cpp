@@ -6,6 +6,8 @@
 
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -63,6 +65,93 @@ void validate(const Profile& profile) {
   }
 }
 
+namespace {
+
+// Version 2's tables: each distinct text and step label once, in first use.
+class Interner {
+ public:
+  Interner() { name(""); }  // name 0 is "", so an unset index reads as empty
+
+  std::uint32_t name(const std::string& text) {
+    const auto [it, added] = names_.try_emplace(text, static_cast<std::uint32_t>(order_.size()));
+    if (added) order_.push_back(&it->first);
+    return it->second;
+  }
+
+  std::uint32_t label(const ProfileStep& step) {
+    Label label{step.kind, name(step.kernel), name(step.operation), name(step.layer), {}};
+    for (const auto& [key, value] : step.metadata) {
+      label.metadata.push_back(name(key));
+      label.metadata.push_back(name(value));
+    }
+    const auto [it, added] = labels_.try_emplace(label, static_cast<std::uint32_t>(labels_.size()));
+    if (added) label_order_.push_back(&it->first);
+    return it->second;
+  }
+
+  void write(wire::Profile::Builder root) const {
+    auto names = root.initNames(static_cast<unsigned>(order_.size()));
+    for (unsigned i = 0; i < names.size(); ++i) names.set(i, as_text(*order_[i]));
+    auto labels = root.initLabels(static_cast<unsigned>(label_order_.size()));
+    for (unsigned i = 0; i < labels.size(); ++i) {
+      const Label& label = *label_order_[i];
+      labels[i].setKind(static_cast<wire::StepKind>(label.kind));
+      labels[i].setKernel(label.kernel);
+      labels[i].setOperation(label.operation);
+      labels[i].setLayer(label.layer);
+      auto metadata = labels[i].initMetadata(static_cast<unsigned>(label.metadata.size()));
+      for (unsigned m = 0; m < metadata.size(); ++m) metadata.set(m, label.metadata[m]);
+    }
+  }
+
+ private:
+  struct Label {
+    StepKind kind;
+    std::uint32_t kernel, operation, layer;
+    std::vector<std::uint32_t> metadata;
+    friend auto operator<=>(const Label&, const Label&) = default;
+  };
+  std::unordered_map<std::string, std::uint32_t> names_;
+  std::vector<const std::string*> order_;
+  std::map<Label, std::uint32_t> labels_;
+  std::vector<const Label*> label_order_;
+};
+
+// Version 2's labels as the steps they describe (cycles unset).
+std::vector<ProfileStep> read_labels(wire::Profile::Reader root) {
+  std::vector<std::string> names;
+  unsigned n = 0;
+  for (const auto name : root.getNames()) names.push_back(text(name, fmt::format("names[{}]", n++)));
+  const auto name = [&](std::uint32_t index, const std::string& path) -> const std::string& {
+    if (index >= names.size()) {
+      fail(path, fmt::format("{} is not a name (the profile has {})", index, names.size()));
+    }
+    return names[index];
+  };
+  std::vector<ProfileStep> labels;
+  unsigned l = 0;
+  for (const auto label : root.getLabels()) {
+    const std::string path = fmt::format("labels[{}]", l++);
+    ProfileStep step;
+    step.kind = static_cast<StepKind>(enum_value(label.getKind(), path + ".kind"));
+    step.kernel = name(label.getKernel(), path + ".kernel");
+    step.operation = name(label.getOperation(), path + ".operation");
+    step.layer = name(label.getLayer(), path + ".layer");
+    const auto metadata = label.getMetadata();
+    if (metadata.size() % 2 != 0) {
+      fail(path + ".metadata", fmt::format("{} indices are not name, value pairs", metadata.size()));
+    }
+    for (unsigned m = 0; m < metadata.size(); m += 2) {
+      step.metadata.emplace_back(name(metadata[m], path + ".metadata"),
+                                 name(metadata[m + 1], path + ".metadata"));
+    }
+    labels.push_back(std::move(step));
+  }
+  return labels;
+}
+
+}  // namespace
+
 std::vector<std::uint8_t> serialize_profile(const Profile& profile) {
   validate(profile);
   capnp::MallocMessageBuilder message;
@@ -71,25 +160,20 @@ std::vector<std::uint8_t> serialize_profile(const Profile& profile) {
   root.setClockHz(profile.clock_hz);
   root.setBuildDigest(kj::arrayPtr(profile.build_digest.data(), profile.build_digest.size()));
   root.setOrigin(static_cast<wire::ClockOrigin>(profile.origin));
+  Interner interner;
   auto tiles = root.initTiles(static_cast<unsigned>(profile.tiles.size()));
   for (unsigned i = 0; i < tiles.size(); ++i) {
     const TileProfile& tile = profile.tiles[i];
     tiles[i].setPhysicalTile(tile.tile.value);
-    auto steps = tiles[i].initSteps(static_cast<unsigned>(tile.steps.size()));
+    auto steps = tiles[i].initPackedSteps(static_cast<unsigned>(tile.steps.size()));
     for (unsigned s = 0; s < steps.size(); ++s) {
       const ProfileStep& step = tile.steps[s];
-      steps[s].setKind(static_cast<wire::StepKind>(step.kind));
-      steps[s].setKernel(as_text(step.kernel));
-      steps[s].setOperation(as_text(step.operation));
-      auto metadata = steps[s].initMetadata(static_cast<unsigned>(step.metadata.size()));
-      for (unsigned m = 0; m < metadata.size(); ++m) {
-        metadata[m].setName(as_text(step.metadata[m].first));
-        metadata[m].setValue(as_text(step.metadata[m].second));
-      }
+      steps[s].setLabel(interner.label(step));
       steps[s].setStartCycle(step.start_cycle);
       steps[s].setEndCycle(step.end_cycle);
     }
   }
+  interner.write(root);
   const auto words = capnp::messageToFlatArray(message);
   const auto bytes = words.asBytes();
   return {bytes.begin(), bytes.end()};
@@ -112,32 +196,53 @@ Profile read_profile(std::span<const std::uint8_t> bytes) {
     capnp::FlatArrayMessageReader message(words, options);
     if (message.getEnd() != words.end()) fail("profile", "bytes follow the message");
     const auto root = message.getRoot<wire::Profile>();
-    if (root.getSchemaVersion() != kProfileSchemaVersion) {
-      fail("schemaVersion", fmt::format("{} is not the supported version {}",
-                                        root.getSchemaVersion(), kProfileSchemaVersion));
+    const std::uint32_t version = root.getSchemaVersion();
+    if (version != kProfileSchemaVersion && version != kFirstProfileSchemaVersion) {
+      fail("schemaVersion", fmt::format("{} is not a version this reader knows ({} to {}); a "
+                                        "newer tessera wrote it",
+                                        version, kFirstProfileSchemaVersion,
+                                        kProfileSchemaVersion));
     }
     profile.clock_hz = root.getClockHz();
     const auto digest = root.getBuildDigest();
     profile.build_digest.assign(digest.begin(), digest.end());
     profile.origin = static_cast<ClockOrigin>(enum_value(root.getOrigin(), "origin"));
+    const std::vector<ProfileStep> labels =
+        version == kFirstProfileSchemaVersion ? std::vector<ProfileStep>{} : read_labels(root);
     unsigned t = 0;
     for (const auto tile : root.getTiles()) {
       const std::string path = fmt::format("tiles[{}]", t++);
       TileProfile out{target::PhysicalTile(tile.getPhysicalTile()), {}};
-      unsigned s = 0;
-      for (const auto step : tile.getSteps()) {
-        const std::string step_path = fmt::format("{}.steps[{}]", path, s++);
-        ProfileStep item;
-        item.kind = static_cast<StepKind>(enum_value(step.getKind(), step_path + ".kind"));
-        item.kernel = text(step.getKernel(), step_path + ".kernel");
-        item.operation = text(step.getOperation(), step_path + ".operation");
-        for (const auto entry : step.getMetadata()) {
-          item.metadata.emplace_back(text(entry.getName(), step_path + ".metadata.name"),
-                                     text(entry.getValue(), step_path + ".metadata.value"));
+      if (version == kFirstProfileSchemaVersion) {
+        unsigned s = 0;
+        for (const auto step : tile.getSteps()) {
+          const std::string step_path = fmt::format("{}.steps[{}]", path, s++);
+          ProfileStep item;
+          item.kind = static_cast<StepKind>(enum_value(step.getKind(), step_path + ".kind"));
+          item.kernel = text(step.getKernel(), step_path + ".kernel");
+          item.operation = text(step.getOperation(), step_path + ".operation");
+          for (const auto entry : step.getMetadata()) {
+            item.metadata.emplace_back(text(entry.getName(), step_path + ".metadata.name"),
+                                       text(entry.getValue(), step_path + ".metadata.value"));
+          }
+          item.start_cycle = step.getStartCycle();
+          item.end_cycle = step.getEndCycle();
+          out.steps.push_back(std::move(item));
         }
-        item.start_cycle = step.getStartCycle();
-        item.end_cycle = step.getEndCycle();
-        out.steps.push_back(std::move(item));
+      } else {
+        const auto steps = tile.getPackedSteps();
+        out.steps.reserve(steps.size());
+        for (unsigned s = 0; s < steps.size(); ++s) {
+          const std::uint32_t label = steps[s].getLabel();
+          if (label >= labels.size()) {
+            fail(fmt::format("{}.packedSteps[{}].label", path, s),
+                 fmt::format("{} is not a label (the profile has {})", label, labels.size()));
+          }
+          ProfileStep item = labels[label];
+          item.start_cycle = steps[s].getStartCycle();
+          item.end_cycle = steps[s].getEndCycle();
+          out.steps.push_back(std::move(item));
+        }
       }
       profile.tiles.push_back(std::move(out));
     }

@@ -22,6 +22,9 @@ struct ProfileStep {
   StepKind kind = StepKind::kCompute;
   std::string kernel;
   std::string operation;
+  // The loop iteration the step ran in ("op 3 (repeat …) iteration 5", outer
+  // loops first, " / " between), empty outside loops: what `--by layer` groups.
+  std::string layer;
   std::vector<std::pair<std::string, std::string>> metadata;
   // Raw counters; they wrap, so a step's length is (end − start) mod 2^32.
   std::uint32_t start_cycle = 0;

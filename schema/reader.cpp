@@ -148,6 +148,9 @@ Debug read_debug(wire::Debug::Reader in) {
       call.provenance = site.getProvenance();
       out.call_sites.push_back(std::move(call));
     }
+    for (const auto loop : tile.getLoops()) {
+      out.loops.push_back(CodeLoop{loop.getCounter(), loop.getCount(), loop.getProvenance()});
+    }
     debug.tiles.push_back(std::move(out));
   }
   for (const auto phase : in.getExchangePhases()) {

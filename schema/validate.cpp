@@ -499,6 +499,16 @@ void validate_tile_debug(const Application& application, const TileImage& image,
       }
     }
   }
+  for (std::size_t l = 0; l < debug.loops.size(); ++l) {
+    const CodeLoop& loop = debug.loops[l];
+    const std::string loop_path = fmt::format("{}.loops[{}]", path, l);
+    if (loop.counter % 4 != 0) {
+      fail(loop_path + ".counter", fmt::format("{:#x} is not a word address", loop.counter));
+    }
+    require_in_sram(loop_path + ".counter", range_at(loop_path + ".counter", loop.counter, 4));
+    if (loop.count == 0) fail(loop_path + ".count", "a loop runs at least once");
+    require_provenance(loop_path + ".provenance", loop.provenance, application.debug);
+  }
 }
 
 void validate_debug(const Application& application) {

@@ -13,6 +13,8 @@ namespace tessera::schema {
 // Owned by the schema files: bump them there.
 inline constexpr std::uint32_t kPackageSchemaVersion = wire::PACKAGE_SCHEMA_VERSION;
 inline constexpr std::uint32_t kProfileSchemaVersion = wire::PROFILE_SCHEMA_VERSION;
+// The oldest profile version read_profile still reads (steps with their own texts).
+inline constexpr std::uint32_t kFirstProfileSchemaVersion = 1;
 
 inline constexpr std::string_view kTargetName = "ipu21";
 

@@ -167,6 +167,12 @@ void write_debug(wire::Debug::Builder out, const Debug& debug) {
                      });
                 site.setProvenance(c.provenance);
               });
+         fill(tile.initLoops(static_cast<unsigned>(in.loops.size())), in.loops,
+              [](auto loop, const CodeLoop& l) {
+                loop.setCounter(l.counter);
+                loop.setCount(l.count);
+                loop.setProvenance(l.provenance);
+              });
        });
   fill(out.initExchangePhases(static_cast<unsigned>(debug.exchange_phases.size())),
        debug.exchange_phases, [](auto phase, const ExchangePhase& in) {

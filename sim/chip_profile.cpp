@@ -74,6 +74,46 @@ void fill_operations(std::vector<ProfileStep>& steps) {
   }
 }
 
+// Which iteration of which loops a tile runs, replayed from its stores to the
+// loops' counter words (a loop's word holds count − i in iteration i).
+class LoopIterations {
+ public:
+  explicit LoopIterations(const Tile& tile)
+      : tile_(tile), writes_(tile.loop_counter_writes()), values_(tile.debug().loops().size(), 0) {}
+
+  // The label of the iterations the tile runs at `cycle` ("" outside every
+  // loop); cycles are asked in increasing order.
+  const std::string& at(std::uint64_t cycle) {
+    bool changed = false;
+    for (; next_ < writes_.size() && writes_[next_].cycle <= cycle; ++next_) {
+      values_[writes_[next_].loop] = writes_[next_].value;
+      changed = true;
+    }
+    if (changed) relabel();
+    return label_;
+  }
+
+ private:
+  void relabel() {
+    label_.clear();
+    const auto& loops = tile_.debug().loops();
+    for (std::size_t l = 0; l < loops.size(); ++l) {
+      const std::uint32_t value = values_[l];
+      if (value == 0 || value > loops[l].count) continue;  // not inside this loop
+      const std::string& name = tile_.debug().provenance(loops[l].provenance);
+      if (!label_.empty()) label_ += " / ";
+      label_ += fmt::format("{} iteration {}", name.empty() ? fmt::format("loop {}", l) : name,
+                            loops[l].count - value);
+    }
+  }
+
+  const Tile& tile_;
+  const std::vector<LoopCounterWrite>& writes_;
+  std::vector<std::uint32_t> values_;
+  std::size_t next_ = 0;
+  std::string label_;
+};
+
 }  // namespace
 
 schema::Profile Chip::profile() const {
@@ -91,14 +131,18 @@ schema::Profile Chip::profile() const {
     const auto& activities = tile.activities();
     std::size_t next_activity = 0;
     std::vector<ProfileStep> steps;
-    const auto add = [&](ProfileStep step) {
-      if (step.start_cycle != step.end_cycle) steps.push_back(std::move(step));
+    LoopIterations iterations(tile);
+    // Steps come in time order; each is in the iterations running at its start.
+    const auto add = [&](ProfileStep step, std::uint64_t start) {
+      if (step.start_cycle == step.end_cycle) return;
+      step.layer = iterations.at(start);
+      steps.push_back(std::move(step));
     };
     for (const Span* span : spans) {
       if (std::string_view(span->name) != "compute") {
         ProfileStep wait = make_step(wait_kind(span->zone), span->start, span->end);
         wait.metadata.emplace_back("zone", fmt::format("{:#x}", span->zone));
-        add(std::move(wait));
+        add(std::move(wait), span->start);
         continue;
       }
       std::uint64_t at = span->start;
@@ -106,22 +150,22 @@ schema::Profile Chip::profile() const {
            ++next_activity) {
         const TileActivity& activity = activities[next_activity];
         if (activity.start < at) continue;  // not inside this span (cannot happen; be safe)
-        add(make_step(StepKind::kCompute, at, activity.start));
+        add(make_step(StepKind::kCompute, at, activity.start), at);
         if (activity.kind == TileActivity::Kind::kKernel) {
           ProfileStep step = make_step(StepKind::kCompute, activity.start, activity.end);
           step.kernel = *activity.kernel;
           step.operation = tile.debug().provenance(activity.provenance);
-          add(std::move(step));
+          add(std::move(step), activity.start);
         } else {
           ProfileStep step = make_step(StepKind::kExchange, activity.start, activity.end);
           step.operation =
               exchange_operation(planned_phases_.plan(activity.phase), tile.id(), tile.debug());
           step.metadata.emplace_back("phase", std::to_string(activity.phase));
-          add(std::move(step));
+          add(std::move(step), activity.start);
         }
         at = activity.end;
       }
-      add(make_step(StepKind::kCompute, at, span->end));
+      add(make_step(StepKind::kCompute, at, span->end), at);
     }
     fill_operations(steps);
     profile.tiles.push_back(schema::TileProfile{tile.id(), std::move(steps)});

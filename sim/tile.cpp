@@ -75,6 +75,7 @@ void Tile::reset() {
   cycles_ = {};
   fault_.reset();
   activities_.clear();
+  loop_counter_writes_.clear();
   waiting_zone_ = 0;
   decode_cache_.clear();
   exchange_.reset();
@@ -409,6 +410,13 @@ Continue Tile::call(const isa::Call& instruction) {
   return branch_to(read_register(instruction.link));
 }
 
+void Tile::note_loop_counter(std::uint32_t address, std::uint32_t value) {
+  const auto& loops = debug_.loops();
+  for (std::uint32_t l = 0; l < loops.size(); ++l) {
+    if (loops[l].counter == address) loop_counter_writes_.push_back({cycle_, l, value});
+  }
+}
+
 Continue Tile::execute(const isa::Instruction& instruction) {
   using isa::Reg;
   return std::visit(
@@ -448,6 +456,7 @@ Continue Tile::execute(const isa::Instruction& instruction) {
                           fmt::format("st32 to {:#x}: not a word-aligned SRAM address", address));
             }
             sram_.write_u32(address, read_register(i.src));
+            if (options_.trace) note_loop_counter(address, read_register(i.src));
             return std::nullopt;
           },
           [&](const isa::Get& i) -> Continue {

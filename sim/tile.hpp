@@ -72,6 +72,16 @@ struct TileActivity {
   std::uint64_t phase = 0;                           // kExchangeRow: its round
 };
 
+// A store to a loop's counter word (TileDebugIndex::loops), for the cycle
+// profile (recorded with options.trace only): from `cycle` on the tile runs
+// iteration count − value of loop `loop`, or is outside it when the value is
+// not in [1, count].
+struct LoopCounterWrite {
+  std::uint64_t cycle = 0;
+  std::uint32_t loop = 0;  // index into TileDebugIndex::loops()
+  std::uint32_t value = 0;
+};
+
 // Cycle accounting per tile (the run report).
 struct TileCycles {
   std::uint64_t busy = 0;       // executing instructions and kernel models
@@ -110,7 +120,13 @@ class Tile {
   const std::optional<Fault>& fault() const noexcept { return fault_; }
   const TileDebugIndex& debug() const noexcept { return debug_; }
   const std::vector<TileActivity>& activities() const noexcept { return activities_; }
-  void clear_activities() noexcept { activities_.clear(); }
+  const std::vector<LoopCounterWrite>& loop_counter_writes() const noexcept {
+    return loop_counter_writes_;
+  }
+  void clear_activities() noexcept {
+    activities_.clear();
+    loop_counter_writes_.clear();
+  }
 
   // Faults the tile from outside (the chip's sync handling, the fabric), at
   // the instruction it executed last (the sync it waits at, its row's br).
@@ -161,6 +177,8 @@ class Tile {
   static constexpr auto kIncomingMuxIndex = static_cast<std::uint8_t>(isa::Csr::kIncomingMux);
 
   const CachedInstruction& decode_at(std::uint32_t pc, std::uint32_t word0);
+  // Records a store to a loop's counter word (traced runs only).
+  void note_loop_counter(std::uint32_t address, std::uint32_t value);
   RunOutcome fail(FaultKind kind, std::string message, std::string provenance = {});
   std::optional<RunOutcome> execute(const isa::Instruction& instruction);
   std::optional<RunOutcome> call(const isa::Call& instruction);
@@ -210,6 +228,7 @@ class Tile {
   // (kernels/rounding.hpp), so no tile's results depend on another's.
   kernels::TilePrng prng_;
   std::vector<TileActivity> activities_;
+  std::vector<LoopCounterWrite> loop_counter_writes_;
   std::uint64_t row_started_ = 0;  // the cycle the current exchange row's first instruction issued
 };
 

@@ -7,7 +7,7 @@ TileDebugIndex::TileDebugIndex(const schema::TileDebug& debug,
     : TileDebugIndex(debug, std::make_shared<const std::vector<std::string>>(provenance)) {}
 
 TileDebugIndex::TileDebugIndex(const schema::TileDebug& debug, Provenance provenance)
-    : provenance_(std::move(provenance)) {
+    : provenance_(std::move(provenance)), loops_(debug.loops) {
   for (const auto& symbol : debug.symbols) symbols_.emplace(symbol.address, symbol);
   for (const auto& site : debug.call_sites) call_sites_.emplace(site.pc, site);
   for (const auto& allocation : debug.allocations) {

@@ -33,6 +33,8 @@ class TileDebugIndex {
   const schema::Allocation* allocation_containing(std::uint32_t address) const;
   // A provenance string, or "" for kNoProvenance.
   const std::string& provenance(std::uint32_t index) const;
+  // The main program's loops (their counter words), in program order.
+  const std::vector<schema::CodeLoop>& loops() const noexcept { return loops_; }
 
  private:
   std::map<std::uint32_t, schema::Symbol> symbols_;
@@ -40,6 +42,7 @@ class TileDebugIndex {
   std::map<std::uint32_t, schema::Allocation> allocations_by_id_;
   std::multimap<std::uint32_t, std::uint32_t> allocation_ids_by_address_;
   Provenance provenance_;
+  std::vector<schema::CodeLoop> loops_;
 };
 
 }  // namespace tessera::sim

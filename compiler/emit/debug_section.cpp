@@ -99,6 +99,12 @@ void Linker::emit_tiles() {
     const auto& code_held = code_allocations_[tile];
     debug.allocations.insert(debug.allocations.end(), code_held.begin(), code_held.end());
     debug.call_sites = main.sites;
+    // The loops' counter words (emit_main keeps count − i there during
+    // iteration i), so a profile can say which iteration a step ran in.
+    for (const auto& [begin, counter] : code.loop_counters) {
+      const Step& loop = program_.steps[begin];
+      debug.loops.push_back(schema::CodeLoop{counter, loop.count, loop.provenance});
+    }
     std::sort(image.segments.begin(), image.segments.end(),
               [](const auto& a, const auto& b) { return a.address < b.address; });
     std::sort(debug.symbols.begin(), debug.symbols.end(),

@@ -27,6 +27,7 @@ nlohmann::json summary_json(const Timeline& timeline, const Summary& summary) {
       {"totalCycles", summary.total_cycles},
       {"milliseconds", summary.milliseconds},
       {"kinds", kinds},
+      {"tileCycles", summary.tile_cycles},  // what every share divides
       {"namedOperationCycles", summary.named_cycles},
       {"stepCycles", summary.step_cycles},
       {"criticalTile", nullptr}};

@@ -41,7 +41,7 @@ std::string group_name(const Timeline& timeline, const Sample& sample, GroupBy b
     case GroupBy::kOperation:
       return step.operation.empty() ? "(no operation)" : step.operation;
     case GroupBy::kLayer:
-      return layer_of(step.operation);
+      return layer_of(step);
     case GroupBy::kKind:
       return std::string(schema::step_kind_name(step.kind));
     case GroupBy::kTile:
@@ -139,6 +139,10 @@ void add_filter_term(Filter& filter, std::string_view term) {
                     "or tiles",
                     name));
   }
+}
+
+std::string layer_of(const schema::ProfileStep& step) {
+  return step.layer.empty() ? layer_of(step.operation) : step.layer;
 }
 
 std::string layer_of(std::string_view operation) {

@@ -39,6 +39,9 @@ void add_filter_term(Filter& filter, std::string_view term);
 // The layer a graph operation belongs to: the `layers.N` (or `layer N`,
 // `layers[N]`) part of its provenance, "(no layer)" when it names none.
 std::string layer_of(std::string_view operation);
+// A step's layer: the loop iterations it ran in (ProfileStep::layer, "op 3
+// (repeat …) iteration 5"), else the layer its operation names.
+std::string layer_of(const schema::ProfileStep& step);
 
 struct Group {
   std::string name;

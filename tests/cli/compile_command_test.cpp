@@ -132,6 +132,8 @@ TEST_F(CompileCommand, InspectDebugShowsThePlannedPhaseLoops) {
   const auto text = run_tessera({"inspect", package_, "--debug"});
   ASSERT_EQ(text.exit_status, 0) << text.err;
   EXPECT_NE(text.out.find("per iteration, 5 iterations"), std::string::npos) << text.out;
+  // Each tile's loop counter word (where a profiler reads the iteration).
+  EXPECT_NE(text.out.find(" 5 iterations  <- op 1 (repeat %0)"), std::string::npos) << text.out;
   const auto json_out = run_tessera({"inspect", package_, "--debug", "--json"});
   ASSERT_EQ(json_out.exit_status, 0) << json_out.err;
   EXPECT_NE(json_out.out.find("\"phaseLoops\""), std::string::npos) << json_out.out;

@@ -30,9 +30,10 @@ TEST(ProfileMemory, CategoriesCountSharedBytesOnce) {
         // another live range over half of #2's bytes
         allocation(3, K::kTensor, 0x50080, 0x100), allocation(4, K::kExchangeRow, 0x60000, 0x40),
         allocation(5, K::kStaging, 0x70000, 0x20), allocation(6, K::kScratch, 0x70010, 0x20)},
+       {},
        {}});
   debug.tiles.push_back(
-      {target::PhysicalTile(4), {}, {allocation(0, K::kTensor, 0x4C000, 0x8000)}, {}});
+      {target::PhysicalTile(4), {}, {allocation(0, K::kTensor, 0x4C000, 0x8000)}, {}, {}});
   const auto tiles = memory_use(debug);
   ASSERT_EQ(tiles.size(), 2u);
   const TileMemory& t = tiles[0];
@@ -49,6 +50,7 @@ TEST(ProfileMemory, AnAllocationOutsideTheSramIsAnInputError) {
   debug.tiles.push_back({target::PhysicalTile(0),
                          {},
                          {allocation(7, schema::AllocationKind::kTensor, 0xE7F00, 0x200)},
+                         {},
                          {}});
   try {
     (void)memory_use(debug);

@@ -46,5 +46,19 @@ grep -q '&lt;/script&gt;&lt;img id=injected' "$work/dom.html" || fail "the hosti
 if grep -q 'CONSOLE' "$work/console.log"; then
   fail "console messages: $(grep 'CONSOLE' "$work/console.log" | head -3)"
 fi
+# The flame graph's kind boxes and the header's shares are one number each:
+# the same cycles (the summary's, as --json prints them) over the same
+# denominator, so the same text.
+attribute() { grep -o "data-$1=\"[^\"]*\"" <<<"$status" | cut -d'"' -f2; }
+flame_shares=$(attribute flame-shares) header_shares=$(attribute header-shares)
+[ -n "$flame_shares" ] || fail "the page does not say the flame graph's shares"
+[ "$flame_shares" = "$header_shares" ] ||
+  fail "the flame graph says '$flame_shares' but the header '$header_shares'"
+summary_cycles=$("$tessera" profile "$work/sample.profile" --json |
+  perl -MJSON::PP -0ne '$k = decode_json($_)->{summary}{kinds};
+    print join("; ", sort map { "$_ $k->{$_}{tileCycles}" } keys %$k)')
+[ "$(attribute flame-cycles)" = "$summary_cycles" ] ||
+  fail "the flame graph's kinds hold '$(attribute flame-cycles)', the summary '$summary_cycles'"
+echo "shares: $flame_shares"
 [ -s "$work/report.png" ] || fail "no screenshot"
 echo "report: $work/report.html ($(stat -c %s "$work/report.html") bytes), screenshot: $work/report.png"

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "schema/digest.hpp"
 #include "schema/package_error.hpp"
 #include "schema/reader.hpp"
 #include "schema/validate.hpp"
@@ -134,8 +135,26 @@ const std::vector<Rule> kRules = {
   {"destination tile exists", [](auto& a) { transfer(a).destinations[0].tile = PhysicalTile(64); }, "debug.exchangePhases[0].transfers[0].destinations[0].tile: p64 is not one of the package's tiles"},
   {"destination aligned", [](auto& a) { transfer(a).destinations[0].address = 0x60001; }, "debug.exchangePhases[0].transfers[0].destinations[0].address: an exchange address is word-aligned"},
   {"destination in memory", [](auto& a) { transfer(a).destinations[0].address = 0x4B000; }, "debug.exchangePhases[0].transfers[0].destinations[0].address: [0x4b000, 0x4b020) is outside tile memory"},
+  {"loop counter aligned", [](auto& a) { debug5(a).loops.push_back({0x60042, 3, kNoProvenance}); }, "debug.tiles[0].loops[0].counter: 0x60042 is not a word address"},
+  {"loop counter in memory", [](auto& a) { debug5(a).loops.push_back({0xE8000, 3, kNoProvenance}); }, "debug.tiles[0].loops[0].counter: [0xe8000, 0xe8004) is outside tile memory"},
+  {"loop runs", [](auto& a) { debug5(a).loops.push_back({0x60040, 0, kNoProvenance}); }, "debug.tiles[0].loops[0].count: a loop runs at least once"},
+  {"loop provenance exists", [](auto& a) { debug5(a).loops.push_back({0x60040, 3, 7}); }, "debug.tiles[0].loops[0].provenance: 7 is not an index into debug.provenance"},
 };
 // clang-format on
+
+// A tile's loops (counter word, count, provenance) survive the write and
+// read, and the digest covers them.
+TEST(TileDebugLoops, RoundTripAndEnterTheDigest) {
+  Application app = testing::sample_application();
+  const Sha256 without = build_digest(canonical(app));
+  debug5(app).loops = {{0x60040, 27, 0}, {0x60044, 3, kNoProvenance}};
+  const Application read = read_package(serialize_package(app));
+  EXPECT_EQ(read.debug.tiles[0].loops, debug5(app).loops);
+  const Sha256 with = build_digest(read);
+  EXPECT_NE(with, without);
+  debug5(app).loops[1].count = 4;
+  EXPECT_NE(build_digest(canonical(app)), with);
+}
 
 class ValidationRule : public ::testing::TestWithParam<Rule> {};
 
