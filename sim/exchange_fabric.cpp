@@ -254,19 +254,9 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
           .set(control.event, control.value);
     }
   }
-  // Who may take a sender's words: tiles whose source select names it at
-  // some point in the phase.
-  std::unordered_map<std::uint16_t, std::vector<std::size_t>> receivers_of;
   for (std::size_t i = 0; i < tiles.size(); ++i) {
     xpic[i].seal();
     pic[i].seal();
-    std::vector<std::uint32_t> sources{xpic[i].at(std::numeric_limits<Event>::min())};
-    for (const auto& [event, value] : xpic[i].changes()) sources.push_back(value);
-    std::sort(sources.begin(), sources.end());
-    sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
-    for (const auto source : sources) {
-      if (source < target::kTileCount) receivers_of[static_cast<std::uint16_t>(source)].push_back(i);
-    }
   }
 
   // Sends: a window reads its words at consecutive send events through A7,
@@ -321,29 +311,66 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
   std::vector<std::vector<Arrival>> arrivals(tiles.size());
   // Words each receiver takes under one source select: one message.
   std::map<std::pair<std::size_t, Event>, std::uint64_t> message_words;
-  for (const Sent& run : sent) {
-    const PhysicalTile sender = tiles[run.sender]->id();
-    const auto receivers = receivers_of.find(sender.value);
-    if (receivers == receivers_of.end()) continue;
-    for (const std::size_t d : receivers->second) {
-      if (d == run.sender) continue;
-      const PhysicalTile destination = tiles[d]->id();
-      const auto direction = static_cast<std::uint32_t>(target::direction(sender, destination));
-      if ((run.sctl & direction) == 0) continue;
-      const Event to_mux = target::ttm(sender, destination) + 1;
-      const Event to_memory =
-          target::kPointerLag + target::kPointerLagPerRow * target::row(destination);
-      const Event first_mux = run.start + to_mux;
-      xpic[d].for_each_interval_of(
-          sender.value, first_mux, first_mux + run.words, [&](Event from, Event to) {
-            const auto skipped = static_cast<std::uint32_t>(from - first_mux);
-            arrivals[d].push_back(Arrival{from + to_memory, from - to_mux, run.sender,
-                                          run.source_address + 4 * skipped, run.slot + skipped,
-                                          static_cast<std::uint32_t>(to - from)});
-            message_words[{d, xpic[d].changed_at(from)}] += static_cast<std::uint64_t>(to - from);
-          });
-    }
+  // From the receivers' side: each stretch of a receiver's source select
+  // between two of its changes, and the runs its sender sends in the events
+  // that reach the mux then (a sender sends one word per event, so its runs
+  // are disjoint and sorted by start and by end alike). Scanning every run
+  // against every tile that ever selects its sender cost runs × receivers.
+  std::unordered_map<std::uint16_t, std::size_t> index_of_tile;
+  for (std::size_t i = 0; i < tiles.size(); ++i) index_of_tile.emplace(tiles[i]->id().value, i);
+  std::vector<std::vector<const Sent*>> runs_of(tiles.size());
+  for (const Sent& run : sent) runs_of[run.sender].push_back(&run);
+  for (auto& runs : runs_of) {
+    std::sort(runs.begin(), runs.end(), [](const Sent* a, const Sent* b) { return a->start < b->start; });
   }
+  constexpr Event kBefore = std::numeric_limits<Event>::min();
+  constexpr Event kAfter = std::numeric_limits<Event>::max();
+  for (std::size_t d = 0; d < tiles.size(); ++d) {
+    const PhysicalTile destination = tiles[d]->id();
+    const auto& changes = xpic[d].changes();
+    const auto take = [&](std::uint32_t value, Event from, Event until) {
+      if (value >= target::kTileCount) return;
+      const auto found = index_of_tile.find(static_cast<std::uint16_t>(value));
+      if (found == index_of_tile.end() || found->second == d) return;
+      const std::size_t s = found->second;
+      const PhysicalTile sender = tiles[s]->id();
+      const auto direction = static_cast<std::uint32_t>(target::direction(sender, destination));
+      const Event to_mux = target::ttm(sender, destination) + 1;
+      const Event to_memory = target::kPointerLag + target::kPointerLagPerRow * target::row(destination);
+      // Sends whose words reach the mux in [from, until).
+      const Event send_from = from == kBefore ? kBefore : from - to_mux;
+      const Event send_until = until == kAfter ? kAfter : until - to_mux;
+      const auto& runs = runs_of[s];
+      auto it = std::partition_point(runs.begin(), runs.end(), [&](const Sent* run) {
+        return run->start + static_cast<Event>(run->words) <= send_from;
+      });
+      for (; it != runs.end() && (*it)->start < send_until; ++it) {
+        const Sent& run = **it;
+        if ((run.sctl & direction) == 0) continue;
+        const Event first_mux = run.start + to_mux;
+        const Event lo = std::max(from, first_mux);
+        const Event hi = std::min(until, first_mux + static_cast<Event>(run.words));
+        if (lo >= hi) continue;
+        const auto skipped = static_cast<std::uint32_t>(lo - first_mux);
+        arrivals[d].push_back(Arrival{lo + to_memory, lo - to_mux, run.sender,
+                                      run.source_address + 4 * skipped, run.slot + skipped,
+                                      static_cast<std::uint32_t>(hi - lo)});
+        message_words[{d, from}] += static_cast<std::uint64_t>(hi - lo);
+      }
+    };
+    // The stretches: before the first change (the phase's initial select),
+    // then from each distinct change event (its last change wins) to the next.
+    std::uint32_t current = xpic[d].at(kBefore);
+    Event at = kBefore;
+    for (std::size_t c = 0; c < changes.size();) {
+      const Event next = changes[c].first;
+      take(current, at, next);
+      while (c < changes.size() && changes[c].first == next) current = changes[c++].second;
+      at = next;
+    }
+    take(current, at, kAfter);
+  }
+
   // No message longer than the hardware carries (target::check_message_words).
   for (const auto& [message, words] : message_words) {
     const auto [d, selected_at] = message;
