@@ -18,6 +18,7 @@
 // then "run" (the host inputs in, the host outputs out).
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,8 @@ struct CompileOptions {
   // fewer, longer exchange messages: a [1024] f32 sum result spread one
   // element per tile gathers its partials as one-word messages.
   std::uint64_t min_shard_bytes = 0;
+  // lower::LowerOptions::gemm_a_homes (nullopt: the planner chooses).
+  std::optional<bool> gemm_a_homes = std::nullopt;
   // Replay and re-check every exchange row (reference §5.5); cheap.
   bool validate_exchange = true;
   // The kernels' device code (emit::LinkOptions::device); nullptr: emulated only.

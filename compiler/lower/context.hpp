@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -64,13 +65,16 @@ std::map<LogicalTile, std::vector<KernelRun>> binary_elementwise_runs(
 
 class LoweringContext {
  public:
-  LoweringContext(const Graph& graph, LayoutPolicy layouts, Program& program);
+  LoweringContext(const Graph& graph, LayoutPolicy layouts, Program& program,
+                  std::optional<bool> gemm_a_homes = std::nullopt);
   virtual ~LoweringContext() = default;
 
   const Graph& graph() const { return graph_; }
   Program& program() { return program_; }
   LayoutPolicy& layouts() { return layouts_; }
   const LayoutPolicy& layouts() const { return layouts_; }
+  // LowerOptions::gemm_a_homes.
+  std::optional<bool> gemm_a_homes() const { return gemm_a_homes_; }
 
   // Lowers one operation (and, for a repeat, its body): lower.cpp's dispatch.
   virtual void lower(OpId op) = 0;
@@ -139,6 +143,7 @@ class LoweringContext {
  protected:
   const Graph& graph_;
   LayoutPolicy layouts_;
+  std::optional<bool> gemm_a_homes_;
   Program& program_;
 
  private:

@@ -38,6 +38,8 @@
 
 #include <cstdint>
 
+#include <optional>
+
 #include "compiler/ir/graph.hpp"
 #include "compiler/lower/program.hpp"
 #include "support/error.hpp"
@@ -56,6 +58,10 @@ inline constexpr std::string_view kRunCall = "run";
 struct LowerOptions {
   std::uint32_t tiles = target::kTileCount;  // tensors spread over logical tiles 0 … tiles − 1
   std::uint64_t min_shard_bytes = 0;         // but no shard smaller than this (layout_policy.hpp)
+  // Whether GEMMs gather their A blocks through home tiles
+  // (plan::GemmProblem::a_homes): nullopt lets each GEMM's planner choose;
+  // tests fix it to exercise both gathers.
+  std::optional<bool> gemm_a_homes = std::nullopt;
 };
 
 Program lower_graph(const Graph& graph, const LowerOptions& options);

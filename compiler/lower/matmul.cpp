@@ -10,8 +10,8 @@
 //     F143 codes row-major into a zero-padded slot, expanded with their
 //     scale blocks' scales (words brought to the home, loaded into $m5)
 //     into that f16 staging, then rearranged the same way (pack_weights);
-//   per wave, when several column blocks share a row block's A blocks
-//     (plan::gathers_a_at_homes), one phase gathering each of its K blocks
+//   per wave, when the plan chose homes and several column blocks share a
+//     row block's A blocks (plan::a_block_has_home), one phase gathering each of its K blocks
 //     of whole panels once from the operand's row-major shards into the A_m
 //     layout (kernels/amp_layout.hpp left_offset: one panel row of m
 //     elements — 8 words — is one run) on a home tile (assign_homes);
@@ -129,6 +129,7 @@ class GemmLowering {
     problem.inner = k_;
     problem.columns = n_;
     problem.tiles = context_.layouts().tiles();
+    problem.a_homes = context_.gemm_a_homes();
     try {
       plan_ = plan::plan_gemm(problem);
     } catch (const UsageError& e) {
@@ -576,8 +577,10 @@ class GemmLowering {
   // is one moves it locally). A block with a partial last panel keeps the
   // direct gather: its K padding must stay the staging buffer's zeros.
   // A group of a single task gains nothing from a home and keeps it too.
+  // Which blocks have homes is the plan's rule (plan::a_block_has_home); the
+  // planner chose homes only where its model says the gather phase pays.
   void assign_homes() {
-    if (!plan::gathers_a_at_homes(plan_)) return;
+    if (!plan_.choice.a_homes) return;
     struct Group {
       const Task* first = nullptr;
       std::set<LogicalTile> tiles;
@@ -588,7 +591,6 @@ class GemmLowering {
       if (group.first == nullptr) group.first = &task;
       group.tiles.insert(task.tile);
     }
-    const std::uint32_t m = format_.pass;
     const std::uint32_t slot =
         u32(kernels::amp::round_up(kernels::amp::left_elements(plan_.call_rows, plan_.choice.block_inner) * element_, 8),
             "A home slot");
@@ -597,12 +599,12 @@ class GemmLowering {
       std::map<LogicalTile, std::uint32_t> slots;
       std::uint32_t cursor = plan_.tiles_used / 2;
       for (const auto& [group, members] : groups) {
-        if (group.wave != wave || members.tiles.size() < 2) continue;
+        if (group.wave != wave) continue;
         const Task* task = members.first;
         const std::set<LogicalTile>& tiles = members.tiles;
         for (std::uint32_t block = 0; block < plan_.inner_blocks; ++block) {
           const std::uint32_t extent = block_extent(*task, block);
-          if (extent == 0 || extent % m != 0) continue;
+          if (!plan::a_block_has_home(plan_, tiles.size(), extent)) continue;
           LogicalTile tile(static_cast<std::uint16_t>(cursor % plan_.tiles_used));
           for (std::uint32_t tries = 0; tries < plan_.tiles_used && tiles.contains(tile); ++tries) {
             cursor = (cursor + 1) % plan_.tiles_used;

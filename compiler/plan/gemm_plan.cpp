@@ -53,6 +53,7 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
       (c.block_columns != 32 && c.block_columns != 64 && c.block_columns != 128)) {
     return std::nullopt;
   }
+  if (c.a_homes && ceil_div(p.columns, c.block_columns) < 2) return std::nullopt;
   if (c.block_rows == 0 || c.block_rows > p.rows || c.block_inner == 0 ||
       c.block_inner % f.pass != 0 || c.k_split == 0) {
     return std::nullopt;
@@ -122,9 +123,10 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
   if (p.pack_weights) {
     plan.scratch_bytes += mul(blocks_per_home, packed_slot + (rearrange ? staging_slot : 0));
   }
-  // The A blocks gathered on homes (gathers_a_at_homes): a wave's homes are
-  // its row blocks' K blocks, about inner_blocks / column_blocks per tile.
-  const bool homes = gathers_a_at_homes(plan);
+  // The A blocks gathered on homes (a_block_has_home): a wave's homes are
+  // its row blocks' full-panel K blocks, about inner_blocks / column_blocks
+  // per tile.
+  const bool homes = a_block_has_home(plan, std::min(plan.column_blocks, plan.tiles_used), call_inner);
   const std::uint64_t homes_per_tile = homes ? ceil_div(plan.inner_blocks, plan.column_blocks) : 0;
   plan.scratch_bytes += mul(homes_per_tile, kernels::amp::round_up(
                                                 mul(kernels::amp::left_elements(plan.call_rows, call_inner), f.left_bytes), 8));
@@ -141,10 +143,20 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
   }
   const std::uint64_t steps = mul(plan.waves, plan.inner_blocks);
   plan.compute_cycles = mul(steps, call);
-  plan.exchange_cycles = mul(steps, a_words + b_words + kExchangePhaseCycles);
+  // A block messages per task and K block: one per row and A16 panel when
+  // gathered from a's rows (each row's panels lie apart), one per panel
+  // from a home.
+  const std::uint64_t panels = call_inner / f.pass;
+  const std::uint64_t direct_messages = mul(c.block_rows, panels);
+  const std::uint64_t a_messages = homes ? panels : direct_messages;
+  plan.exchange_cycles =
+      mul(steps, a_words + b_words + kExchangePhaseCycles + mul(a_messages + 1, kReceiveMessageCycles));
   // With homes, each wave first gathers its A blocks: one phase, the
-  // busiest home receiving its blocks' words.
-  if (homes) plan.exchange_cycles += mul(plan.waves, mul(homes_per_tile, a_words) + kExchangePhaseCycles);
+  // busiest home receiving its blocks' words and messages.
+  if (homes) {
+    plan.exchange_cycles += mul(
+        plan.waves, mul(homes_per_tile, a_words + mul(direct_messages, kReceiveMessageCycles)) + kExchangePhaseCycles);
+  }
   const std::uint64_t c_elements = mul(c.block_rows, c.block_columns);
   const std::uint64_t c_words = ceil_div(mul(c_elements, f.output_bytes), 4);
   // Every wave ends with its reduction and output phases: the C slot is
@@ -168,16 +180,20 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
   return plan;
 }
 
-bool gathers_a_at_homes(const GemmPlan& plan) { return plan.column_blocks > 1; }
+bool a_block_has_home(const GemmPlan& plan, std::size_t tasks_in_wave, std::uint32_t extent) {
+  const std::uint32_t pass = kernels::gemm_format(plan.problem.family).pass;
+  return plan.choice.a_homes && tasks_in_wave >= 2 && extent > 0 && extent % pass == 0;
+}
 
 GemmPlan plan_gemm(const GemmProblem& p) {
   require_valid(p);
   const kernels::GemmFormat f = kernels::gemm_format(p.family);
   std::optional<GemmPlan> best;
-  // Cheapest, then fewer waves, fewer tiles, wider blocks, fewer parts.
-  const auto key = [](const GemmPlan& plan) {
-    return std::make_tuple(plan.cycles, plan.waves, plan.tiles_used, -std::int64_t{plan.choice.block_columns},
-                           plan.choice.k_split, -std::int64_t{plan.choice.block_rows});
+  // The asked-for A gather first, then cheapest, fewer waves, fewer tiles,
+  // wider blocks, fewer parts.
+  const auto key = [&p](const GemmPlan& plan) {
+    return std::make_tuple(p.a_homes.has_value() && *p.a_homes != plan.choice.a_homes, plan.cycles, plan.waves, plan.tiles_used, -std::int64_t{plan.choice.block_columns},
+                           plan.choice.k_split, -std::int64_t{plan.choice.block_rows}, plan.choice.a_homes);
   };
   const std::uint32_t padded_inner = static_cast<std::uint32_t>(kernels::amp::padded_inner(p.inner, f.pass));
   const std::uint32_t max_split = p.allow_k_split ? std::min<std::uint32_t>(16, padded_inner / f.pass) : 1;
@@ -202,8 +218,10 @@ GemmPlan plan_gemm(const GemmProblem& p) {
         const std::uint64_t most = std::min<std::uint64_t>(part / f.pass, fewest + 64);
         for (std::uint64_t blocks_k = fewest; blocks_k <= most; ++blocks_k) {
           const auto inner = static_cast<std::uint32_t>(kernels::amp::round_up(ceil_div(part, blocks_k), f.pass));
-          const auto plan = evaluate_gemm(p, GemmChoice{rows, columns, inner, split});
-          if (plan && (!best || key(*plan) < key(*best))) best = plan;
+          for (const bool homes : {false, true}) {
+            const auto plan = evaluate_gemm(p, GemmChoice{rows, columns, inner, split, homes});
+            if (plan && (!best || key(*plan) < key(*best))) best = plan;
+          }
         }
       }
     }
@@ -231,7 +249,9 @@ GemmPlan plan_gemm_prior_art(const GemmProblem& problem) {
     if (rows == previous) continue;
     previous = rows;
     if (rows < kernels::kGemmMinimumRows && blocks > 1) break;  // OLD: ≥ 12 rows per block
-    const auto plan = evaluate_gemm(p, GemmChoice{rows, kBlock, kBlock, 1});
+    // Its left operand was multicast to the column blocks, which the homes
+    // model best.
+    const auto plan = evaluate_gemm(p, GemmChoice{rows, kBlock, kBlock, 1, column_blocks > 1});
     if (!plan) continue;
     const std::uint64_t outputs = mul(mul(p.batch, plan->row_blocks), column_blocks);
     const std::uint64_t waves = ceil_div(outputs, p.tiles);
@@ -254,11 +274,11 @@ std::string format_gemm_plan(const GemmPlan& plan) {
   const kernels::GemmFormat f = kernels::gemm_format(p.family);
   return fmt::format(
       "{} GEMM {}×{}·{}×{} (batch {}): {} row blocks of {} (call rows {}) × {} column blocks of {}, "
-      "K {} in {} blocks of {}, split {} — {} tasks on {} tiles in {} waves; modelled {} cycles "
+      "K {} in {} blocks of {}, split {}, A {} — {} tasks on {} tiles in {} waves; modelled {} cycles "
       "(weight packing {}, compute {}, exchange {}, reduction {}, output {}) vs FLOP bound {} (×{:.2f})",
       f.name, p.rows, p.inner, p.inner, p.columns, p.batch, plan.row_blocks, plan.choice.block_rows,
       plan.call_rows, plan.column_blocks, plan.choice.block_columns, p.inner, plan.inner_blocks,
-      plan.choice.block_inner, plan.choice.k_split, plan.tasks, plan.tiles_used, plan.waves, plan.cycles,
+      plan.choice.block_inner, plan.choice.k_split, plan.choice.a_homes ? "via homes" : "gathered directly", plan.tasks, plan.tiles_used, plan.waves, plan.cycles,
       plan.packing_cycles, plan.compute_cycles, plan.exchange_cycles, plan.reduction_cycles, plan.output_cycles,
       plan.flop_bound_cycles,
       plan.flop_bound_cycles == 0 ? 0.0

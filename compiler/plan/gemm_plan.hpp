@@ -67,6 +67,11 @@ struct GemmProblem {
   // weights already packed by the host (the prior art's resident,
   // block-major weights).
   bool pack_weights = true;
+  // Whether the A blocks go through homes (GemmChoice::a_homes): nullopt
+  // lets the model choose; a value is preferred over every plan without it
+  // (kept when no such plan exists, as homes need two column blocks), so
+  // tests and benchmarks can compare both gathers.
+  std::optional<bool> a_homes = std::nullopt;
 };
 
 // A choice of blocking; plan_gemm searches these, evaluate_gemm costs one.
@@ -75,6 +80,10 @@ struct GemmChoice {
   std::uint32_t block_columns = 64;  // N per call
   std::uint32_t block_inner = 64;    // K per call (a multiple of the pass)
   std::uint32_t k_split = 1;         // K parts, each a multiple of the pass
+  // Gather each wave's A blocks once onto home tiles and multicast them to
+  // the column blocks from there (a_block_has_home), instead of gathering
+  // every task's A block straight from a's rows. Needs ≥ 2 column blocks.
+  bool a_homes = false;
 };
 
 struct GemmPlan {
@@ -100,12 +109,15 @@ struct GemmPlan {
   std::uint64_t flop_bound_cycles = 0;
 };
 
-// Whether the plan's A blocks are gathered once per wave onto home tiles
-// and brought from there to the tasks (lower/matmul.cpp assign_homes): when
-// several column blocks read each row block's A blocks. K blocks with a
-// partial last panel, and a row block whose wave holds only one of its
-// column blocks, are still gathered straight into the tasks.
-bool gathers_a_at_homes(const GemmPlan& plan);
+// Whether one K block of a row block, `extent` logical K wide, is gathered
+// once per wave onto a home tile and brought from there to the
+// `tasks_in_wave` column-block tasks of that row block in the wave
+// (lower/matmul.cpp assign_homes): when the plan chose homes, two or more
+// of those tasks share the wave, and the block is whole A16 panels (a
+// partial last panel is gathered straight into each task, zero padded).
+// The one rule: the lowering places homes by it and the planner prices
+// them by it.
+bool a_block_has_home(const GemmPlan& plan, std::size_t tasks_in_wave, std::uint32_t extent);
 
 // 2·batch·M·K·N / (128 · tiles), rounded up: the problem's FLOP bound on
 // `problem.tiles` tiles.

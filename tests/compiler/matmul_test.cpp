@@ -68,7 +68,8 @@ Graph matmul_graph(const Case& c) {
 }
 
 // Compiles, runs and compares; returns the compile result for plan checks.
-CompileResult check(const Case& c) {
+// `a_homes` fixes the GEMMs' A gather (CompileOptions::gemm_a_homes).
+CompileResult check(const Case& c, std::optional<bool> a_homes = std::nullopt) {
   SCOPED_TRACE(describe(c));
   const Graph g = matmul_graph(c);
   TensorBytes bindings;
@@ -77,7 +78,7 @@ CompileResult check(const Case& c) {
   bindings["a"] = random_bytes(g.type(a), 1);
   bindings["b"] = random_bytes(g.type(b), 2);
   const auto reference = tessera::testing::evaluate_graph_with_bounds(g, bindings);
-  CompileResult compiled = compile(g, {.tiles = c.tiles});
+  CompileResult compiled = compile(g, {.tiles = c.tiles, .gemm_a_homes = a_homes});
   const auto run = testing::run_on_simulator(compiled.application, bindings);
   const TensorType& type = g.type(g.operation(g.top_level(OpKind::kHostOutput)[0]).inputs[0]);
   const auto problem = tessera::testing::check_within_bounds(type, run.outputs.at("c"),
@@ -126,12 +127,13 @@ TEST(Matmul, DeepKWithoutSplitLoopsOverKBlocks) {
   EXPECT_EQ(compiled.plans[0].find("in 1 blocks"), std::string::npos) << compiled.plans[0];
 }
 
-// Column blocks of one row block share its A blocks: each K block of whole
-// panels is gathered once per wave onto a home tile, then reaches the tasks
-// as one multicast run per panel (one run where the rows fill the block).
-// Gathered straight from a's row shards into every task, the A blocks alone
-// would be a message per source row, panel and column block (oracle: the
-// plan's blocks, counted below). Shapes: rows filling the call and rows
+// Column blocks of one row block share its A blocks: through homes, each K
+// block of whole panels is gathered once per wave onto a home tile, then
+// reaches the tasks as one multicast run per panel (one run where the rows
+// fill the block). Gathered straight from a's row shards into every task,
+// the A blocks are up to a message per source row, panel and column block
+// (oracle: the plan's blocks, counted below). Both gathers are lowered for each shape
+// and checked against the reference. Shapes: rows filling the call and rows
 // padded to 12, several waves, a K split, both families.
 TEST(Matmul, ColumnBlocksReceiveTheirABlockFromItsHomeOnce) {
   struct Shape3 {
@@ -144,28 +146,59 @@ TEST(Matmul, ColumnBlocksReceiveTheirABlockFromItsHomeOnce) {
         Shape3{DType::kF16, 12, 640, 100, 64}}) {
     const Case c{dtype, {m, k}, {k, n}, tiles};
     SCOPED_TRACE(describe(c));
-    const plan::GemmPlan plan = plan::plan_gemm(
-        {dtype == DType::kF16 ? kernels::GemmFamily::kF16 : kernels::GemmFamily::kF32, 1, m, k, n, tiles});
-    ASSERT_GT(plan.column_blocks, 1u);
-    // A direct gather is a message per row, m-wide panel (A_m holds a row's
-    // panels apart) and column block, however a is laid out.
-    const unsigned pass = kernels::gemm_format(plan.problem.family).pass;
-    const std::uint64_t direct = std::uint64_t{m} * kernels::amp::padded_inner(k, pass) / pass * plan.column_blocks;
-    const lower::Program program = lower::lower_graph(matmul_graph(c), {.tiles = tiles});
-    std::uint64_t receives = 0;  // into A blocks: the tasks' staging and the homes
-    for (const lower::Step& step : program.steps) {
-      for (const lower::Transfer& transfer : step.transfers) {
-        for (const lower::Location& to : transfer.destinations) {
-          if (program.buffers[to.buffer].name.find(" A block") != std::string::npos) ++receives;
+    for (const bool homes : {true, false}) {
+      SCOPED_TRACE(homes ? "through homes" : "gathered directly");
+      plan::GemmProblem problem{
+          dtype == DType::kF16 ? kernels::GemmFamily::kF16 : kernels::GemmFamily::kF32, 1, m, k, n, tiles};
+      problem.a_homes = homes;
+      const plan::GemmPlan plan = plan::plan_gemm(problem);
+      ASSERT_GT(plan.column_blocks, 1u);
+      ASSERT_EQ(plan.choice.a_homes, homes) << plan::format_gemm_plan(plan);
+      // A direct gather is a message per row, m-wide panel (A_m holds a row's
+      // panels apart) and column block, however a is laid out.
+      const unsigned pass = kernels::gemm_format(plan.problem.family).pass;
+      const std::uint64_t direct =
+          std::uint64_t{m} * kernels::amp::padded_inner(k, pass) / pass * plan.column_blocks;
+      const lower::Program program = lower::lower_graph(matmul_graph(c), {.tiles = tiles, .gemm_a_homes = homes});
+      std::uint64_t receives = 0;  // into A blocks: the tasks' staging and the homes
+      for (const lower::Step& step : program.steps) {
+        for (const lower::Transfer& transfer : step.transfers) {
+          for (const lower::Location& to : transfer.destinations) {
+            if (program.buffers[to.buffer].name.find(" A block") != std::string::npos) ++receives;
+          }
         }
       }
+      // Through homes the rows arrive once per row block, not once per column
+      // block, plus at most a run per panel of each task's K block.
+      const std::uint64_t per_task = std::uint64_t{plan.inner_blocks} * plan.choice.block_inner / pass;
+      const std::uint64_t through_homes = direct / plan.column_blocks + plan.tasks * per_task;
+      ASSERT_GT(direct, through_homes) << "the shape does not tell them apart";
+      if (homes) {
+        EXPECT_LE(receives, through_homes) << plan::format_gemm_plan(plan);
+      } else {
+        // At most a message per row, panel and column block (fewer where a
+        // row already lies on its task's tile and moves locally), and more
+        // than homes would take.
+        EXPECT_LE(receives, direct) << plan::format_gemm_plan(plan);
+        EXPECT_GT(receives, through_homes) << plan::format_gemm_plan(plan);
+      }
+      check(c, homes);
     }
-    // The rows arrive once per row block, not once per column block, plus at
-    // most a run per panel of each task's K block.
-    const std::uint64_t per_task = std::uint64_t{plan.inner_blocks} * plan.choice.block_inner / pass;
-    EXPECT_LE(receives, direct / plan.column_blocks + plan.tasks * per_task) << plan::format_gemm_plan(plan);
-    EXPECT_GT(direct, direct / plan.column_blocks + plan.tasks * per_task) << "the shape does not tell them apart";
-    check(c);
+  }
+}
+
+// The planner takes homes only where its model says they pay: a GEMM with
+// few rows and one K block gathers directly (the home phase would cost more
+// than the messages it saves), so400m's projections go through homes.
+TEST(Matmul, ThePlannerChoosesHomesWhereTheyPay) {
+  const plan::GemmPlan small = plan::plan_gemm({kernels::GemmFamily::kF16, 1, 16, 64, 128, 64});
+  EXPECT_FALSE(small.choice.a_homes) << plan::format_gemm_plan(small);
+  const plan::GemmPlan so400m = plan::plan_gemm({kernels::GemmFamily::kF16, 1, 729, 1152, 1152, 1472});
+  EXPECT_TRUE(so400m.choice.a_homes) << plan::format_gemm_plan(so400m);
+  for (const plan::GemmPlan& chosen : {small, so400m}) {
+    plan::GemmProblem other = chosen.problem;
+    other.a_homes = !chosen.choice.a_homes;
+    EXPECT_LE(chosen.cycles, plan::plan_gemm(other).cycles) << plan::format_gemm_plan(chosen);
   }
 }
 
