@@ -364,7 +364,6 @@ class GemmLowering {
     if (family_ != GemmFamily::kF32) staging_buffer_ = add_buffer_on("B row-major", staging_bytes, false);
     if (expanded()) {
       codes_buffer_ = add_buffer_on("B codes row-major (zero padded)", codes_bytes, false);
-      for (const auto& [tile, bytes] : codes_bytes) zeroed_[{codes_buffer_, tile}] = bytes;
     }
     // One word per scale block a home's weight blocks meet (sized below).
     if (expanded()) scales_buffer_ = add_buffer_on("B scales", {}, false);
@@ -459,7 +458,7 @@ class GemmLowering {
                       provenance_});
       }
     }
-    fill_zeros();
+    if (expanded()) zero_codes_staging(codes_bytes);
     if (expanded()) {
       for (const auto& [tile, words] : scale_words) {
         program_.buffers[scales_buffer_].bytes[tile] = u32(words.size() * std::uint64_t{4}, "scale words");
@@ -653,10 +652,10 @@ class GemmLowering {
                      provenance_};
   }
 
-  void fill_zeros() {
+  void zero_codes_staging(const std::map<LogicalTile, std::uint32_t>& codes_bytes) {
     std::map<LogicalTile, std::vector<KernelRun>> fills;
-    for (const auto& [at, bytes] : zeroed_) {
-      if (bytes > 0) fills[at.second].push_back(zero_run(at.first, bytes));
+    for (const auto& [tile, bytes] : codes_bytes) {
+      if (bytes > 0) fills[tile].push_back(zero_run(codes_buffer_, bytes));
     }
     if (fills.empty()) return;
     MoveLowering none(program_, fmt::format("op {} zero padding", id_.index), provenance_, element_);
@@ -783,8 +782,6 @@ class GemmLowering {
   std::map<std::uint32_t, BufferId> left_, weights_;  // by logical K extent
   std::map<HomeKey, Home> homes_;
   BufferId homes_buffer_ = 0;
-  // Bytes of each (buffer, tile) fill_zeros clears (all multiples of 8).
-  std::map<std::pair<BufferId, LogicalTile>, std::uint32_t> zeroed_;
   std::optional<BufferId> rows_;  // f16 C blocks unpacked row-major (move_out)
   struct WeightKey {
     Index lead;  // b's leading index
