@@ -51,7 +51,11 @@ inline constexpr std::uint64_t kActivationReservePerTile = 64 * 1024;
 struct WeightMemory {
   std::uint32_t tiles = 0;
   std::uint64_t tile_bytes = 0;          // what placement offers one tile
-  std::uint64_t code_reserve = 0;        // region 0, per tile
+  // Region 0, per tile: all of it, since a tile's code size is known only
+  // after lowering. The linker may still place host-bound weights in region
+  // 0 above the code (compiler/emit/data_placement.cpp), so this check errs
+  // on the safe side: a model it admits has at least this much room.
+  std::uint64_t code_reserve = 0;
   std::uint64_t activation_reserve = 0;  // kActivationReservePerTile
   std::uint64_t per_tile() const noexcept { return tile_bytes - code_reserve - activation_reserve; }
   std::uint64_t free_bytes() const noexcept { return per_tile() * tiles; }
