@@ -245,12 +245,49 @@ class RecipeBuilder {
         constexpr double kScales[] = {0.125, 1.0, 0.35};
         return graph_.attention(q, q, q, kScales[choices.below(3)]);
       }
+      case StepKind::kRepeat:
+        return build_repeat(v, choices);
     }
     return graph_.copy(v);
   }
 
+  // A repeat carrying `v` through 1–3 iterations; iteration i combines it
+  // with entry i of a new sequence parameter (the sequence's axis 0 is the
+  // iteration): an add, a mul, or a matmul by a [C, C] entry (C the last
+  // axis, so the carried type is kept). A u32 graph's body moves data only:
+  // the entry replaces the carried value.
+  ValueId build_repeat(ValueId v, Choices& choices) {
+    const Shape shape = shape_of(v);
+    const std::uint32_t count = 1 + choices.below(3);
+    enum { kAdd, kMul, kMatmul } combine = is_float(recipe_.dtype)
+                                               ? static_cast<decltype(kAdd)>(choices.below(3))
+                                               : kAdd;
+    if (combine == kMatmul && shape.size() < 2) combine = kAdd;
+    Shape entry = combine == kMatmul ? Shape{shape.back(), shape.back()} : shape;
+    Shape sequence = entry;
+    sequence.insert(sequence.begin(), count);
+    if (too_large(sequence)) return graph_.copy(v);
+    const ValueId s = graph_.parameter(fmt::format("s{}", sequences_++), {{recipe_.dtype, 0}, sequence});
+    const bool data_only = !is_float(recipe_.dtype);
+    return graph_.repeat(count, {v}, {s}, {},
+                         [&](Graph& body, std::span<const ValueId> carried, std::span<const ValueId> entries,
+                             std::span<const ValueId>) -> std::vector<ValueId> {
+                           if (data_only) return {body.copy(entries[0])};
+                           switch (combine) {
+                             case kMul:
+                               return {body.mul(carried[0], entries[0])};
+                             case kMatmul:
+                               return {body.matmul(carried[0], entries[0])};
+                             case kAdd:
+                               break;
+                           }
+                           return {body.add(carried[0], entries[0])};
+                         })[0];
+  }
+
   std::size_t parameters_ = 0;  // layer_norm's gamma/beta pairs so far
   std::size_t weights_ = 0;     // matmul's weights so far
+  std::size_t sequences_ = 0;   // repeat's sequences so far
 
   const GraphRecipe& recipe_;
   Graph graph_;
@@ -431,6 +468,8 @@ std::string step_kind_name(StepKind kind) {
       return "matmul";
     case StepKind::kAttention:
       return "attention";
+    case StepKind::kRepeat:
+      return "repeat";
   }
   return fmt::format("step kind {}", static_cast<unsigned>(kind));
 }

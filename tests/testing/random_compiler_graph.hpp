@@ -14,7 +14,7 @@
 // builder refuses are dropped), these graphs are what the compiler is meant
 // to compile today: one dtype per graph (f32 or f16, sometimes u32 for pure
 // data movement; a convert goes to another dtype and back), ranks 1–3 at the
-// inputs, no repeat, no matmul or attention yet.
+// inputs, repeats only of one op over a sequence (kRepeat).
 
 #include <cstdint>
 #include <iosfwd>
@@ -68,8 +68,11 @@ enum class StepKind : std::uint8_t {
   kMatmul,     // by a new parameter w<k> of [K, N] (a rank-1 value as one row)
   kAttention,  // self-attention of an f16 value as one head: q = k = v of [1, 1, S, D],
                // D its last axis cut to a multiple of 4 (up to 128)
+  kRepeat,     // 1–3 iterations carrying the value, each combining it with entry i of a
+               // new sequence parameter s<k>: add, mul, or matmul by an entry of
+               // [count, C, C] (u32: the entry itself replaces the value)
 };
-inline constexpr std::uint8_t kStepKindCount = 15;
+inline constexpr std::uint8_t kStepKindCount = 16;
 
 // One op. `operand` counts back from the latest value (0 = the previous
 // step's result, so shrinking gives a chain); `choices` are read per kind

@@ -41,16 +41,17 @@ RC_GTEST_PROP(RandomCompilerGraph, GraphsVerifyAndTheReferenceEvaluatesThem, ())
   RC_ASSERT(build_graph(recipe) == graph);
 
   // layer_norm steps add their gamma and beta parameters, matmul steps
-  // their weights.
+  // their weights, repeat steps their sequence.
   const std::size_t layer_norms = count_of(graph, OpKind::kLayerNorm);
   const std::size_t matmuls = count_of(graph, OpKind::kMatmul);
+  const std::size_t repeats = count_of(graph, OpKind::kRepeat);
   const std::size_t bindings = count_of(graph, OpKind::kHostInput) + count_of(graph, OpKind::kParameter);
   RC_ASSERT(bindings >= 1u);
-  RC_ASSERT(bindings <= 3u + 2 * layer_norms + matmuls);
+  RC_ASSERT(bindings <= 3u + 2 * layer_norms + matmuls + repeats);
   const std::size_t outputs = count_of(graph, OpKind::kHostOutput);
   RC_ASSERT(outputs >= 1u);
   RC_ASSERT(outputs <= 2u);
-  RC_ASSERT(graph.block_count() == 1u);  // no repeat
+  RC_ASSERT(graph.block_count() == 1u + repeats);  // a body per repeat, none nested
   const std::size_t ops = graph.top().operations.size() - bindings - outputs;
   RC_ASSERT(ops >= 1u);
   RC_ASSERT(ops <= 6u * 3);  // a convert step is up to three converts
@@ -58,7 +59,9 @@ RC_GTEST_PROP(RandomCompilerGraph, GraphsVerifyAndTheReferenceEvaluatesThem, ())
     for (const compiler::OpId id : graph.top_level(kind)) {
       const auto& name = std::get<compiler::BindingAttributes>(graph.operation(id).attributes).name;
       // [C] and [K, N] of any value's last axis
-      if (name.starts_with("gamma") || name.starts_with("beta") || name.starts_with("w")) continue;
+      if (name.starts_with("gamma") || name.starts_with("beta") || name.starts_with("w") || name.starts_with("s")) {
+        continue;
+      }
       const auto& type = graph.type(graph.operation(id).results[0]);
       RC_ASSERT(type.shape.size() >= 1u);
       RC_ASSERT(type.shape.size() <= 3u);
@@ -124,7 +127,10 @@ TEST(RandomCompilerGraph, EmptyAndAllZeroRecipesBuild) {
                                         OpKind::kSoftmax, OpKind::kParameter, OpKind::kMatmul,
                                         // attention of a last axis of 1: no head dimension
                                         // the kernels take (AttentionSteps below)
-                                        OpKind::kCopy, OpKind::kHostOutput, OpKind::kHostOutput}));
+                                        OpKind::kCopy,
+                                        // one iteration adding entry 0 of s0
+                                        OpKind::kParameter, OpKind::kRepeat,
+                                        OpKind::kHostOutput, OpKind::kHostOutput}));
   EXPECT_EQ(graph.type({1}).shape, compiler::Shape({3}));  // derived: [2, 3] without axis 0
 }
 
@@ -143,6 +149,40 @@ TEST(RandomCompilerGraph, AttentionSteps) {
                                         OpKind::kAttention, OpKind::kHostOutput}));
   EXPECT_EQ(graph.type(graph.operation(graph.top_level(OpKind::kAttention)[0]).results[0]).shape,
             compiler::Shape({1, 1, 6, 8}));
+}
+
+// A repeat step carries the value through its iterations, combining it with
+// the entries of a sequence of extent `count` on axis 0: the choices read
+// the count (1 + 2 = 3), then the combination (2 = matmul by [C, C]).
+TEST(RandomCompilerGraph, RepeatSteps) {
+  for (const DType dtype : {DType::kF32, DType::kU32}) {
+    GraphRecipe recipe;
+    recipe.dtype = dtype;
+    recipe.inputs = {input_of_shape({2, 3})};
+    StepRecipe repeat = step_of(StepKind::kRepeat);
+    repeat.choices = {2, 2};
+    recipe.steps = {repeat};
+    const Graph graph = build_graph(recipe);
+    compiler::verify(graph);
+    ASSERT_EQ(count_of(graph, OpKind::kRepeat), 1u);
+    const auto& op = graph.operation(graph.top_level(OpKind::kRepeat)[0]);
+    const auto& attributes = std::get<compiler::RepeatAttributes>(op.attributes);
+    EXPECT_EQ(attributes.count, 3u);
+    EXPECT_EQ(attributes.sequence, 1u);
+    ASSERT_EQ(graph.block_count(), 2u);
+    std::vector<OpKind> body;
+    for (const compiler::OpId id : graph.block(attributes.body).operations) body.push_back(graph.operation(id).kind);
+    if (dtype == DType::kF32) {
+      EXPECT_EQ(graph.type(op.inputs[1]).shape, compiler::Shape({3, 3, 3}));  // [count, C, C]
+      EXPECT_NE(std::find(body.begin(), body.end(), OpKind::kMatmul), body.end());
+    } else {
+      EXPECT_EQ(graph.type(op.inputs[1]).shape, compiler::Shape({3, 2, 3}));  // entries replace the value
+      EXPECT_NE(std::find(body.begin(), body.end(), OpKind::kCopy), body.end());
+    }
+    // The reference runs it (and the compile property test compares).
+    const TensorBytes results = evaluate_graph(graph, binding_bytes(graph)(rc::Random(), 10).value());
+    EXPECT_EQ(results.size(), 1u);
+  }
 }
 
 TEST(RandomCompilerGraph, U32GraphsMoveDataOnly) {
