@@ -388,6 +388,24 @@ std::size_t count_placed(const LinkedImage& image, std::string_view name) {
   return n;
 }
 
+// A weak undefined reference with no definition is not address 0: it is undefined.
+TEST(ColossusLinker, AWeakUndefinedReferenceWithoutADefinitionIsUndefined) {
+  ElfWriter w;
+  const auto text = w.add_section(".text", zeros(4));
+  w.add_symbol("main", in(text), 0);
+  const auto maybe = w.add_symbol("maybe", kShnUndef, 0, kStbWeak, kSttNotype);
+  w.add_relocation(text, 0, RelocationType::k32, maybe);
+  const std::vector<ObjectFile> objects{read_object("w.o", w.build())};
+  expect_error<LinkError>([&] { link(objects, main_entry()); }, {"undefined symbol 'maybe'"});
+  // Defined elsewhere, weakly or not, it resolves.
+  auto with_definition = objects;
+  with_definition.push_back(read_object("d.o", definer("d", "maybe", kStbWeak)));
+  LinkOptions options = main_entry();
+  options.retained = {"d_main"};
+  const LinkedImage image = link(with_definition, options);
+  EXPECT_EQ(word_at(image, ".text", 0), image.address_of("maybe"));
+}
+
 TEST(ColossusLinker, IdenticalComdatGroupsLinkOnce) {
   for (const bool a_first : {true, false}) {
     std::vector<ObjectFile> objects;
