@@ -208,8 +208,55 @@ std::uint16_t finite_f16_bits(Stream& s) {
   return static_cast<std::uint16_t>(sign | exponent << 10 | significand);
 }
 
+// kModelValues: |x| < 2, exponent 2^-6 … 2^0.
+std::uint32_t model_f32_bits(Stream& s) {
+  const std::uint64_t r = s.next();
+  const std::uint32_t sign = static_cast<std::uint32_t>(r & 1) << 31;
+  const auto exponent = static_cast<std::uint32_t>(127 - 6 + static_cast<int>((r >> 1) % 7));
+  return sign | exponent << 23 | static_cast<std::uint32_t>((r >> 8) & 0x7FFFFF);
+}
+
+std::uint16_t model_f16_bits(Stream& s) {
+  const std::uint64_t r = s.next();
+  const auto sign = static_cast<std::uint16_t>((r & 1) << 15);
+  const auto exponent = static_cast<std::uint16_t>(15 - 6 + (r >> 1) % 7);
+  return static_cast<std::uint16_t>(sign | exponent << 10 | ((r >> 8) & 0x3FF));
+}
+
+std::vector<std::uint8_t> model_bytes(const compiler::TensorType& type, Stream& stream) {
+  std::vector<std::uint8_t> bytes(compiler::byte_size(type));
+  switch (type.dtype()) {
+    case DType::kF32:
+      for (std::size_t i = 0; i + 4 <= bytes.size(); i += 4) {
+        const std::uint32_t bits = model_f32_bits(stream);
+        std::memcpy(bytes.data() + i, &bits, 4);
+      }
+      break;
+    case DType::kF16:
+      for (std::size_t i = 0; i + 2 <= bytes.size(); i += 2) {
+        const std::uint16_t bits = model_f16_bits(stream);
+        std::memcpy(bytes.data() + i, &bits, 2);
+      }
+      break;
+    case DType::kI32:
+      for (std::size_t i = 0; i + 4 <= bytes.size(); i += 4) {
+        const auto scale = static_cast<std::int32_t>(-8 + static_cast<int>(stream.next() % 5));
+        std::memcpy(bytes.data() + i, &scale, 4);
+      }
+      break;
+    default:  // u8 codes (and any other byte type): any byte but the F143 NaN
+      for (auto& b : bytes) {
+        b = static_cast<std::uint8_t>(stream.next());
+        if (b == 0x80) b = 0;
+      }
+      break;
+  }
+  return bytes;
+}
+
 std::vector<std::uint8_t> binding_bytes(const compiler::TensorType& type, GraphInputs inputs,
                                         Stream& stream) {
+  if (inputs == GraphInputs::kModelValues) return model_bytes(type, stream);
   std::vector<std::uint8_t> bytes(compiler::byte_size(type));
   if (inputs == GraphInputs::kAnyBits ||
       (type.dtype() != DType::kF32 && type.dtype() != DType::kF16)) {
@@ -302,6 +349,19 @@ std::string first_difference(const std::string& binding, const compiler::TensorT
                      schema::dtype_name(type.dtype()), hex(expected), hex(actual), differing);
 }
 
+TensorBytes run_package(runtime::Transport& transport, const schema::Application& application,
+                        const TensorBytes& bindings) {
+  TensorBytes outputs;
+  runtime::Session session(transport, application);
+  for (const auto& call : application.host_exchange.calls) {
+    runtime::BindingViews inputs;
+    for (const auto& name : call.input_bindings) inputs.emplace(name, bindings.at(name));
+    for (auto& [name, bytes] : session.call(call.name, inputs)) outputs[name] = std::move(bytes);
+  }
+  session.finish();
+  return outputs;
+}
+
 GraphCaseRun run_graph_case(runtime::Transport& transport, const GraphCase& graph_case) {
   GraphCaseRun result;
   const Graph graph = graph_case.build();
@@ -314,17 +374,7 @@ GraphCaseRun run_graph_case(runtime::Transport& transport, const GraphCase& grap
   const TensorBytes expected = testing::evaluate_graph(graph, bindings);
 
   start = std::chrono::steady_clock::now();
-  {
-    runtime::Session session(transport, compiled.application);
-    for (const auto& call : compiled.application.host_exchange.calls) {
-      runtime::BindingViews inputs;
-      for (const auto& name : call.input_bindings) inputs.emplace(name, bindings.at(name));
-      for (auto& [name, bytes] : session.call(call.name, inputs)) {
-        result.outputs[name] = std::move(bytes);
-      }
-    }
-    session.finish();
-  }
+  result.outputs = run_package(transport, compiled.application, bindings);
   result.run_seconds = seconds_since(start);
   for (const auto& fault : transport.faults()) ADD_FAILURE() << runtime::describe(fault);
 

@@ -34,7 +34,11 @@ using testing::TensorBytes;
 // What goes into a case's host inputs and parameters.
 enum class GraphInputs {
   kAnyBits,      // every bit pattern (NaN payloads, denormals): data movement must keep bits
-  kFiniteValues  // finite values of mixed magnitude: sums whose rounding depends on order
+  kFiniteValues,  // finite values of mixed magnitude: sums whose rounding depends on order
+  // Values a model's tensors take: floats with |x| < 2 (random significand),
+  // i32 block scales in [−8, −4], u8 F143 codes of any finite value (never
+  // 0x80, the NaN): what matmul, GeLU, LayerNorm, softmax and attention cases need.
+  kModelValues
 };
 
 struct GraphCase {
@@ -71,6 +75,12 @@ struct GraphCaseRun {
   double compile_seconds = 0;
   double run_seconds = 0;  // Session: load, every host call, finish
 };
+
+// Runs every host call of `application` in order through a runtime::Session
+// on `transport`, each with its input bindings from `bindings`, finishes the
+// session and returns every host output by name.
+TensorBytes run_package(runtime::Transport& transport, const schema::Application& application,
+                        const TensorBytes& bindings);
 
 // Compiles the case, runs every host call of the package in order through a
 // runtime::Session on `transport` ("load_parameters" when the graph has

@@ -49,12 +49,19 @@ inline constexpr std::uint32_t kShtStrtab = 3;
 inline constexpr std::uint32_t kShtRela = 4;
 inline constexpr std::uint32_t kShtNobits = 8;
 inline constexpr std::uint32_t kShtRel = 9;
+inline constexpr std::uint32_t kShtGroup = 17;  // a section group (COMDAT: gABI "Section Groups")
 
 // Section flags.
 inline constexpr std::uint32_t kShfWrite = 0x1;
 inline constexpr std::uint32_t kShfAlloc = 0x2;
 inline constexpr std::uint32_t kShfExecInstr = 0x4;
+inline constexpr std::uint32_t kShfGroup = 0x200;  // the section is a member of a group
 inline constexpr std::uint32_t kShfTls = 0x400;
+
+// An SHT_GROUP section's first word: its flags. GRP_COMDAT: one copy of the
+// group per link, the first by signature (templates instantiated in several objects).
+inline constexpr std::uint32_t kGrpComdat = 0x1;
+inline constexpr std::uint32_t kGroupWordBytes = 4;
 
 // Special section indices.
 inline constexpr std::uint16_t kShnUndef = 0;

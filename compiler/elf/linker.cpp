@@ -36,6 +36,7 @@ class Linker {
       : objects_(objects), options_(options) {}
 
   LinkedImage run() {
+    select_groups();
     collect_definitions();
     reach();
     place();
@@ -44,26 +45,68 @@ class Linker {
   }
 
  private:
-  // ---- 1. the global symbol table ---------------------------------------------------
+  // ---- 1. COMDAT selection and the global symbol table ---------------------------------
+  // The first COMDAT group of each signature (object order, then section order) is kept;
+  // every later one is discarded whole: its sections are never placed, their relocations
+  // never applied, and the definitions in them are not definitions.
+  void select_groups() {
+    std::map<std::string, std::size_t, std::less<>> kept;  // signature → object
+    for (std::size_t o = 0; o < objects_.size(); ++o) {
+      for (const SectionGroup& group : objects_[o].groups) {
+        if (!group.comdat) continue;
+        const auto [it, first] = kept.try_emplace(group.signature, o);
+        if (first) continue;
+        for (const std::uint32_t member : group.members) {
+          discarded_.emplace(SectionKey{o, member}, it->second);
+        }
+      }
+    }
+  }
+
+  bool is_discarded(std::size_t object, std::size_t section) const {
+    return discarded_.contains({object, section});
+  }
+
+  // "b.o's COMDAT group 'sig' (discarded: a.o's copy is kept)".
+  std::string discarded_group(std::size_t object, std::size_t section) const {
+    const ObjectFile& file = objects_[object];
+    return fmt::format("{}'s COMDAT group '{}' (discarded: {}'s copy is kept)", file.name,
+                       file.groups[file.sections[section].group].signature,
+                       objects_[discarded_.at({object, section})].name);
+  }
+
+  // ELF's rule: one strong (global) definition wins over any number of weak ones; among
+  // weak ones the first in object order wins; two strong ones are an error naming both.
+  // An external counts as strong: it beats a weak definition and clashes with a strong one.
   void collect_definitions() {
     for (std::size_t o = 0; o < objects_.size(); ++o) {
       const auto& symbols = objects_[o].symbols;
       for (std::size_t s = 1; s < symbols.size(); ++s) {
         const Symbol& symbol = symbols[s];
         if (!symbol.global() || !symbol.defined() || symbol.name.empty()) continue;
-        const auto [it, inserted] = globals_.try_emplace(symbol.name, Definition{o, s});
-        if (!inserted) {
-          const Definition& first = it->second;
-          throw LinkError(fmt::format(
-              "duplicate symbol '{}': defined in {} and in {}", symbol.name,
-              where(objects_[first.object], objects_[first.object].symbols[first.symbol]),
-              where(objects_[o], symbol)));
+        if (symbol.section != kShnAbs && is_discarded(o, symbol.section)) {
+          discarded_definitions_.try_emplace(symbol.name, Definition{o, s});
+          continue;
         }
+        const bool weak = symbol.binding == kStbWeak;
         if (options_.externals.contains(symbol.name)) {
+          if (weak) continue;
           throw LinkError(
               fmt::format("duplicate symbol '{}': defined in {} and given as an external",
                           symbol.name, where(objects_[o], symbol)));
         }
+        const auto [it, inserted] = globals_.try_emplace(symbol.name, Definition{o, s});
+        if (inserted) continue;
+        const Definition& first = it->second;
+        const Symbol& held = objects_[first.object].symbols[first.symbol];
+        if (weak) continue;                                        // strong or first weak stays
+        if (held.binding == kStbWeak) {
+          it->second = Definition{o, s};                           // strong beats weak
+          continue;
+        }
+        throw LinkError(fmt::format(
+            "duplicate symbol '{}': strong (global) definitions in {} and in {}", symbol.name,
+            where(objects_[first.object], held), where(objects_[o], symbol)));
       }
     }
   }
@@ -86,8 +129,16 @@ class Linker {
     visit(it->second.object, symbol.section);
   }
 
+  // A group's sections are kept or dropped together (gABI): reaching one reaches them all.
   void visit(std::size_t object, std::size_t section) {
-    if (reached_.insert({object, section}).second) pending_.push_back({object, section});
+    if (is_discarded(object, section)) return;  // relocate() names the reference
+    if (!reached_.insert({object, section}).second) return;
+    pending_.push_back({object, section});
+    const Section& reached = objects_[object].sections[section];
+    if (reached.group == kNoGroup) return;
+    for (const std::uint32_t member : objects_[object].groups[reached.group].members) {
+      visit(object, member);
+    }
   }
 
   void reach() {
@@ -107,8 +158,10 @@ class Linker {
       for (const Relocation& r : object.sections[s].relocations) {
         const Symbol& target = object.symbols[r.symbol];
         if (r.symbol == 0 || target.section == kShnAbs) continue;
-        if (target.defined()) {
-          visit(o, target.section);
+        // A local (or section symbol) is its own object's; a global or weak name is the
+        // table's winner, even when this object defines it too (a weak one may have lost).
+        if (!target.global()) {
+          if (target.defined()) visit(o, target.section);
         } else if (const auto it = globals_.find(target.name); it != globals_.end()) {
           const Symbol& definition = objects_[it->second.object].symbols[it->second.symbol];
           if (definition.section != kShnAbs) visit(it->second.object, definition.section);
@@ -197,25 +250,49 @@ class Linker {
   }
 
   // ---- 4. relocations ----------------------------------------------------------------------
+  // S for a definition: its section's placed address plus st_value, or st_value if absolute.
+  std::uint64_t defined_value(std::size_t o, std::uint32_t index) const {
+    const ObjectFile& object = objects_[o];
+    const Symbol& symbol = object.symbols[index];
+    if (symbol.section == kShnAbs) return symbol.value;
+    if (is_discarded(o, symbol.section)) {
+      // gABI: a local of a discarded group's section may not be referred to from outside it.
+      throw LinkError(fmt::format(
+          "symbol '{}' is in {} ({}), and references from outside a group to its locals are "
+          "not allowed",
+          symbol.name.empty() ? object.sections[symbol.section].name : symbol.name,
+          where(object, symbol.section), discarded_group(o, symbol.section)));
+    }
+    const auto it = addresses_.find({o, symbol.section});
+    if (it == addresses_.end()) {
+      throw LinkError(fmt::format("symbol '{}' refers to discarded section {}", symbol.name,
+                                  where(object, symbol.section)));
+    }
+    return std::uint64_t{it->second} + symbol.value;
+  }
+
   // S for `symbol` of `object`; the caller adds which relocation asked.
   std::uint64_t symbol_value(std::size_t o, std::uint32_t index) const {
     const ObjectFile& object = objects_[o];
     const Symbol& symbol = object.symbols[index];
     if (index == 0) return 0;
-    if (symbol.section == kShnAbs) return symbol.value;
-    if (symbol.defined()) {
-      const auto it = addresses_.find({o, symbol.section});
-      if (it == addresses_.end()) {
-        throw LinkError(fmt::format("symbol '{}' refers to discarded section {}", symbol.name,
-                                    where(object, symbol.section)));
-      }
-      return std::uint64_t{it->second} + symbol.value;
+    if (!symbol.global()) {
+      if (symbol.defined()) return defined_value(o, index);
+      throw LinkError(fmt::format("undefined local symbol '{}'", symbol.name));
     }
     if (const auto it = globals_.find(symbol.name); it != globals_.end()) {
-      return symbol_value(it->second.object, static_cast<std::uint32_t>(it->second.symbol));
+      return defined_value(it->second.object, static_cast<std::uint32_t>(it->second.symbol));
     }
     if (const auto it = options_.externals.find(symbol.name); it != options_.externals.end()) {
       return it->second;
+    }
+    if (const auto it = discarded_definitions_.find(symbol.name);
+        it != discarded_definitions_.end()) {
+      const ObjectFile& definer = objects_[it->second.object];
+      throw LinkError(fmt::format(
+          "undefined symbol '{}': defined only in {}, and the kept copy does not define it",
+          symbol.name,
+          discarded_group(it->second.object, definer.symbols[it->second.symbol].section)));
     }
     throw LinkError(fmt::format("undefined symbol '{}'", symbol.name));
   }
@@ -272,7 +349,7 @@ class Linker {
       image_.symbols.push_back(
           {name, object.name,
            static_cast<std::uint32_t>(
-               symbol_value(definition.object, static_cast<std::uint32_t>(definition.symbol))),
+               defined_value(definition.object, static_cast<std::uint32_t>(definition.symbol))),
            symbol.size, true, symbol.type == kSttFunc, absolute});
     }
     std::vector<LinkedSymbol> locals;
@@ -286,7 +363,7 @@ class Linker {
         if (!addresses_.contains({o, symbol.section})) continue;
         locals.push_back(
             {symbol.name, objects_[o].name,
-             static_cast<std::uint32_t>(symbol_value(o, static_cast<std::uint32_t>(s))),
+             static_cast<std::uint32_t>(defined_value(o, static_cast<std::uint32_t>(s))),
              symbol.size, false, symbol.type == kSttFunc, false});
       }
     }
@@ -301,6 +378,10 @@ class Linker {
   std::span<const ObjectFile> objects_;
   const LinkOptions& options_;
   std::map<std::string, Definition, std::less<>> globals_;
+  // Sections of discarded COMDAT groups → the object whose group of that signature is kept.
+  std::map<SectionKey, std::size_t> discarded_;
+  // Globals defined only in discarded groups (the first such), for the undefined-symbol message.
+  std::map<std::string, Definition, std::less<>> discarded_definitions_;
   std::set<SectionKey> reached_;
   std::vector<SectionKey> pending_;
   std::map<SectionKey, std::uint32_t> addresses_;

@@ -3,23 +3,33 @@
 // relocatable kernel and runtime objects → placed section bytes, their
 // addresses and a symbol table, for one tile's code regions.
 //
-//   1. symbols: every global or weak definition goes into one table; a name
-//      defined twice (weak or not: there is no weak resolution) or both
-//      defined and given as an external is a LinkError naming both places.
-//      Locals stay scoped to their object (the prior art's map mixed them);
+//   1. symbols: COMDAT groups first — the first group of each signature (object
+//      order) is kept, every later one discarded whole (its sections, their
+//      relocations, its definitions); their contents are not compared (the
+//      one-definition rule makes them equal). Then every global or weak
+//      definition of a kept section goes into one table by ELF's rule: a strong
+//      (global) definition beats weak ones, the first weak one wins among weak
+//      ones, two strong ones are a LinkError naming both objects. An external
+//      is strong too: it beats a weak definition, clashes with a strong one.
+//      A reference to a global or weak name resolves to the table's winner,
+//      even from the object that lost; locals stay scoped to their object (the
+//      prior art's map mixed them), and a reference from outside a discarded
+//      group to one of its locals is an error (gABI). A weak undefined
+//      reference with no definition is undefined, not 0;
 //   2. reachability (§3.3): from the entry and the retained symbols
 //      (dispatch-table targets nothing relocates against), each relocation of
 //      a reached section reaches the section of its target — its own
-//      object's section for a defined symbol (no interposition), the table's
-//      for an undefined one. Unreached sections are dropped whole;
+//      object's for a local, the table's winner for a global or weak name.
+//      Reaching one section of a group reaches all of it. Unreached sections
+//      are dropped whole;
 //   3. placement (§3.4): reached sections in object order, then section
 //      order, each at the first region (in address order) where it fits after
 //      what that region already holds, aligned to sh_addralign. A section
 //      that fits nowhere is a LinkError naming section, size, alignment and
 //      every region's free bytes;
 //   4. relocations (§3.2, relocation.hpp): V = S + A, S the placed address
-//      (section + st_value), st_value for an absolute symbol, the table or an
-//      external for an undefined one; a write must lie inside its section
+//      (section + st_value), st_value for an absolute symbol, the table's
+//      winner or an external for a global name; a write must lie inside its section
 //      (§3.2's hole: the prior art checked the whole image). Errors name the
 //      object, section, offset, type, symbol, value and allowed range.
 //

@@ -220,6 +220,76 @@ void read_relocations(const Bytes& file, const std::vector<RawSection>& headers,
   }
 }
 
+// SHT_GROUP sections → ObjectFile::groups, and each member's Section::group.
+void read_groups(const Bytes& file, const std::vector<RawSection>& headers, std::uint32_t symtab,
+                 ObjectFile& object) {
+  for (std::uint32_t index = 0; index < headers.size(); ++index) {
+    const RawSection& h = headers[index];
+    if (h.type != kShtGroup) continue;
+    const std::string field = fmt::format("section {} ({})", index, object.sections[index].name);
+    if (h.entsize != kGroupWordBytes) {
+      fail(field, fmt::format("sh_entsize {}, expected {}", h.entsize, kGroupWordBytes));
+    }
+    if (h.size < kGroupWordBytes || h.size % kGroupWordBytes != 0) {
+      fail(field, fmt::format("sh_size {:#x} is not a flag word and whole member words", h.size));
+    }
+    if (symtab == 0 || h.link != symtab) {
+      fail(field, fmt::format("sh_link {} is not the symbol table", h.link));
+    }
+    if (h.info == 0 || h.info >= object.symbols.size()) {
+      fail(field, fmt::format("sh_info {} names no symbol (the group's signature)", h.info));
+    }
+    SectionGroup group;
+    group.section = index;
+    const Symbol& signature = object.symbols[h.info];
+    group.signature = signature.name;
+    if (group.signature.empty() && signature.type == kSttSection &&
+        signature.section < object.sections.size()) {
+      group.signature = object.sections[signature.section].name;
+    }
+    if (group.signature.empty()) fail(field, "the signature symbol has no name");
+    const std::uint32_t flags = file.u32(h.offset, field + " flag word");
+    if ((flags & ~kGrpComdat) != 0) {
+      fail(field, fmt::format("group flags {:#x}: only GRP_COMDAT ({:#x}) is supported", flags,
+                              kGrpComdat));
+    }
+    group.comdat = (flags & kGrpComdat) != 0;
+    const auto group_index = static_cast<std::uint32_t>(object.groups.size());
+    for (std::uint32_t at = kGroupWordBytes; at < h.size; at += kGroupWordBytes) {
+      const std::uint32_t member = file.u32(std::uint64_t{h.offset} + at, field + " member");
+      if (member == 0 || member >= headers.size()) {
+        fail(field, fmt::format("member {} is not a section of the file", member));
+      }
+      const std::uint32_t type = headers[member].type;
+      Section& section = object.sections[member];
+      const std::string named = fmt::format("member {} ({})", member, section.name);
+      if (type == kShtGroup || type == kShtSymtab || type == kShtStrtab) {
+        fail(field, named + " is a group, symbol or string table");
+      }
+      if (section.group != kNoGroup) fail(field, named + " is already in a group");
+      if ((section.flags & kShfGroup) == 0) fail(field, named + " lacks SHF_GROUP");
+      section.group = group_index;
+      group.members.push_back(member);
+    }
+    object.groups.push_back(std::move(group));
+  }
+  for (std::uint32_t index = 0; index < headers.size(); ++index) {
+    const Section& section = object.sections[index];
+    const std::string named = fmt::format("section {} ({})", index, section.name);
+    if ((section.flags & kShfGroup) != 0 && section.group == kNoGroup) {
+      fail(named, "has SHF_GROUP but is in no group");
+    }
+    // Discarding a group discards the relocations of its sections: a member RELA
+    // section must relocate a member, or its relocations would outlive (or die with) the wrong one.
+    if (headers[index].type == kShtRela && section.group != kNoGroup &&
+        object.sections[headers[index].info].group != section.group) {
+      fail(named, fmt::format("is in group '{}' but relocates {}, which is not",
+                              object.groups[section.group].signature,
+                              object.sections[headers[index].info].name));
+    }
+  }
+}
+
 }  // namespace
 
 ObjectFile read_object(std::string name, std::span<const std::uint8_t> bytes) {
@@ -267,6 +337,7 @@ ObjectFile read_object(std::string name, std::span<const std::uint8_t> bytes) {
     for (std::uint32_t i = 0; i < headers.size(); ++i) {
       if (headers[i].type == kShtRela) read_relocations(file, headers, i, symtab, object);
     }
+    read_groups(file, headers, symtab, object);
   } catch (ObjectError& error) {
     error.add_context(object.name);
     throw;

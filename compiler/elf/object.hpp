@@ -10,7 +10,8 @@
 // What the reader refuses besides malformed bytes: ELF64, big-endian, other
 // machines, anything but ET_REL, REL sections (implicit addends: §3.2 uses
 // explicit RELA addends only), COMMON symbols, extended section numbering
-// (SHN_XINDEX), more than one symbol table. Relocation types and offsets are
+// (SHN_XINDEX), more than one symbol table, and section groups that are not
+// self-consistent (below). Relocation types and offsets are
 // checked when a relocation is applied (linker.hpp), where the message can
 // name the symbol and the placed value.
 
@@ -31,6 +32,9 @@ struct Relocation {
   std::int32_t addend = 0;   // r_addend
 };
 
+// "No group" for Section::group.
+inline constexpr std::uint32_t kNoGroup = 0xFFFFFFFF;
+
 struct Section {
   std::string name;
   std::uint32_t type = kShtNull;
@@ -39,6 +43,7 @@ struct Section {
   std::uint32_t alignment = 1;          // sh_addralign, 0 read as 1
   std::vector<std::uint8_t> bytes;      // the file's bytes; empty for NOBITS
   std::vector<Relocation> relocations;  // from the RELA sections that target this one
+  std::uint32_t group = kNoGroup;       // index into ObjectFile::groups when SHF_GROUP
 
   // What the linker may place: allocatable PROGBITS or NOBITS, not TLS, not empty (§3.1).
   bool placeable() const noexcept {
@@ -60,10 +65,26 @@ struct Symbol {
   bool global() const noexcept { return binding == kStbGlobal || binding == kStbWeak; }
 };
 
+// An SHT_GROUP section (gABI "Section Groups"): sections kept or discarded
+// together. A COMDAT group is linked once per signature (linker.hpp). What the
+// reader checks: sh_link is the symbol table, sh_info a symbol of it, the flag
+// word holds no bit but GRP_COMDAT, every member is a section of the file that
+// is not a group or a symbol or string table, is in no other group and carries
+// SHF_GROUP; a section with SHF_GROUP is a member of some group; a member RELA
+// section relocates a member of the same group.
+struct SectionGroup {
+  std::uint32_t section = 0;  // the SHT_GROUP section's index
+  // The signature symbol's name; for an unnamed STT_SECTION signature, that section's name.
+  std::string signature;
+  bool comdat = false;
+  std::vector<std::uint32_t> members;  // section indices, as listed (RELA members included)
+};
+
 struct ObjectFile {
   std::string name;               // the file's name, for messages
   std::vector<Section> sections;  // by section-header index (0 is the null section)
   std::vector<Symbol> symbols;    // by symbol index (0 is the null symbol); empty without a symtab
+  std::vector<SectionGroup> groups;  // in section-header order
 };
 
 // Parses `bytes` as the object `name`; ObjectError naming it and the field otherwise.

@@ -7,14 +7,18 @@
 // Elements are split over the workers balanced contiguous in whole words
 // (word_share: pairs of f16), so no two workers store into one word; a worker
 // reads element i before writing it, so out may alias a or b exactly. Zero
-// work asks for no memory. Behind __IPU__: f16v2 and f32v2
-// arithmetic on aligned word pairs, NaN lanes made canonical.
+// work asks for no memory. Fast paths (TESSERA_DEVICE_FAST_PATHS:
+// ipu_fast_paths.hpp): f16v4 / f32v2 arithmetic on 64-bit groups loaded and
+// stored with ipu::load_postinc / store_postinc when all three pointers are
+// 8-aligned, f16v2 on words when they are only 4-aligned; two-lane groups
+// for the row broadcasts when the row length is even; NaN lanes made
+// canonical, so the results are the models' bits under the emulation's
+// hardware assumptions (tests/kernels/ipu_emulation/ipu_emulation.hpp).
+#include <type_traits>
+
 #include "kernels/device/device_abi.hpp"
 #include "kernels/device/device_float.hpp"
-
-#ifdef __IPU__
-#include <ipu_vector_math>
-#endif
+#include "kernels/device/ipu_fast_paths.hpp"
 
 namespace tessera::device {
 namespace {
@@ -46,44 +50,55 @@ struct MulF16 {
   static Bits apply(Bits a, Bits b) { return mul_f16(a, b); }
 };
 
-#ifdef __IPU__
-// f16v2add / f16v2mul on whole words; the hardware's f16 add and product are
-// the correctly rounded binary16 results, which are the model's, except for
-// the NaN a lane makes: made canonical here [INF: payload rules].
-template <typename Op>
-std::uint32_t half2_words(std::uint32_t* out, const std::uint32_t* a, const std::uint32_t* b,
-                          std::uint32_t words) {
-  for (std::uint32_t i = 0; i < words; ++i) {
-    half2 x, y;
-    __builtin_memcpy(&x, &a[i], 4);
-    __builtin_memcpy(&y, &b[i], 4);
-    half2 z = Op::kIsAdd ? x + y : x * y;
-    std::uint32_t bits;
-    __builtin_memcpy(&bits, &z, 4);
-    if ((bits & 0x7C00u) == 0x7C00u && (bits & 0x03FFu) != 0) bits = (bits & 0xFFFF0000u) | 0x7E00u;
-    if ((bits & 0x7C000000u) == 0x7C000000u && (bits & 0x03FF0000u) != 0)
-      bits = (bits & 0x0000FFFFu) | 0x7E000000u;
-    out[i] = bits;
-  }
-  return 2 * words;
+#if TESSERA_DEVICE_FAST_PATHS
+// A lane's NaN made canonical (0x7E00 / 0x7FC00000, the models' rule): the
+// hardware's NaN payloads are not assumed [INF].
+inline std::uint16_t canonical_lane(std::uint16_t bits) {
+  return (bits & 0x7C00u) == 0x7C00u && (bits & 0x03FFu) != 0 ? kF16CanonicalNan : bits;
+}
+inline std::uint32_t canonical_lane(std::uint32_t bits) {
+  return (bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu) != 0 ? kF32CanonicalNan
+                                                                             : bits;
 }
 
-// f32v2add / f32v2mul on 64-bit pairs: IEEE binary32 with round to nearest
-// even, the model's, except for NaN lanes, made canonical here [INF: the
-// IPU's f32 subnormal handling is unconfirmed, float_arith.hpp].
-template <typename Op>
-std::uint32_t float2_pairs(std::uint32_t* out, const std::uint32_t* a, const std::uint32_t* b,
-                           std::uint32_t pairs) {
-  for (std::uint32_t i = 0; i < pairs; ++i) {
-    float2 x, y;
-    __builtin_memcpy(&x, &a[2 * i], 8);
-    __builtin_memcpy(&y, &b[2 * i], 8);
-    const float2 z = Op::kIsAdd ? x + y : x * y;
-    out[2 * i] = canonical_f32(z[0]);
-    out[2 * i + 1] = canonical_f32(z[1]);
-  }
-  return 2 * pairs;
+template <typename Vector, typename Bits>
+Vector canonical(const Vector& value) {
+  constexpr unsigned kLanes = sizeof(Vector) / sizeof(Bits);
+  Bits lanes[kLanes];
+  __builtin_memcpy(lanes, &value, sizeof value);
+  for (unsigned i = 0; i < kLanes; ++i) lanes[i] = canonical_lane(lanes[i]);
+  Vector out;
+  __builtin_memcpy(&out, lanes, sizeof out);
+  return out;
 }
+
+template <typename Op, typename Vector>
+Vector apply_vector(const Vector& x, const Vector& y) {
+  return canonical<Vector, typename Op::Bits>(Op::kIsAdd ? x + y : x * y);
+}
+
+// out[i] = a[i] op b[i] for whole Vector groups of `count` elements; the
+// number of elements done. A group is loaded whole before it is stored, so
+// out may alias a or b exactly.
+template <typename Op, typename Vector>
+std::uint32_t vector_groups(typename Op::Bits* out, const typename Op::Bits* a,
+                            const typename Op::Bits* b, std::uint32_t count) {
+  constexpr std::uint32_t kLanes = sizeof(Vector) / sizeof(typename Op::Bits);
+  const auto* x = reinterpret_cast<const Vector*>(a);
+  const auto* y = reinterpret_cast<const Vector*>(b);
+  auto* z = reinterpret_cast<Vector*>(out);
+  const std::uint32_t groups = count / kLanes;
+  for (std::uint32_t g = 0; g < groups; ++g) {
+    const Vector u = ipu::load_postinc(&x, 1);
+    const Vector v = ipu::load_postinc(&y, 1);
+    ipu::store_postinc(&z, apply_vector<Op>(u, v), 1);
+  }
+  return groups * kLanes;
+}
+
+// The two-lane vector of an element type: f32v2 or f16v2.
+template <typename Bits>
+using Pair = std::conditional_t<sizeof(Bits) == 4, float2, half2>;
 #endif
 
 template <typename Op>
@@ -96,16 +111,14 @@ void binary(const Registers& r, TileMemory& memory, unsigned worker) {
   const auto b = memory.array<const Bits>(r[4] + offset, share.count);
   const auto out = memory.array<Bits>(r[2] + offset, share.count);
   std::uint32_t i = 0;
-#ifdef __IPU__
-  if constexpr (sizeof(Bits) == 2) {
-    if (((r[2] + offset) & 3) == 0 && ((r[3] + offset) & 3) == 0 && ((r[4] + offset) & 3) == 0) {
-      i = half2_words<Op>(reinterpret_cast<std::uint32_t*>(out.data()),
-                          reinterpret_cast<const std::uint32_t*>(a.data()),
-                          reinterpret_cast<const std::uint32_t*>(b.data()), share.count / 2);
-    }
-  } else if constexpr (requires { Op::kFloat2; }) {
-    if (((r[2] + offset) & 7) == 0 && ((r[3] + offset) & 7) == 0 && ((r[4] + offset) & 7) == 0) {
-      i = float2_pairs<Op>(out.data(), a.data(), b.data(), share.count / 2);
+#if TESSERA_DEVICE_FAST_PATHS
+  if constexpr (requires { Op::kIsAdd; }) {
+    const std::uint32_t addresses = (r[2] + offset) | (r[3] + offset) | (r[4] + offset);
+    if ((addresses & 7) == 0) {
+      using Group = std::conditional_t<sizeof(Bits) == 2, half4, float2>;
+      i = vector_groups<Op, Group>(out.data(), a.data(), b.data(), share.count);
+    } else if (sizeof(Bits) == 2 && (addresses & 3) == 0) {
+      i = vector_groups<Op, half2>(out.data(), a.data(), b.data(), share.count);
     }
   }
 #endif
@@ -125,7 +138,25 @@ void row_broadcast(const Registers& r, TileMemory& memory, unsigned worker) {
   const auto a = memory.array<const Bits>(r[3] + offset, share.count);
   const auto row = memory.array<const Bits>(r[4], cols);
   const auto out = memory.array<Bits>(r[2] + offset, share.count);
-  for (std::uint32_t i = 0, c = share.first % cols; i < share.count; ++i) {
+  std::uint32_t i = 0, c = share.first % cols;
+#if TESSERA_DEVICE_FAST_PATHS
+  // Two-lane groups when a pair never straddles a row end (even row length,
+  // even start column) and every pointer is aligned to the pair.
+  using Vector = Pair<Bits>;
+  const std::uint32_t addresses = (r[2] + offset) | (r[3] + offset) | r[4];
+  if (cols % 2 == 0 && c % 2 == 0 && addresses % sizeof(Vector) == 0) {
+    const auto* x = reinterpret_cast<const Vector*>(a.data());
+    auto* z = reinterpret_cast<Vector*>(out.data());
+    for (; i + 2 <= share.count; i += 2) {
+      const Vector* y = reinterpret_cast<const Vector*>(row.data() + c);
+      const Vector u = ipu::load_postinc(&x, 1);
+      ipu::store_postinc(&z, apply_vector<Op>(u, ipu::load_postinc(&y, 1)), 1);
+      c += 2;
+      if (c == cols) c = 0;
+    }
+  }
+#endif
+  for (; i < share.count; ++i) {
     out[i] = Op::apply(a[i], row[c]);
     if (++c == cols) c = 0;
   }

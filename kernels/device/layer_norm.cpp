@@ -11,11 +11,18 @@
 // 1/√(var + ε) (variance clamped ≥ 0) rounded to f16; then per column
 // f16(f16(f16(f16(x − mean)·rstd)·γ) + β), padding columns +0. Every f16
 // operation is one f32 operation rounded once to nearest even (exact for
-// f16 operands' sums and products: no double-rounding error). Not here:
-// stochastic rounding (ESR on the device).
+// f16 operands' sums and products: no double-rounding error). Fast paths
+// (ipu_fast_paths.hpp), for a whole 16-column panel whose operands are
+// 8-aligned: the residual add and the normalisation in f16v4 lanes (four
+// 64-bit groups per panel row; f16v4add, f16v4sub, f16v4mul — each lane the
+// same f16 operation, rounded once, as the scalar path), the result's NaN
+// lanes made canonical (a NaN anywhere in the chain stays NaN to the end, so
+// canonicalising once gives the scalar path's bits). The sums stay scalar.
+// Not here: stochastic rounding (ESR on the device).
 #include "kernels/device/device_abi.hpp"
 #include "kernels/device/device_float.hpp"
 #include "kernels/device/device_math.hpp"
+#include "kernels/device/ipu_fast_paths.hpp"
 
 namespace tessera::device {
 namespace {
@@ -39,6 +46,52 @@ Array<std::uint16_t> panel_row(TileMemory& memory, std::uint32_t base, std::uint
   return memory.array<std::uint16_t>(base + 2 * kPanel * (j * rows + row), kPanel);
 }
 
+#if TESSERA_DEVICE_FAST_PATHS
+half4 splat(std::uint16_t bits) {
+  const std::uint16_t lanes[4] = {bits, bits, bits, bits};
+  half4 v;
+  __builtin_memcpy(&v, lanes, sizeof v);
+  return v;
+}
+
+half4 canonical(const half4& v) {
+  std::uint16_t lanes[4];
+  __builtin_memcpy(lanes, &v, sizeof lanes);
+  for (auto& lane : lanes) {
+    if ((lane & 0x7C00u) == 0x7C00u && (lane & 0x03FFu) != 0) lane = kF16CanonicalNan;
+  }
+  half4 out;
+  __builtin_memcpy(&out, lanes, sizeof out);
+  return out;
+}
+
+// x ← x + y over one panel row (16 f16, four groups).
+void add_panel(std::uint16_t* x, const std::uint16_t* y) {
+  const auto* from_x = reinterpret_cast<const half4*>(x);
+  const auto* from_y = reinterpret_cast<const half4*>(y);
+  auto* to = reinterpret_cast<half4*>(x);
+  for (std::uint32_t g = 0; g < kPanel / 4; ++g) {
+    const half4 u = ipu::load_postinc(&from_x, 1);
+    ipu::store_postinc(&to, canonical(u + ipu::load_postinc(&from_y, 1)), 1);
+  }
+}
+
+// out ← ((x − mean)·rstd)·γ + β over one panel row, γ and β the panel's 16 columns.
+void normalise_panel(std::uint16_t* out, const std::uint16_t* x, const std::uint16_t* gamma,
+                     const std::uint16_t* beta, std::uint16_t mean, std::uint16_t rstd) {
+  const half4 m = splat(mean), s = splat(rstd);
+  const auto* from = reinterpret_cast<const half4*>(x);
+  const auto* g = reinterpret_cast<const half4*>(gamma);
+  const auto* b = reinterpret_cast<const half4*>(beta);
+  auto* to = reinterpret_cast<half4*>(out);
+  for (std::uint32_t group = 0; group < kPanel / 4; ++group) {
+    const half4 scaled = (ipu::load_postinc(&from, 1) - m) * s;
+    const half4 y = scaled * ipu::load_postinc(&g, 1) + ipu::load_postinc(&b, 1);
+    ipu::store_postinc(&to, canonical(y), 1);
+  }
+}
+#endif
+
 template <const Abi& A>
 void layer_norm(const Registers& r, TileMemory& memory, unsigned worker) {
   const std::uint32_t rows = r[A.rows], columns = r[A.columns];
@@ -52,6 +105,13 @@ void layer_norm(const Registers& r, TileMemory& memory, unsigned worker) {
       for (std::uint32_t j = 0; j < panels; ++j) {
         const auto x = panel_row(memory, r[A.in], rows, j, row);
         const auto y = panel_row(memory, r[A.right], rows, j, row);
+#if TESSERA_DEVICE_FAST_PATHS
+        const std::uint32_t at = 2 * kPanel * (j * rows + row);
+        if (kPanel * (j + 1) <= columns && ((r[A.in] + at) | (r[A.right] + at)) % 8 == 0) {
+          add_panel(x.data(), y.data());
+          continue;
+        }
+#endif
         for (std::uint32_t n = 0; n < kPanel; ++n) {
           x[n] = kPanel * j + n < columns ? add_f16(x[n], y[n]) : std::uint16_t{0};
         }
@@ -76,6 +136,16 @@ void layer_norm(const Registers& r, TileMemory& memory, unsigned worker) {
     for (std::uint32_t j = 0; j < panels; ++j) {
       const auto x = panel_row(memory, r[A.in], rows, j, row);
       const auto out = panel_row(memory, r[2], rows, j, row);
+#if TESSERA_DEVICE_FAST_PATHS
+      const std::uint32_t at = 2 * kPanel * (j * rows + row);
+      const std::uint32_t gamma_at = r[A.affine] + 2 * kPanel * j;
+      if (kPanel * (j + 1) <= columns &&
+          ((r[A.in] + at) | (r[2] + at) | gamma_at | (gamma_at + 2 * columns)) % 8 == 0) {
+        normalise_panel(out.data(), x.data(), gamma.data() + kPanel * j,
+                        beta.data() + kPanel * j, m, s);
+        continue;
+      }
+#endif
       for (std::uint32_t n = 0; n < kPanel; ++n) {
         const std::uint32_t c = kPanel * j + n;
         if (c >= columns) {

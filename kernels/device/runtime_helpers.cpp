@@ -9,11 +9,10 @@
 //   tessera_fill_words      — $m2 destination, $m3 value, $m4 words.
 // Zero words touch nothing: a worker whose share is empty never asks for
 // memory (the prior art's do-while copies ran ~2^32 times on zero, H1).
+// Fast paths (ipu_fast_paths.hpp): 64-bit loads and stores (uint2 through
+// ipu::load_postinc / store_postinc) for the copy and the fill.
 #include "kernels/device/device_abi.hpp"
-
-#ifdef __IPU__
-#include <ipu_vector_math>
-#endif
+#include "kernels/device/ipu_fast_paths.hpp"
 
 namespace tessera::device {
 namespace {
@@ -33,13 +32,14 @@ void copy_words(const Registers& r, TileMemory& memory, unsigned worker) {
   const auto source = memory.array<const std::uint32_t>(r[3] + 4 * share.first, share.count);
   const auto destination = memory.array<std::uint32_t>(r[2] + 4 * share.first, share.count);
   std::uint32_t i = 0;
-#ifdef __IPU__
+#if TESSERA_DEVICE_FAST_PATHS
   // 64-bit loads and stores once both pointers are 8-aligned (one ld64/st64
-  // per pair of words; the buffers are word-aligned only by the ABI).
+  // per pair of words; the buffers are word-aligned only by the ABI). An
+  // exact alias reads each pair before writing it back.
   if (((r[2] + 4 * share.first) & 7) == 0 && ((r[3] + 4 * share.first) & 7) == 0) {
     const auto* from = reinterpret_cast<const uint2*>(source.data());
     auto* to = reinterpret_cast<uint2*>(destination.data());
-    for (; i + 2 <= share.count; i += 2) to[i / 2] = from[i / 2];
+    for (; i + 2 <= share.count; i += 2) ipu::store_postinc(&to, ipu::load_postinc(&from, 1), 1);
   }
 #endif
   for (; i < share.count; ++i) destination[i] = source[i];
@@ -49,7 +49,17 @@ void fill_words(const Registers& r, TileMemory& memory, unsigned worker) {
   const Share share = balanced_share(r[4], worker);
   if (share.count == 0) return;
   const auto destination = memory.array<std::uint32_t>(r[2] + 4 * share.first, share.count);
-  for (std::uint32_t i = 0; i < share.count; ++i) destination[i] = r[3];
+  std::uint32_t i = 0;
+#if TESSERA_DEVICE_FAST_PATHS
+  if (((r[2] + 4 * share.first) & 7) == 0) {
+    uint2 pair;
+    const std::uint32_t words[2] = {r[3], r[3]};
+    __builtin_memcpy(&pair, words, sizeof pair);
+    auto* to = reinterpret_cast<uint2*>(destination.data());
+    for (; i + 2 <= share.count; i += 2) ipu::store_postinc(&to, pair, 1);
+  }
+#endif
+  for (; i < share.count; ++i) destination[i] = r[3];
 }
 
 }  // namespace

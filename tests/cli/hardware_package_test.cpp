@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -176,6 +177,33 @@ TEST_F(HardwarePackage, CompileWithTheSdkBuildsEachSourceOnceLinksAndIsLoadable)
     }
   }
   EXPECT_GT(sums, 0u);
+
+  // Every device object carries the same COMDAT helper (fake_popc_object.cpp):
+  // on each tile all entries, whichever source they come from, point at one
+  // copy of it, and some tile links entries of more than one source.
+  std::size_t tiles_with_two_sources = 0;
+  for (const auto& debug : app.debug.tiles) {
+    const auto& image = *std::find_if(app.tiles.begin(), app.tiles.end(),
+                                      [&](const auto& t) { return t.tile == debug.tile; });
+    std::map<std::uint32_t, std::uint32_t> words;
+    for (const auto& segment : image.segments) {
+      const auto bytes = schema::segment_bytes(app, segment);
+      for (std::size_t i = 0; i + 4 <= bytes.size(); i += 4) {
+        words[segment.address + static_cast<std::uint32_t>(i)] = load_u32_le(bytes.data() + i);
+      }
+    }
+    std::set<std::uint32_t> helpers, sources;
+    for (const auto& symbol : debug.symbols) {
+      if (!words.contains(symbol.address + 12)) continue;
+      const std::uint32_t helper = words.at(symbol.address + 12);
+      if (!words.contains(helper) || words.at(helper) != 0x504C4548u) continue;  // not an entry
+      helpers.insert(helper);
+      sources.insert(words.at(symbol.address));
+    }
+    EXPECT_LE(helpers.size(), 1u) << debug.tile;
+    tiles_with_two_sources += sources.size() >= 2;
+  }
+  EXPECT_GT(tiles_with_two_sources, 0u);
 }
 
 TEST_F(HardwarePackage, TheLinkedPackageSimulatesLikeTheEmulatedOne) {

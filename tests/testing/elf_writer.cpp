@@ -1,5 +1,6 @@
 #include "tests/testing/elf_writer.hpp"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 
@@ -76,6 +77,18 @@ std::uint32_t ElfWriter::add_section_symbol(std::uint32_t section) {
   return add_symbol("", static_cast<std::uint16_t>(section), 0, elf::kStbLocal, elf::kSttSection);
 }
 
+std::uint32_t ElfWriter::add_group(std::uint32_t signature, std::vector<std::uint32_t> members,
+                                   std::uint32_t flag_word, bool mark_members) {
+  if (mark_members) {
+    for (const auto m : members) sections_.at(m - 1).flags |= elf::kShfGroup;
+  }
+  // Contents are written in build(), when the RELA sections' indices are known.
+  sections_.push_back({".group", elf::kShtGroup, 0, 4, 0, {}});
+  const auto index = static_cast<std::uint32_t>(sections_.size());
+  groups_.push_back({index, signature, flag_word, std::move(members)});
+  return index;
+}
+
 void ElfWriter::add_relocation(std::uint32_t section, std::uint32_t offset, std::uint32_t type,
                                std::uint32_t symbol, std::int32_t addend) {
   relocations_.push_back({section, offset, type, symbol, addend});
@@ -109,6 +122,26 @@ std::vector<std::uint8_t> ElfWriter::build() const {
     std::uint32_t name = 0, type = 0, flags = 0, offset = 0, size = 0, link = 0, info = 0,
                   addralign = 0, entsize = 0;
   };
+  // Each group's words: the flags, its members, and the RELA sections of those members.
+  std::map<std::uint32_t, std::vector<std::uint8_t>> group_bytes;
+  std::map<std::uint32_t, std::uint32_t> rela_group_flags;  // rela header index → SHF_GROUP
+  for (const GroupEntry& g : groups_) {
+    std::vector<std::uint8_t>& words = group_bytes[g.section];
+    put32(words, g.flag_word);
+    for (const auto m : g.members) put32(words, m);
+    std::uint32_t rela = symtab_index + 1;
+    for (const auto& entry : by_section) {
+      for (const auto m : g.members) {
+        if (entry.first == m) {
+          put32(words, rela);
+          if ((sections_.at(m - 1).flags & elf::kShfGroup) != 0)
+            rela_group_flags[rela] = elf::kShfGroup;
+        }
+      }
+      ++rela;
+    }
+  }
+
   std::vector<Header> headers(section_count);
   Strings section_names;
   std::vector<std::uint8_t> out(elf::kElfHeaderBytes, 0);
@@ -123,6 +156,17 @@ std::vector<std::uint8_t> ElfWriter::build() const {
     h.size = s.size;
     pad_to(out, s.alignment == 0 ? 1 : std::min<std::uint32_t>(s.alignment, 16));
     h.offset = static_cast<std::uint32_t>(out.size());
+    if (s.type == elf::kShtGroup) {
+      const auto& words = group_bytes.at(i + 1);
+      const auto& g = *std::find_if(groups_.begin(), groups_.end(),
+                                    [&](const GroupEntry& e) { return e.section == i + 1; });
+      h.size = static_cast<std::uint32_t>(words.size());
+      h.link = symtab_index;
+      h.info = g.signature < final_index.size() ? final_index[g.signature] : g.signature;
+      h.entsize = 4;
+      out.insert(out.end(), words.begin(), words.end());
+      continue;
+    }
     out.insert(out.end(), s.bytes.begin(), s.bytes.end());
   }
 
@@ -183,6 +227,8 @@ std::vector<std::uint8_t> ElfWriter::build() const {
     headers[index].link = symtab_index;
     headers[index].info = section;
     headers[index].entsize = elf::kRelaBytes;
+    if (const auto it = rela_group_flags.find(index); it != rela_group_flags.end())
+      headers[index].flags |= it->second;
     ++index;
     ++k;
   }

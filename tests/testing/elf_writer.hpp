@@ -39,6 +39,15 @@ class ElfWriter {
   std::uint32_t add_undefined(std::string name);
   std::uint32_t add_section_symbol(std::uint32_t section);
 
+  // An SHT_GROUP section `.group` with signature `signature` (a symbol handle)
+  // and `flag_word` (GRP_COMDAT by default) listing `members` and, as compilers
+  // emit them, the RELA sections of those members. Members get SHF_GROUP
+  // unless `mark_members` is false (for the reader's error case). Returns the
+  // group section's index.
+  std::uint32_t add_group(std::uint32_t signature, std::vector<std::uint32_t> members,
+                          std::uint32_t flag_word = compiler::elf::kGrpComdat,
+                          bool mark_members = true);
+
   void add_relocation(std::uint32_t section, std::uint32_t offset, std::uint32_t type,
                       std::uint32_t symbol, std::int32_t addend = 0);
   void add_relocation(std::uint32_t section, std::uint32_t offset,
@@ -66,6 +75,12 @@ class ElfWriter {
     std::uint8_t binding;
     std::uint8_t type;
   };
+  struct GroupEntry {
+    std::uint32_t section;  // the SHT_GROUP section's index
+    std::uint32_t signature;  // handle
+    std::uint32_t flag_word;
+    std::vector<std::uint32_t> members;
+  };
   struct RelocationEntry {
     std::uint32_t section;
     std::uint32_t offset;
@@ -77,6 +92,7 @@ class ElfWriter {
   std::vector<Section> sections_;
   std::vector<SymbolEntry> symbols_;
   std::vector<RelocationEntry> relocations_;
+  std::vector<GroupEntry> groups_;
 };
 
 // Little-endian patching of a built object, for foreign-ELF tests.

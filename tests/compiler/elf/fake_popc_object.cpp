@@ -7,7 +7,11 @@
 // source's length, the entry's index, a word relocated by R_COLOSSUS_32 to
 // the address of the source's shared `.rodata`, and 0), and that `.rodata`
 // (8 bytes: the length again and the entry count), so linking them exercises
-// reachability, a shared section and a relocation.
+// reachability, a shared section and a relocation. The last word is
+// relocated by R_COLOSSUS_32 to `tessera_fake_shared_helper`, an inline helper
+// every device object carries as popc emits one out of line: a weak function
+// in its own COMDAT group (8 bytes: kFakeHelperMagic, 0), the same in every
+// object, so a tile linking two families must keep exactly one copy.
 //
 // Any other source: one function — named by -DKERNEL_SYMBOL=NAME, else
 // `kernel` — whose two words are the source's length and the number of
@@ -49,6 +53,9 @@ std::vector<std::string> device_entries(const std::string& text) {
   return symbols;
 }
 
+// The shared helper's first word (tests/cli/hardware_package_test.cpp checks it): "HELP".
+constexpr std::uint32_t kFakeHelperMagic = 0x504C4548;
+
 void put32(std::vector<std::uint8_t>& bytes, std::uint32_t word) {
   for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<std::uint8_t>(word >> (8 * i)));
 }
@@ -61,6 +68,15 @@ std::vector<std::uint8_t> device_object(const std::vector<std::string>& kernels,
   put32(shared, static_cast<std::uint32_t>(kernels.size()));
   const auto rodata = writer.add_section(".rodata", shared, elf::kShfAlloc, 8);
   const auto rodata_symbol = writer.add_section_symbol(rodata);
+  std::vector<std::uint8_t> helper_code;
+  put32(helper_code, kFakeHelperMagic);
+  put32(helper_code, 0);
+  const auto helper_text = writer.add_section(".text.tessera_fake_shared_helper", helper_code,
+                                              elf::kShfAlloc | elf::kShfExecInstr, 8);
+  const auto helper = writer.add_symbol("tessera_fake_shared_helper",
+                                        static_cast<std::uint16_t>(helper_text), 0, elf::kStbWeak,
+                                        elf::kSttFunc, 8);
+  writer.add_group(helper, {helper_text});
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     std::vector<std::uint8_t> code;
     for (const std::uint32_t word : {length, static_cast<std::uint32_t>(i), 0u, 0u})
@@ -70,6 +86,7 @@ std::vector<std::uint8_t> device_object(const std::vector<std::string>& kernels,
     writer.add_symbol(kernels[i], static_cast<std::uint16_t>(text), 0, elf::kStbGlobal,
                       elf::kSttFunc, 16);
     writer.add_relocation(text, 8, elf::RelocationType::k32, rodata_symbol);
+    writer.add_relocation(text, 12, elf::RelocationType::k32, helper);
   }
   return writer.build();
 }

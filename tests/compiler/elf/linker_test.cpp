@@ -191,17 +191,17 @@ TEST(ColossusLinker, UndefinedAndDuplicateSymbolsAreNamed) {
   const LinkedImage image = link(t.objects, options);
   EXPECT_EQ(word_at(image, ".text.unused", 0), 0x58000u);
 
-  // The same global in two objects, weak or not.
-  for (const std::uint8_t binding : {kStbGlobal, kStbWeak}) {
+  // Two strong definitions of one name: both objects named.
+  {
     ElfWriter other;
     const auto text = other.add_section(".text.other", zeros(4));
-    other.add_symbol("kernel", in(text), 0, binding);
+    other.add_symbol("kernel", in(text), 0, kStbGlobal);
     auto objects = t.objects;
     objects.push_back(read_object("other.o", other.build()));
     options.entry = "start";
-    expect_error<LinkError>(
-        [&] { link(objects, options); },
-        {"duplicate symbol 'kernel'", "kernel.o (.text.kernel)", "other.o (.text.other)"});
+    expect_error<LinkError>([&] { link(objects, options); },
+                            {"duplicate symbol 'kernel'", "strong (global) definitions",
+                             "kernel.o (.text.kernel)", "other.o (.text.other)"});
   }
   // Defined and also given as an external.
   options.externals["kernel"] = 0x5C000;
@@ -299,6 +299,226 @@ TEST(ColossusLinker, ReferenceIntoAnUnplacedSectionIsAnError) {
   const std::vector<ObjectFile> objects{read_object("d.o", w.build())};
   expect_error<LinkError>([&] { link(objects, main_entry()); },
                           {"symbol 'name' refers to discarded section d.o (.debug_str)"});
+}
+
+// ---- weak definitions and COMDAT groups ---------------------------------------------------
+
+// An object defining `name` in .text.<object> with `binding`, and an entry
+// `<object>_main` whose word 0 is R_COLOSSUS_32 against its own `name` symbol.
+std::vector<std::uint8_t> definer(const std::string& object, const std::string& name,
+                                  std::uint8_t binding) {
+  ElfWriter w;
+  const auto main = w.add_section(".text." + object + "_main", zeros(4));
+  const auto text = w.add_section(".text." + object, zeros(8));
+  w.add_symbol(object + "_main", in(main), 0);
+  const auto symbol = w.add_symbol(name, in(text), 4, binding);
+  w.add_relocation(main, 0, RelocationType::k32, symbol);
+  return w.build();
+}
+
+TEST(ColossusLinker, StrongBeatsWeakAndTheFirstWeakWins) {
+  LinkOptions options;
+  options.entry = "a_main";
+  options.retained = {"b_main"};
+  // Weak first or strong first: the strong one's address, for both references.
+  for (const bool weak_first : {true, false}) {
+    std::vector<ObjectFile> objects{
+        read_object("a.o", definer("a", "f", weak_first ? kStbWeak : kStbGlobal)),
+        read_object("b.o", definer("b", "f", weak_first ? kStbGlobal : kStbWeak))};
+    const LinkedImage image = link(objects, options);
+    const PlacedSection* strong = placed(image, weak_first ? ".text.b" : ".text.a");
+    ASSERT_NE(strong, nullptr);
+    EXPECT_EQ(image.address_of("f"), strong->address + 4);
+    EXPECT_EQ(image.find("f")->object, weak_first ? "b.o" : "a.o");
+    // The weak definer's own reference goes to the winner too, and its section is unreached.
+    EXPECT_EQ(word_at(image, ".text.a_main", 0), strong->address + 4);
+    EXPECT_EQ(word_at(image, ".text.b_main", 0), strong->address + 4);
+    EXPECT_EQ(placed(image, weak_first ? ".text.a" : ".text.b"), nullptr);
+  }
+  // Two weak ones: the first in object order.
+  {
+    std::vector<ObjectFile> objects{read_object("a.o", definer("a", "f", kStbWeak)),
+                                    read_object("b.o", definer("b", "f", kStbWeak))};
+    const LinkedImage image = link(objects, options);
+    EXPECT_EQ(image.find("f")->object, "a.o");
+    EXPECT_EQ(word_at(image, ".text.b_main", 0), placed(image, ".text.a")->address + 4);
+    EXPECT_EQ(placed(image, ".text.b"), nullptr);
+  }
+  // An external is strong: it beats a weak definition and clashes with a strong one.
+  {
+    std::vector<ObjectFile> objects{read_object("a.o", definer("a", "f", kStbWeak)),
+                                    read_object("b.o", definer("b", "g", kStbGlobal))};
+    options.externals["f"] = 0x5C000;
+    const LinkedImage image = link(objects, options);
+    EXPECT_EQ(word_at(image, ".text.a_main", 0), 0x5C000u);
+    EXPECT_EQ(image.find("f"), nullptr);
+    options.externals = {{"g", 0x5C000}};
+    expect_error<LinkError>([&] { link(objects, options); },
+                            {"duplicate symbol 'g'", "b.o (.text.b)", "given as an external"});
+  }
+}
+
+// One object's copy of an inline helper as a compiler emits it: COMDAT group
+// `helper` of .text.helper (weak `helper`, its word 1 an R_COLOSSUS_32 to
+// .data.helper) and .data.helper (weak `helper_table`, nothing refers to it
+// but the group keeps it), plus .text.<object>_main (not in the group) whose
+// word 0 is R_COLOSSUS_32 against this object's own `helper` symbol.
+// `extra_reference`: .text.helper's word 0 also relocates against it.
+std::vector<std::uint8_t> helper_user(const std::string& object,
+                                      const std::string& extra_reference = "") {
+  ElfWriter w;
+  const auto main = w.add_section(".text." + object + "_main", zeros(4));
+  const auto text = w.add_section(".text.helper", zeros(8));
+  const auto data = w.add_section(".data.helper", zeros(4), kShfAlloc | kShfWrite);
+  w.add_symbol(object + "_main", in(main), 0);
+  const auto helper = w.add_symbol("helper", in(text), 0, kStbWeak, kSttFunc, 8);
+  w.add_symbol("helper_table", in(data), 0, kStbWeak, kSttObject, 4);
+  w.add_relocation(text, 4, RelocationType::k32, w.add_section_symbol(data));
+  if (!extra_reference.empty()) {
+    w.add_relocation(text, 0, RelocationType::k32, w.add_undefined(extra_reference));
+  }
+  w.add_relocation(main, 0, RelocationType::k32, helper);
+  w.add_group(helper, {text, data});
+  return w.build();
+}
+
+std::size_t count_placed(const LinkedImage& image, std::string_view name) {
+  std::size_t n = 0;
+  for (const auto& s : image.sections) n += s.name == name;
+  return n;
+}
+
+// A weak undefined reference with no definition is not address 0: it is undefined.
+TEST(ColossusLinker, AWeakUndefinedReferenceWithoutADefinitionIsUndefined) {
+  ElfWriter w;
+  const auto text = w.add_section(".text", zeros(4));
+  w.add_symbol("main", in(text), 0);
+  const auto maybe = w.add_symbol("maybe", kShnUndef, 0, kStbWeak, kSttNotype);
+  w.add_relocation(text, 0, RelocationType::k32, maybe);
+  const std::vector<ObjectFile> objects{read_object("w.o", w.build())};
+  expect_error<LinkError>([&] { link(objects, main_entry()); }, {"undefined symbol 'maybe'"});
+  // Defined elsewhere, weakly or not, it resolves.
+  auto with_definition = objects;
+  with_definition.push_back(read_object("d.o", definer("d", "maybe", kStbWeak)));
+  LinkOptions options = main_entry();
+  options.retained = {"d_main"};
+  const LinkedImage image = link(with_definition, options);
+  EXPECT_EQ(word_at(image, ".text", 0), image.address_of("maybe"));
+}
+
+TEST(ColossusLinker, IdenticalComdatGroupsLinkOnce) {
+  for (const bool a_first : {true, false}) {
+    std::vector<ObjectFile> objects;
+    objects.push_back(read_object("a.o", helper_user("a")));
+    objects.push_back(read_object("b.o", helper_user("b")));
+    if (!a_first) std::swap(objects[0], objects[1]);
+    LinkOptions options;
+    options.entry = "a_main";
+    options.retained = {"b_main"};
+    const LinkedImage image = link(objects, options);
+    const std::string kept = a_first ? "a.o" : "b.o";
+    // One copy of each group member, the first object's, both members together.
+    ASSERT_EQ(count_placed(image, ".text.helper"), 1u);
+    ASSERT_EQ(count_placed(image, ".data.helper"), 1u);
+    EXPECT_EQ(image.sections.size(), 4u);
+    const PlacedSection* text = placed(image, ".text.helper");
+    const PlacedSection* data = placed(image, ".data.helper");
+    EXPECT_EQ(text->object, kept);
+    EXPECT_EQ(data->object, kept);
+    EXPECT_EQ(image.find("helper")->object, kept);
+    EXPECT_EQ(image.address_of("helper"), text->address);
+    EXPECT_EQ(image.address_of("helper_table"), data->address);
+    // Both objects' references — the discarded copy's object's included — reach the kept one.
+    EXPECT_EQ(word_at(image, ".text.a_main", 0), text->address);
+    EXPECT_EQ(word_at(image, ".text.b_main", 0), text->address);
+    // The kept group's own relocation is applied against its own .data.helper.
+    EXPECT_EQ(load_u32_le(text->bytes.data() + 4), data->address);
+  }
+}
+
+TEST(ColossusLinker, DiscardedGroupsRelocationsAreDropped) {
+  // b.o's copy relocates against a symbol nothing defines: discarded, never applied.
+  std::vector<ObjectFile> objects{read_object("a.o", helper_user("a")),
+                                  read_object("b.o", helper_user("b", "never_defined"))};
+  LinkOptions options;
+  options.entry = "b_main";
+  const LinkedImage image = link(objects, options);
+  EXPECT_EQ(placed(image, ".text.helper")->object, "a.o");
+  EXPECT_EQ(word_at(image, ".text.b_main", 0), image.address_of("helper"));
+  // Kept, the same relocation is an error: the group's relocations are its own.
+  std::swap(objects[0], objects[1]);
+  expect_error<LinkError>([&] { link(objects, options); }, {"undefined symbol 'never_defined'"});
+}
+
+TEST(ColossusLinker, WhatADiscardedGroupAloneDefinesIsNamed) {
+  // b.o's group also defines `only_b`, which a.o's copy (kept) does not; b_main calls it.
+  ElfWriter b;
+  const auto main = b.add_section(".text.b_main", zeros(4));
+  const auto text = b.add_section(".text.helper", zeros(8));
+  b.add_symbol("b_main", in(main), 0);
+  const auto helper = b.add_symbol("helper", in(text), 0, kStbWeak);
+  const auto only = b.add_symbol("only_b", in(text), 4, kStbWeak);
+  b.add_relocation(main, 0, RelocationType::k32, only);
+  b.add_group(helper, {text});
+  std::vector<ObjectFile> objects{read_object("a.o", helper_user("a")),
+                                  read_object("b.o", b.build())};
+  LinkOptions options;
+  options.entry = "b_main";
+  expect_error<LinkError>(
+      [&] { link(objects, options); },
+      {"undefined symbol 'only_b': defined only in b.o's COMDAT group 'helper' (discarded: "
+       "a.o's copy is kept)"});
+
+  // A reference from outside the group to a local of a discarded group (gABI: not allowed).
+  ElfWriter c;
+  const auto c_main = c.add_section(".text.c_main", zeros(4));
+  const auto c_text = c.add_section(".text.helper", zeros(8));
+  c.add_symbol("c_main", in(c_main), 0);
+  const auto c_helper = c.add_symbol("helper", in(c_text), 0, kStbWeak);
+  c.add_relocation(c_main, 0, RelocationType::k32, c.add_section_symbol(c_text));
+  c.add_group(c_helper, {c_text});
+  objects[1] = read_object("c.o", c.build());
+  options.entry = "c_main";
+  expect_error<LinkError>([&] { link(objects, options); },
+                          {"c.o (.text.c_main): relocation 0", "c.o (.text.helper)",
+                           "c.o's COMDAT group 'helper' (discarded: a.o's copy is kept)",
+                           "not allowed"});
+}
+
+TEST(ColossusLinker, StrongDefinitionsInComdatCopiesDoNotClash) {
+  // Template instantiations may be strong globals inside COMDAT groups: only the kept one counts.
+  auto strong_copy = [](const std::string& object) {
+    ElfWriter w;
+    const auto main = w.add_section(".text." + object + "_main", zeros(4));
+    const auto text = w.add_section(".text.inst", zeros(4));
+    w.add_symbol(object + "_main", in(main), 0);
+    const auto inst = w.add_symbol("inst", in(text), 0, kStbGlobal);
+    w.add_relocation(main, 0, RelocationType::k32, inst);
+    w.add_group(inst, {text});
+    return w.build();
+  };
+  std::vector<ObjectFile> objects{read_object("a.o", strong_copy("a")),
+                                  read_object("b.o", strong_copy("b"))};
+  LinkOptions options;
+  options.entry = "a_main";
+  options.retained = {"b_main"};
+  const LinkedImage image = link(objects, options);
+  EXPECT_EQ(count_placed(image, ".text.inst"), 1u);
+  EXPECT_EQ(word_at(image, ".text.b_main", 0), image.address_of("inst"));
+
+  // Without GRP_COMDAT a group is not deduplicated: the same two strong globals clash.
+  auto plain_copy = [] {
+    ElfWriter w;
+    const auto text = w.add_section(".text.inst", zeros(4));
+    const auto inst = w.add_symbol("inst", in(text), 0, kStbGlobal);
+    w.add_group(inst, {text}, 0);
+    return w.build();
+  };
+  objects = {read_object("a.o", plain_copy()), read_object("b.o", plain_copy())};
+  options.entry = "inst";
+  options.retained = {};
+  expect_error<LinkError>([&] { link(objects, options); },
+                          {"duplicate symbol 'inst'", "a.o (.text.inst)", "b.o (.text.inst)"});
 }
 
 }  // namespace

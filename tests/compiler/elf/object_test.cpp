@@ -169,5 +169,122 @@ TEST(ColossusObject, RefusesWhatTheProfileExcludes) {
   }
 }
 
+// helper.o: a COMDAT group `helper` of .text.helper (with a relocation, so its RELA
+// section joins the group) and .data.helper; .text.main outside it.
+struct GroupObject {
+  ElfWriter w;
+  std::uint32_t text = 0, data = 0, main = 0, signature = 0;
+  GroupObject() {
+    main = w.add_section(".text.main", {0, 0, 0, 0});
+    text = w.add_section(".text.helper", {0, 0, 0, 0, 0, 0, 0, 0});
+    data = w.add_section(".data.helper", {0, 0, 0, 0}, kShfAlloc | kShfWrite);
+    w.add_symbol("main", static_cast<std::uint16_t>(main), 0);
+    signature = w.add_symbol("helper", static_cast<std::uint16_t>(text), 0, kStbWeak);
+    const auto data_symbol = w.add_section_symbol(data);
+    w.add_relocation(text, 0, RelocationType::k32, data_symbol);
+  }
+};
+
+TEST(ColossusObject, ReadsComdatGroups) {
+  GroupObject g;
+  const auto group = g.w.add_group(g.signature, {g.text, g.data});
+  const ObjectFile object = read_object("helper.o", g.w.build());
+  ASSERT_EQ(object.groups.size(), 1u);
+  EXPECT_EQ(object.groups[0].section, group);
+  EXPECT_EQ(object.groups[0].signature, "helper");
+  EXPECT_TRUE(object.groups[0].comdat);
+  // The two members and .rela.text.helper (the writer puts RELA sections after .symtab).
+  ASSERT_EQ(object.groups[0].members.size(), 3u);
+  EXPECT_EQ(object.groups[0].members[0], g.text);
+  EXPECT_EQ(object.groups[0].members[1], g.data);
+  EXPECT_EQ(object.sections[object.groups[0].members[2]].name, ".rela.text.helper");
+  EXPECT_EQ(object.sections[g.text].group, 0u);
+  EXPECT_EQ(object.sections[g.data].group, 0u);
+  EXPECT_EQ(object.sections[g.main].group, kNoGroup);
+  EXPECT_EQ(object.sections[g.text].relocations.size(), 1u);
+
+  // A plain (non-COMDAT) group and a section-symbol signature named by its section.
+  GroupObject plain;
+  plain.w.add_group(plain.w.add_section_symbol(plain.text), {plain.text}, 0);
+  const ObjectFile other = read_object("plain.o", plain.w.build());
+  ASSERT_EQ(other.groups.size(), 1u);
+  EXPECT_FALSE(other.groups[0].comdat);
+  EXPECT_EQ(other.groups[0].signature, ".text.helper");
+}
+
+TEST(ColossusObject, RefusesInconsistentGroups) {
+  {
+    GroupObject g;
+    g.w.add_group(g.signature, {g.text}, kGrpComdat | 0x4);
+    expect_error<ObjectError>([&] { read_object("k.o", g.w.build()); },
+                              {"k.o", "(.group)", "group flags 0x5: only GRP_COMDAT"});
+  }
+  {
+    GroupObject g;
+    g.w.add_group(g.signature, {g.data}, kGrpComdat, /*mark_members=*/false);
+    expect_error<ObjectError>([&] { read_object("k.o", g.w.build()); },
+                              {"member 3 (.data.helper) lacks SHF_GROUP"});
+  }
+  {
+    GroupObject g;
+    g.w.add_group(g.signature, {g.data});
+    g.w.add_group(g.signature, {g.data}, kGrpComdat, false);
+    expect_error<ObjectError>([&] { read_object("k.o", g.w.build()); },
+                              {"member 3 (.data.helper) is already in a group"});
+  }
+  {
+    ElfWriter w;
+    w.add_section(".text.stray", {0, 0, 0, 0}, kShfAlloc | kShfExecInstr | kShfGroup);
+    expect_error<ObjectError>([&] { read_object("k.o", w.build()); },
+                              {"section 1 (.text.stray)", "has SHF_GROUP but is in no group"});
+  }
+  {
+    // .text.helper's RELA section in the group, its target not: mark only the RELA.
+    GroupObject g;
+    const auto group = g.w.add_group(g.signature, {g.data});
+    auto bytes = g.w.build();
+    // Rewrite the group's one member (.data.helper) as the RELA section (the last one).
+    const auto rela = section_count(bytes) - 1;
+    const std::size_t words = section_field(bytes, group, 16);
+    const std::uint32_t at =
+        static_cast<std::uint32_t>(bytes[words] | bytes[words + 1] << 8 | bytes[words + 2] << 16);
+    poke_u32(bytes, at + 4, rela);
+    poke_u32(bytes, section_field(bytes, rela, 8), kShfGroup);
+    poke_u32(bytes, section_field(bytes, g.data, 8), kShfAlloc | kShfWrite);
+    expect_error<ObjectError>([&] { read_object("k.o", bytes); },
+                              {"(.rela.text.helper): is in group 'helper' but relocates "
+                               ".text.helper, which is not"});
+  }
+  {
+    GroupObject g;
+    const auto group = g.w.add_group(g.signature, {g.text});
+    auto bytes = g.w.build();
+    poke_u32(bytes, section_field(bytes, group, 28), 0);  // sh_info: no signature
+    expect_error<ObjectError>([&] { read_object("k.o", bytes); },
+                              {"sh_info 0 names no symbol"});
+    bytes = g.w.build();
+    poke_u32(bytes, section_field(bytes, group, 24), 1);  // sh_link: not the symtab
+    expect_error<ObjectError>([&] { read_object("k.o", bytes); },
+                              {"sh_link 1 is not the symbol table"});
+    bytes = g.w.build();
+    poke_u32(bytes, section_field(bytes, group, 36), 8);
+    expect_error<ObjectError>([&] { read_object("k.o", bytes); }, {"sh_entsize 8, expected 4"});
+    bytes = g.w.build();
+    poke_u32(bytes, section_field(bytes, group, 20), 6);
+    expect_error<ObjectError>([&] { read_object("k.o", bytes); },
+                              {"sh_size 0x6 is not a flag word and whole member words"});
+    bytes = g.w.build();
+    const std::size_t words = section_field(bytes, group, 16);
+    const std::uint32_t at =
+        static_cast<std::uint32_t>(bytes[words] | bytes[words + 1] << 8 | bytes[words + 2] << 16);
+    poke_u32(bytes, at + 4, 200);
+    expect_error<ObjectError>([&] { read_object("k.o", bytes); },
+                              {"member 200 is not a section of the file"});
+    poke_u32(bytes, at + 4, group);
+    expect_error<ObjectError>([&] { read_object("k.o", bytes); },
+                              {"is a group, symbol or string table"});
+  }
+}
+
 }  // namespace
 }  // namespace tessera::compiler::elf

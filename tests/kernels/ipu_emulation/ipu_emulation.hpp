@@ -1,0 +1,114 @@
+#pragma once
+// A portable emulation of exactly the IPU vector types and intrinsics the
+// device sources' fast paths use (kernels/device/ipu_fast_paths.hpp), so the
+// `TESSERA_DEVICE_FAST_PATHS` branches build with g++ and run against the
+// host models. Force-included (-include) with -DTESSERA_DEVICE_EMULATE_IPU;
+// test-only, never part of a device build.
+//
+// What each stands for (popc's <ipu_vector_math> / <ipu_memory_intrinsics>,
+// as Graphcore's public codelets use them):
+//   float2            two f32 lanes, 8 bytes; + and * lane-wise (f32v2add,
+//                     f32v2mul): IEEE binary32, round to nearest even;
+//   half2, half4      two / four f16 lanes, 4 / 8 bytes; +, − and * lane-wise
+//                     (f16v2add, f16v4add, f16v4sub, f16v2mul, f16v4mul): the correctly
+//                     rounded binary16 result — computed here in f32, which
+//                     is exact for a product of two f16 and correctly rounded
+//                     for a sum or difference (f32's 24 bits ≥ 2·11 + 2, so rounding to f32
+//                     and then to f16 is one rounding), then narrowed by the
+//                     compiler's own f32 → _Float16 conversion (round to
+//                     nearest even): independent of both the host models'
+//                     and the device sources' conversions;
+//   uint2             two u32 lanes, 8 bytes (ld64/st64 payloads);
+//   ipu::load_postinc(&p, n)       *p, then p += n elements (ld64step …);
+//   ipu::store_postinc(&p, v, n)   *p = v, then p += n elements.
+// Loads and stores go through memcpy: the host image is raw bytes.
+// Lane NaN payloads are whatever the host makes; the sources canonicalise.
+
+#include <cstdint>
+#include <cstring>
+
+#define TESSERA_IPU_EMULATION 1
+
+namespace tessera::ipu_emulation {
+
+// How many emulated vector loads and stores ran: ipu_emulation_test.cpp
+// checks that the fast paths really are the code the tests ran.
+inline std::uint64_t vector_loads = 0;
+inline std::uint64_t vector_stores = 0;
+
+template <typename Lane, unsigned N>
+struct Vector {
+  Lane lanes[N];
+  Lane& operator[](unsigned i) { return lanes[i]; }
+  const Lane& operator[](unsigned i) const { return lanes[i]; }
+};
+
+inline float half_to_float(std::uint16_t bits) {
+  _Float16 h;
+  std::memcpy(&h, &bits, 2);
+  return static_cast<float>(h);  // exact
+}
+inline std::uint16_t float_to_half(float value) {
+  const _Float16 h = static_cast<_Float16>(value);  // round to nearest even
+  std::uint16_t bits;
+  std::memcpy(&bits, &h, 2);
+  return bits;
+}
+
+// f16 lanes held as their bits; arithmetic as stated above.
+template <unsigned N>
+struct HalfVector {
+  std::uint16_t bits[N];
+  template <typename F>
+  friend HalfVector lanewise(const HalfVector& a, const HalfVector& b, F f) {
+    HalfVector out;
+    for (unsigned i = 0; i < N; ++i) {
+      out.bits[i] = float_to_half(f(half_to_float(a.bits[i]), half_to_float(b.bits[i])));
+    }
+    return out;
+  }
+  friend HalfVector operator+(const HalfVector& a, const HalfVector& b) {
+    return lanewise(a, b, [](float x, float y) { return x + y; });
+  }
+  friend HalfVector operator-(const HalfVector& a, const HalfVector& b) {
+    return lanewise(a, b, [](float x, float y) { return x - y; });
+  }
+  friend HalfVector operator*(const HalfVector& a, const HalfVector& b) {
+    return lanewise(a, b, [](float x, float y) { return x * y; });
+  }
+};
+
+struct Float2 : Vector<float, 2> {
+  friend Float2 operator+(const Float2& a, const Float2& b) {
+    return Float2{{{a[0] + b[0], a[1] + b[1]}}};
+  }
+  friend Float2 operator*(const Float2& a, const Float2& b) {
+    return Float2{{{a[0] * b[0], a[1] * b[1]}}};
+  }
+};
+
+}  // namespace tessera::ipu_emulation
+
+using float2 = ::tessera::ipu_emulation::Float2;
+using half2 = ::tessera::ipu_emulation::HalfVector<2>;
+using half4 = ::tessera::ipu_emulation::HalfVector<4>;
+using uint2 = ::tessera::ipu_emulation::Vector<unsigned, 2>;
+static_assert(sizeof(float2) == 8 && sizeof(half2) == 4 && sizeof(half4) == 8 &&
+              sizeof(uint2) == 8);
+
+namespace ipu {
+template <typename T>
+T load_postinc(const T** pointer, int stride) {
+  T value;
+  std::memcpy(&value, *pointer, sizeof(T));
+  *pointer += stride;
+  ++::tessera::ipu_emulation::vector_loads;
+  return value;
+}
+template <typename T>
+void store_postinc(T** pointer, T value, int stride) {
+  std::memcpy(*pointer, &value, sizeof(T));
+  *pointer += stride;
+  ++::tessera::ipu_emulation::vector_stores;
+}
+}  // namespace ipu
