@@ -9,6 +9,7 @@
 
 #include "compiler/ir/printer.hpp"
 #include "compiler/ir/shape_inference.hpp"
+#include "compiler/lower/layout_policy.hpp"
 
 namespace tessera::testing {
 namespace {
@@ -266,8 +267,11 @@ class RecipeBuilder {
     Shape entry = combine == kMatmul ? Shape{shape.back(), shape.back()} : shape;
     Shape sequence = entry;
     sequence.insert(sequence.begin(), count);
-    if (too_large(sequence)) return graph_.copy(v);
-    const ValueId s = graph_.parameter(fmt::format("s{}", sequences_++), {{recipe_.dtype, 0}, sequence});
+    const compiler::TensorType type{{recipe_.dtype, 0}, sequence};
+    // The lowering's own rule for which sequences it takes (sub-word scalar
+    // entries are not lowered yet; whatever the tile count).
+    if (too_large(sequence) || !compiler::lower::sequence_layout(type, 1, 0)) return graph_.copy(v);
+    const ValueId s = graph_.parameter(fmt::format("s{}", sequences_++), type);
     const bool data_only = !is_float(recipe_.dtype);
     return graph_.repeat(count, {v}, {s}, {},
                          [&](Graph& body, std::span<const ValueId> carried, std::span<const ValueId> entries,

@@ -70,7 +70,8 @@ enum class StepKind : std::uint8_t {
                // D its last axis cut to a multiple of 4 (up to 128)
   kRepeat,     // 1–3 iterations carrying the value, each combining it with entry i of a
                // new sequence parameter s<k>: add, mul, or matmul by an entry of
-               // [count, C, C] (u32: the entry itself replaces the value)
+               // [count, C, C] (u32: the entry itself replaces the value); a copy
+               // where the lowering takes no such sequence (sub-word scalar entries)
 };
 inline constexpr std::uint8_t kStepKindCount = 16;
 
