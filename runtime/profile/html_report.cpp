@@ -1,7 +1,6 @@
 #include "runtime/profile/html_report.hpp"
 
-#include <map>
-#include <unordered_map>
+#include <iterator>
 
 #include <fmt/format.h>
 
@@ -19,20 +18,30 @@ namespace {
 
 constexpr std::string_view kPlaceholder = "__TESSERA_PROFILE_JSON__";
 
-// Names repeat across thousands of samples: each is sent once.
-class Strings {
- public:
-  std::uint32_t id(const std::string& text) {
-    const auto [it, added] = ids_.try_emplace(text, static_cast<std::uint32_t>(texts_.size()));
-    if (added) texts_.push_back(text);
-    return it->second;
+// The samples, as `"tiles":[{"tile":T,"samples":[kind,kernel,operation,
+// offset,cycles,...]},...]`, written straight to text: a so400m run has ~50 M
+// samples, which as a JSON tree would take gigabytes. Only numbers: nothing
+// here needs escaping.
+void append_tiles(const Timeline& timeline, std::string& out) {
+  const schema::Profile& profile = timeline.profile();
+  out += "\"tiles\":[";
+  std::size_t next = 0;
+  const auto& samples = timeline.samples();
+  for (std::size_t t = 0; t < profile.tiles.size(); ++t) {
+    if (t > 0) out += ',';
+    fmt::format_to(std::back_inserter(out), "{{\"tile\":{},\"samples\":[", profile.tiles[t].tile.value);
+    for (bool first = true; next < samples.size() && samples[next].tile_index == t; ++next) {
+      const Sample& sample = samples[next];
+      const schema::StepLabel& label = profile.label(timeline.step(sample));
+      fmt::format_to(std::back_inserter(out), "{}{},{},{},{},{}", first ? "" : ",",
+                     static_cast<int>(label.kind), label.kernel, label.operation, sample.offset,
+                     sample.cycles);
+      first = false;
+    }
+    out += "]}";
   }
-  const std::vector<std::string>& texts() const noexcept { return texts_; }
-
- private:
-  std::unordered_map<std::string, std::uint32_t> ids_;
-  std::vector<std::string> texts_;
-};
+  out += ']';
+}
 
 }  // namespace
 
@@ -40,22 +49,6 @@ nlohmann::json report_payload(const ReportInputs& inputs) {
   const Timeline& timeline = *inputs.timeline;
   const schema::Profile& profile = timeline.profile();
   const Summary summary = summarize(timeline);
-  Strings strings;
-  strings.id("");
-  nlohmann::json tiles = nlohmann::json::array();
-  for (std::size_t t = 0; t < profile.tiles.size(); ++t) {
-    tiles.push_back({{"tile", profile.tiles[t].tile.value}, {"samples", nlohmann::json::array()}});
-  }
-  // A sample is [kind, kernel, operation, offset, cycles], names by id.
-  for (const Sample& sample : timeline.samples()) {
-    const auto& step = timeline.step(sample);
-    auto& out = tiles[sample.tile_index]["samples"];
-    out.push_back(static_cast<int>(step.kind));
-    out.push_back(strings.id(step.kernel));
-    out.push_back(strings.id(step.operation));
-    out.push_back(sample.offset);
-    out.push_back(sample.cycles);
-  }
   nlohmann::json kinds = nlohmann::json::array();
   for (int k = 0; k <= static_cast<int>(schema::StepKind::kHost); ++k) {
     kinds.push_back(schema::step_kind_name(static_cast<schema::StepKind>(k)));
@@ -72,13 +65,23 @@ nlohmann::json report_payload(const ReportInputs& inputs) {
             {"package", inputs.package_path},
             {"summary", summary_json(timeline, summary)}}},
           {"kinds", kinds},
-          {"strings", strings.texts()},
-          {"tiles", tiles},
+          // The profile's own name table: samples name their kernel and
+          // operation by its indices.
+          {"strings", profile.names},
           {"operations", groups_json(GroupBy::kOperation,
                                      group_samples(timeline, GroupBy::kOperation))["groups"]},
           {"memory", memory},
           {"sramBytes", target::kSramSize},
           {"exchangePhases", exchange_phases_json(exchange_phases(timeline, inputs.package))}};
+}
+
+std::string report_payload_text(const ReportInputs& inputs) {
+  std::string text = script_safe_json(report_payload(inputs));
+  text.pop_back();  // the object's '}'
+  text += ',';
+  append_tiles(*inputs.timeline, text);
+  text += '}';
+  return text;
 }
 
 std::string script_safe_json(const nlohmann::json& payload) {
@@ -108,7 +111,7 @@ std::string html_report(const ReportInputs& inputs) {
   const auto at = page.find(kPlaceholder);
   if (at == std::string_view::npos) throw Error("report.html has no payload placeholder");
   std::string html;
-  const std::string payload = script_safe_json(report_payload(inputs));
+  const std::string payload = report_payload_text(inputs);
   html.reserve(page.size() + payload.size());
   html.append(page.substr(0, at));
   html.append(payload);

@@ -19,9 +19,12 @@ struct ReportInputs {
   std::string package_path;
 };
 
-// The data the page draws: the header, interned names, every sample, the
-// operator table, the memory map and the exchange phases (docs/PROFILES.md).
+// The data the page draws but its samples: the header, the profile's names,
+// the operator table, the memory map and the exchange phases (docs/PROFILES.md).
 nlohmann::json report_payload(const ReportInputs& inputs);
+// All of it as script-safe JSON text (below), with every sample in "tiles",
+// written without a JSON tree (a so400m run has ~50 M samples).
+std::string report_payload_text(const ReportInputs& inputs);
 
 // JSON text that is safe inside a <script> element: '<', '>' and '&' become
 // \u003c, \u003e and \u0026 (only strings can hold them, so the JSON means

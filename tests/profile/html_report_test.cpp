@@ -12,11 +12,9 @@ namespace {
 schema::Profile profile_named(const std::string& operation, const std::string& kernel) {
   schema::Profile profile;
   profile.clock_hz = 1'330'000'000;
-  schema::ProfileStep step;
-  step.kernel = kernel;
-  step.operation = operation;
-  step.start_cycle = 0xFFFFFFF0;
-  step.end_cycle = 0x10;
+  schema::ProfileInterner names(profile);
+  const auto step = names.step({schema::StepKind::kCompute, kernel, operation, "", {}}, 0xFFFFFFF0,
+                               0x10);
   profile.tiles.push_back({target::PhysicalTile(7), {step}});
   return profile;
 }
@@ -50,9 +48,13 @@ TEST(ProfileHtmlReport, NamesCannotCloseTheScriptElement) {
 TEST(ProfileHtmlReport, SamplesCarryWrappingDurations) {
   const auto profile = profile_named("op", "k");
   const Timeline timeline(profile);
-  const auto payload = report_payload({&timeline, nullptr, "run.profile", ""});
+  const auto payload =
+      nlohmann::json::parse(report_payload_text({&timeline, nullptr, "run.profile", ""}));
   const auto& samples = payload["tiles"][0]["samples"];
   ASSERT_EQ(samples.size(), 5u);  // [kind, kernel, operation, offset, cycles]
+  EXPECT_EQ(samples[0], static_cast<int>(schema::StepKind::kCompute));
+  EXPECT_EQ(payload["strings"][samples[1].get<std::size_t>()], "k");
+  EXPECT_EQ(payload["strings"][samples[2].get<std::size_t>()], "op");
   EXPECT_EQ(samples[3], 0);
   EXPECT_EQ(samples[4], 0x20);  // 0x10 − 0xFFFFFFF0 mod 2^32
   EXPECT_EQ(payload["header"]["summary"]["totalCycles"], 0x20);
