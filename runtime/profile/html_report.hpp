@@ -12,11 +12,19 @@
 
 namespace tessera::profile {
 
+// A page draws at most about this many timeline samples: beyond it (a
+// so400m run has ~50 M steps) each tile's steps are merged into cells of
+// timeline_quantum() cycles, each named by its longest step, so the file
+// stays tens of MB. 0: every step is its own sample.
+inline constexpr std::size_t kReportSampleBudget = 2'000'000;
+std::uint64_t timeline_quantum(const Timeline& timeline, std::size_t budget);
+
 struct ReportInputs {
   const Timeline* timeline = nullptr;
   const schema::Application* package = nullptr;  // optional: memory map, names
   std::string profile_path;
   std::string package_path;
+  std::size_t sample_budget = kReportSampleBudget;
 };
 
 // The data the page draws but its samples: the header, the profile's names,

@@ -61,5 +61,45 @@ TEST(ProfileHtmlReport, SamplesCarryWrappingDurations) {
   EXPECT_EQ(payload["operations"][0]["name"], "op");
 }
 
+// Over the sample budget each tile's steps become cells of at least the
+// quantum, named by their longest step, covering the same cycles; the flame
+// graph's tree still counts every step. Oracle: the steps, summed by hand.
+TEST(ProfileHtmlReport, ALargeProfilesTimelineIsMergedIntoCells) {
+  schema::Profile profile;
+  profile.clock_hz = 1;
+  schema::ProfileInterner names(profile);
+  for (std::uint16_t t = 0; t < 2; ++t) {
+    schema::TileProfile tile{target::PhysicalTile(t), {}};
+    std::uint32_t at = 0xFFFFFFFFu - 10;  // 2^32 − 11: the counters wrap
+    for (int i = 0; i < 100; ++i) {       // 100 × (compute 3, sync 7): 1000 cycles
+      tile.steps.push_back(names.step({schema::StepKind::kCompute, "k", "op", "", {}}, at, at + 3));
+      tile.steps.push_back(
+          names.step({schema::StepKind::kSynchronization, "", "op", "", {}}, at + 3, at + 10));
+      at += 10;
+    }
+    profile.tiles.push_back(std::move(tile));
+  }
+  const Timeline timeline(profile);
+  // 400 samples over a budget of 20: 10 a tile, cells of 1000 / 10 = 100 cycles.
+  EXPECT_EQ(timeline_quantum(timeline, 400), 0u);
+  EXPECT_EQ(timeline_quantum(timeline, 20), 100u);
+  const auto payload =
+      nlohmann::json::parse(report_payload_text({&timeline, nullptr, "run.profile", "", 20}));
+  EXPECT_EQ(payload["timelineQuantum"], 100);
+  for (const auto& tile : payload["tiles"]) {
+    const auto& s = tile["samples"];
+    ASSERT_EQ(s.size(), 5u * 10u);
+    for (std::size_t c = 0; c < 10; ++c) {
+      EXPECT_EQ(s[5 * c], static_cast<int>(schema::StepKind::kSynchronization));  // the longest
+      EXPECT_EQ(s[5 * c + 3], 100u * c);
+      EXPECT_EQ(s[5 * c + 4], 100u);
+    }
+  }
+  // kind → operation → kernel: 2 tiles × 100 × 3 compute, × 7 sync.
+  const auto flame = nlohmann::json::parse(
+      R"json([["compute", [["op", [["k", 600]]]]], ["synchronization", [["op", [["(no kernel)", 1400]]]]]])json");
+  EXPECT_EQ(payload["flame"], flame);
+}
+
 }  // namespace
 }  // namespace tessera::profile
