@@ -4,7 +4,7 @@
 // --profile FILE` writes one. A profile is a separate file from the package
 // and names the package it ran by build digest.
 //
-// A SigLIP so400m run has ~50 M steps but a few thousand distinct texts, so
+// A SigLIP so400m run has 37 M steps but far fewer distinct texts, so
 // the profile holds names the way the file does (format 2): every distinct
 // text once in `names`, every distinct step label (kind, kernel, operation,
 // layer, metadata) once in `labels`, and a step is a label index and its two

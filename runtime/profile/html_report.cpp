@@ -21,7 +21,7 @@ namespace {
 constexpr std::string_view kPlaceholder = "__TESSERA_PROFILE_JSON__";
 
 // The samples, as `"tiles":[{"tile":T,"samples":[kind,kernel,operation,
-// offset,cycles,...]},...]`, written straight to text: a so400m run has ~50 M
+// offset,cycles,...]},...]`, written straight to text: a so400m run has 37 M
 // samples, which as a JSON tree would take gigabytes. Only numbers: nothing
 // here needs escaping. With a quantum (timeline_quantum), each tile's
 // consecutive samples are merged into cells of at least that many cycles,

@@ -13,7 +13,7 @@
 namespace tessera::profile {
 
 // A page draws at most about this many timeline samples: beyond it (a
-// so400m run has ~50 M steps) each tile's steps are merged into cells of
+// so400m run has 37 M steps) each tile's steps are merged into cells of
 // timeline_quantum() cycles, each named by its longest step, so the file
 // stays tens of MB. 0: every step is its own sample.
 inline constexpr std::size_t kReportSampleBudget = 2'000'000;
@@ -31,7 +31,7 @@ struct ReportInputs {
 // the operator table, the memory map and the exchange phases (docs/PROFILES.md).
 nlohmann::json report_payload(const ReportInputs& inputs);
 // All of it as script-safe JSON text (below), with every sample in "tiles",
-// written without a JSON tree (a so400m run has ~50 M samples).
+// written without a JSON tree (a so400m run has 37 M samples).
 std::string report_payload_text(const ReportInputs& inputs);
 
 // JSON text that is safe inside a <script> element: '<', '>' and '&' become

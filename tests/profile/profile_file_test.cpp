@@ -182,7 +182,7 @@ TEST(ProfileFile, UnknownVersionsAndDanglingIndicesAreClearErrors) {
 
 // The profile in memory holds each text and label once, however many steps
 // name it: a step is 12 bytes (a label index and two counters), so a run's
-// profile grows by 12 bytes a step, not by its texts (a so400m run has ~50 M).
+// profile grows by 12 bytes a step, not by its texts (a so400m run has 37 M).
 TEST(ProfileInterning, ManyStepsOfAFewNamesHoldEachNameOnce) {
   Profile profile;
   profile.clock_hz = 1;
