@@ -62,6 +62,11 @@ void print_summary(const Timeline& timeline, const Summary& summary, std::ostrea
   }
   out << fmt::format("named operations   {} of step cycles\n",
                      percent(summary.named_cycles, summary.step_cycles));
+  if (profile.dropped_samples != 0) {
+    out << fmt::format("dropped samples    {} (the device's sample buffers were full: the steps "
+                       "they began are missing)\n",
+                       profile.dropped_samples);
+  }
 }
 
 void print_groups(GroupBy by, const std::vector<Group>& groups, std::size_t limit,
@@ -137,6 +142,53 @@ void print_exchange_phases(const std::vector<ExchangePhaseRun>& phases, std::siz
   }
 }
 
+nlohmann::json steps_at_json(const Timeline& timeline, const StepsAt& at) {
+  const auto& profile = timeline.profile();
+  nlohmann::json kinds = nlohmann::json::object();
+  for (std::size_t i = 0; i < kSummaryKinds.size(); ++i) {
+    kinds[std::string(schema::step_kind_name(kSummaryKinds[i]))] = at.kind_tiles[i];
+  }
+  nlohmann::json tiles = nlohmann::json::array();
+  for (std::size_t t = 0; t < at.tiles.size(); ++t) {
+    nlohmann::json row = {{"tile", profile.tiles[t].tile.value}, {"kind", "idle"}};
+    if (const Sample* sample = at.tiles[t]) {
+      const auto& step = timeline.step(*sample);
+      row["kind"] = schema::step_kind_name(profile.kind(step));
+      row["operation"] = profile.operation(step);
+      row["kernel"] = profile.kernel(step);
+      row["offset"] = sample->offset;
+      row["cycles"] = sample->cycles;
+    }
+    tiles.push_back(std::move(row));
+  }
+  return {{"cycle", at.cycle}, {"kinds", kinds}, {"tiles", tiles}};
+}
+
+void print_steps_at(const nlohmann::json& at, std::size_t limit, std::ostream& out) {
+  std::string counts;
+  for (const auto& [kind, tiles] : at["kinds"].items()) {
+    if (tiles.get<std::uint64_t>() == 0) continue;
+    counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", tiles.get<std::uint64_t>(), kind);
+  }
+  out << fmt::format("at cycle {}: {}\n", at["cycle"].get<std::uint64_t>(), counts);
+  std::size_t shown = 0;
+  for (const auto& row : at["tiles"]) {
+    if (limit != 0 && shown++ == limit) {
+      out << fmt::format("({} more tiles; --limit 0 shows all)\n", at["tiles"].size() - limit);
+      break;
+    }
+    if (!row.contains("offset")) {
+      out << fmt::format("  p{:<5} idle\n", row["tile"].get<unsigned>());
+      continue;
+    }
+    const std::string kernel = row["kernel"];
+    out << fmt::format("  p{:<5} {:<16} [{}, +{})  {}{}\n", row["tile"].get<unsigned>(),
+                       row["kind"].get<std::string>(), row["offset"].get<std::uint64_t>(),
+                       row["cycles"].get<std::uint32_t>(), row["operation"].get<std::string>(),
+                       kernel.empty() ? "" : "  kernel " + kernel);
+  }
+}
+
 const schema::TileDebug& debug_tile(const schema::Application& app, target::PhysicalTile tile) {
   for (const auto& debug : app.debug.tiles) {
     if (debug.tile == tile) return debug;
@@ -160,7 +212,7 @@ Command profile_command() {
         syntax.usage =
             "PROFILE [--package PACKAGE] [--json] [--by kernel|operation|layer|kind|tile]\n"
             "        [--filter TERM]... [--limit N] [--memory [--tile T]] [--exchange]\n"
-            "        [--html REPORT.html]";
+            "        [--at CYCLE] [--html REPORT.html]";
         syntax.details =
             "Filter terms (all must hold): kind=exchange|compute|synchronization|host|idle,\n"
             "kernel=NAME (exact), operation=TEXT (substring), tile=T, tiles=FIRST-LAST\n"
@@ -185,7 +237,9 @@ Command profile_command() {
             "each exchange phase: its tiles and measured horizon, and with --package the planned "
             "one")("tile", po::value<std::string>()->value_name("T"),
                    "with --memory: that tile's allocation map")(
-            "html", po::value<std::string>()->value_name("REPORT.html"),
+            "at", po::value<std::string>()->value_name("CYCLE"),
+            "what every tile does at that cycle (from the run's start), as the report's cursor "
+            "says")("html", po::value<std::string>()->value_name("REPORT.html"),
             "write a self-contained HTML report (no network needed to open it)");
         syntax.required_argument("profile");
         const auto values = parse_command_line(syntax, args, io);
@@ -285,6 +339,15 @@ Command profile_command() {
               io.out << '\n';
               print_allocation_map(*map, io.out);
             }
+          }
+        }
+        if (const auto cycle = unsigned_option<std::uint64_t>(*values, "at")) {
+          const nlohmann::json at = steps_at_json(timeline, steps_at(timeline, *cycle));
+          if (json_output) {
+            doc["at"] = at;
+          } else {
+            io.out << '\n';
+            print_steps_at(at, limit, io.out);
           }
         }
         if (values->count("exchange")) {

@@ -26,6 +26,7 @@ struct Profile {
   tiles @4 :List(TileProfile);       # sorted by physical tile, unique
   names @5 :List(Text);              # version 2: every distinct text once; name 0 is ""
   labels @6 :List(StepLabel);        # version 2: every distinct step label once
+  droppedSamples @7 :UInt64;         # hardware: samples a full sample buffer could not hold
 }
 
 enum ClockOrigin {

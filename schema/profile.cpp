@@ -6,8 +6,6 @@
 
 #include <cstring>
 #include <fstream>
-#include <map>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -15,6 +13,7 @@
 #include "schema/wire.hpp"
 #include "schema/wire_read.hpp"
 #include "support/atomic_file.hpp"
+#include "support/checked.hpp"
 #include "support/utf8.hpp"
 #include "target/memory_map.hpp"
 
@@ -49,10 +48,88 @@ std::string_view step_kind_name(StepKind kind) noexcept {
   return "?";
 }
 
+StepText Profile::text(const StepLabel& label) const {
+  StepText text{label.kind, names[label.kernel], names[label.operation], names[label.layer], {}};
+  for (std::size_t m = 0; m + 1 < label.metadata.size(); m += 2) {
+    text.metadata.emplace_back(names[label.metadata[m]], names[label.metadata[m + 1]]);
+  }
+  return text;
+}
+
+std::size_t ProfileInterner::LabelHash::operator()(const StepLabel& label) const noexcept {
+  std::size_t hash = static_cast<std::size_t>(label.kind);
+  const auto mix = [&](std::uint32_t value) { hash = hash * 0x9E3779B97F4A7C15ull + value; };
+  mix(label.kernel);
+  mix(label.operation);
+  mix(label.layer);
+  for (const auto index : label.metadata) mix(index);
+  return hash;
+}
+
+ProfileInterner::ProfileInterner(Profile& profile) : profile_(profile) {
+  if (profile_.names.empty()) profile_.names.emplace_back();
+  for (std::size_t i = 0; i < profile_.names.size(); ++i) {
+    names_.try_emplace(profile_.names[i], static_cast<std::uint32_t>(i));
+  }
+  for (std::size_t i = 0; i < profile_.labels.size(); ++i) {
+    labels_.try_emplace(profile_.labels[i], static_cast<std::uint32_t>(i));
+  }
+}
+
+std::uint32_t ProfileInterner::name(std::string_view text) {
+  if (const auto it = names_.find(text); it != names_.end()) return it->second;
+  const auto index =
+      checked_cast<std::uint32_t>(profile_.names.size(), "the profile's names");
+  profile_.names.emplace_back(text);
+  names_.emplace(profile_.names.back(), index);
+  return index;
+}
+
+std::uint32_t ProfileInterner::label(const StepLabel& label) {
+  if (const auto it = labels_.find(label); it != labels_.end()) return it->second;
+  const auto index =
+      checked_cast<std::uint32_t>(profile_.labels.size(), "the profile's labels");
+  profile_.labels.push_back(label);
+  labels_.emplace(label, index);
+  return index;
+}
+
+std::uint32_t ProfileInterner::label(const StepText& text) {
+  StepLabel label{text.kind, name(text.kernel), name(text.operation), name(text.layer), {}};
+  for (const auto& [key, value] : text.metadata) {
+    label.metadata.push_back(name(key));
+    label.metadata.push_back(name(value));
+  }
+  return this->label(label);
+}
+
 void validate(const Profile& profile) {
   if (profile.clock_hz == 0) fail("clockHz", "must be positive");
   if (!profile.build_digest.empty() && profile.build_digest.size() != 32) {
     fail("buildDigest", fmt::format("{} bytes, not a 32-byte SHA-256", profile.build_digest.size()));
+  }
+  if (profile.names.empty() || !profile.names.front().empty()) {
+    fail("names", "name 0 must be \"\"");
+  }
+  const auto name = [&](std::uint32_t index, const std::string& path) {
+    if (index >= profile.names.size()) {
+      fail(path, fmt::format("{} is not a name (the profile has {})", index, profile.names.size()));
+    }
+  };
+  for (std::size_t l = 0; l < profile.labels.size(); ++l) {
+    const StepLabel& label = profile.labels[l];
+    const std::string path = fmt::format("labels[{}]", l);
+    if (static_cast<unsigned>(label.kind) > static_cast<unsigned>(StepKind::kHost)) {
+      fail(path + ".kind", fmt::format("{} is not a step kind", static_cast<unsigned>(label.kind)));
+    }
+    name(label.kernel, path + ".kernel");
+    name(label.operation, path + ".operation");
+    name(label.layer, path + ".layer");
+    if (label.metadata.size() % 2 != 0) {
+      fail(path + ".metadata",
+           fmt::format("{} indices are not name, value pairs", label.metadata.size()));
+    }
+    for (const auto index : label.metadata) name(index, path + ".metadata");
   }
   for (std::size_t i = 0; i < profile.tiles.size(); ++i) {
     const auto tile = profile.tiles[i].tile;
@@ -62,92 +139,54 @@ void validate(const Profile& profile) {
       fail(path, fmt::format("{} is not after {} (tiles sorted, each once)", tile,
                              profile.tiles[i - 1].tile));
     }
+    const auto& steps = profile.tiles[i].steps;
+    for (std::size_t s = 0; s < steps.size(); ++s) {
+      if (steps[s].label >= profile.labels.size()) {
+        fail(fmt::format("tiles[{}].packedSteps[{}].label", i, s),
+             fmt::format("{} is not a label (the profile has {})", steps[s].label,
+                         profile.labels.size()));
+      }
+    }
   }
 }
 
 namespace {
 
-// Version 2's tables: each distinct text and step label once, in first use.
-class Interner {
- public:
-  Interner() { name(""); }  // name 0 is "", so an unset index reads as empty
-
-  std::uint32_t name(const std::string& text) {
-    const auto [it, added] = names_.try_emplace(text, static_cast<std::uint32_t>(order_.size()));
-    if (added) order_.push_back(&it->first);
-    return it->second;
+void write_tables(const Profile& profile, wire::Profile::Builder root) {
+  auto names = root.initNames(checked_cast<unsigned>(profile.names.size(), "the profile's names"));
+  for (unsigned i = 0; i < names.size(); ++i) names.set(i, as_text(profile.names[i]));
+  auto labels =
+      root.initLabels(checked_cast<unsigned>(profile.labels.size(), "the profile's labels"));
+  for (unsigned i = 0; i < labels.size(); ++i) {
+    const StepLabel& label = profile.labels[i];
+    labels[i].setKind(static_cast<wire::StepKind>(label.kind));
+    labels[i].setKernel(label.kernel);
+    labels[i].setOperation(label.operation);
+    labels[i].setLayer(label.layer);
+    auto metadata = labels[i].initMetadata(static_cast<unsigned>(label.metadata.size()));
+    for (unsigned m = 0; m < metadata.size(); ++m) metadata.set(m, label.metadata[m]);
   }
+}
 
-  std::uint32_t label(const ProfileStep& step) {
-    Label label{step.kind, name(step.kernel), name(step.operation), name(step.layer), {}};
-    for (const auto& [key, value] : step.metadata) {
-      label.metadata.push_back(name(key));
-      label.metadata.push_back(name(value));
-    }
-    const auto [it, added] = labels_.try_emplace(label, static_cast<std::uint32_t>(labels_.size()));
-    if (added) label_order_.push_back(&it->first);
-    return it->second;
-  }
-
-  void write(wire::Profile::Builder root) const {
-    auto names = root.initNames(static_cast<unsigned>(order_.size()));
-    for (unsigned i = 0; i < names.size(); ++i) names.set(i, as_text(*order_[i]));
-    auto labels = root.initLabels(static_cast<unsigned>(label_order_.size()));
-    for (unsigned i = 0; i < labels.size(); ++i) {
-      const Label& label = *label_order_[i];
-      labels[i].setKind(static_cast<wire::StepKind>(label.kind));
-      labels[i].setKernel(label.kernel);
-      labels[i].setOperation(label.operation);
-      labels[i].setLayer(label.layer);
-      auto metadata = labels[i].initMetadata(static_cast<unsigned>(label.metadata.size()));
-      for (unsigned m = 0; m < metadata.size(); ++m) metadata.set(m, label.metadata[m]);
-    }
-  }
-
- private:
-  struct Label {
-    StepKind kind;
-    std::uint32_t kernel, operation, layer;
-    std::vector<std::uint32_t> metadata;
-    friend auto operator<=>(const Label&, const Label&) = default;
-  };
-  std::unordered_map<std::string, std::uint32_t> names_;
-  std::vector<const std::string*> order_;
-  std::map<Label, std::uint32_t> labels_;
-  std::vector<const Label*> label_order_;
-};
-
-// Version 2's labels as the steps they describe (cycles unset).
-std::vector<ProfileStep> read_labels(wire::Profile::Reader root) {
-  std::vector<std::string> names;
+// Version 2's tables, as the file has them (validate() checks the indices).
+void read_tables(wire::Profile::Reader root, Profile& profile) {
+  profile.names.clear();
   unsigned n = 0;
-  for (const auto name : root.getNames()) names.push_back(text(name, fmt::format("names[{}]", n++)));
-  const auto name = [&](std::uint32_t index, const std::string& path) -> const std::string& {
-    if (index >= names.size()) {
-      fail(path, fmt::format("{} is not a name (the profile has {})", index, names.size()));
-    }
-    return names[index];
-  };
-  std::vector<ProfileStep> labels;
+  for (const auto name : root.getNames()) {
+    profile.names.push_back(text(name, fmt::format("names[{}]", n++)));
+  }
+  if (profile.names.empty()) profile.names.emplace_back();  // a profile with no steps
   unsigned l = 0;
   for (const auto label : root.getLabels()) {
     const std::string path = fmt::format("labels[{}]", l++);
-    ProfileStep step;
-    step.kind = static_cast<StepKind>(enum_value(label.getKind(), path + ".kind"));
-    step.kernel = name(label.getKernel(), path + ".kernel");
-    step.operation = name(label.getOperation(), path + ".operation");
-    step.layer = name(label.getLayer(), path + ".layer");
-    const auto metadata = label.getMetadata();
-    if (metadata.size() % 2 != 0) {
-      fail(path + ".metadata", fmt::format("{} indices are not name, value pairs", metadata.size()));
-    }
-    for (unsigned m = 0; m < metadata.size(); m += 2) {
-      step.metadata.emplace_back(name(metadata[m], path + ".metadata"),
-                                 name(metadata[m + 1], path + ".metadata"));
-    }
-    labels.push_back(std::move(step));
+    StepLabel out;
+    out.kind = static_cast<StepKind>(enum_value(label.getKind(), path + ".kind"));
+    out.kernel = label.getKernel();
+    out.operation = label.getOperation();
+    out.layer = label.getLayer();
+    for (const auto index : label.getMetadata()) out.metadata.push_back(index);
+    profile.labels.push_back(std::move(out));
   }
-  return labels;
 }
 
 }  // namespace
@@ -160,20 +199,21 @@ std::vector<std::uint8_t> serialize_profile(const Profile& profile) {
   root.setClockHz(profile.clock_hz);
   root.setBuildDigest(kj::arrayPtr(profile.build_digest.data(), profile.build_digest.size()));
   root.setOrigin(static_cast<wire::ClockOrigin>(profile.origin));
-  Interner interner;
+  root.setDroppedSamples(profile.dropped_samples);
+  write_tables(profile, root);
   auto tiles = root.initTiles(static_cast<unsigned>(profile.tiles.size()));
   for (unsigned i = 0; i < tiles.size(); ++i) {
     const TileProfile& tile = profile.tiles[i];
     tiles[i].setPhysicalTile(tile.tile.value);
-    auto steps = tiles[i].initPackedSteps(static_cast<unsigned>(tile.steps.size()));
+    auto steps = tiles[i].initPackedSteps(
+        checked_cast<unsigned>(tile.steps.size(), "a tile's steps"));
     for (unsigned s = 0; s < steps.size(); ++s) {
       const ProfileStep& step = tile.steps[s];
-      steps[s].setLabel(interner.label(step));
+      steps[s].setLabel(step.label);
       steps[s].setStartCycle(step.start_cycle);
       steps[s].setEndCycle(step.end_cycle);
     }
   }
-  interner.write(root);
   const auto words = capnp::messageToFlatArray(message);
   const auto bytes = words.asBytes();
   return {bytes.begin(), bytes.end()};
@@ -207,8 +247,9 @@ Profile read_profile(std::span<const std::uint8_t> bytes) {
     const auto digest = root.getBuildDigest();
     profile.build_digest.assign(digest.begin(), digest.end());
     profile.origin = static_cast<ClockOrigin>(enum_value(root.getOrigin(), "origin"));
-    const std::vector<ProfileStep> labels =
-        version == kFirstProfileSchemaVersion ? std::vector<ProfileStep>{} : read_labels(root);
+    profile.dropped_samples = root.getDroppedSamples();
+    if (version != kFirstProfileSchemaVersion) read_tables(root, profile);
+    ProfileInterner interner(profile);  // version 1: its texts interned as they are read
     unsigned t = 0;
     for (const auto tile : root.getTiles()) {
       const std::string path = fmt::format("tiles[{}]", t++);
@@ -217,7 +258,7 @@ Profile read_profile(std::span<const std::uint8_t> bytes) {
         unsigned s = 0;
         for (const auto step : tile.getSteps()) {
           const std::string step_path = fmt::format("{}.steps[{}]", path, s++);
-          ProfileStep item;
+          StepText item;
           item.kind = static_cast<StepKind>(enum_value(step.getKind(), step_path + ".kind"));
           item.kernel = text(step.getKernel(), step_path + ".kernel");
           item.operation = text(step.getOperation(), step_path + ".operation");
@@ -225,23 +266,13 @@ Profile read_profile(std::span<const std::uint8_t> bytes) {
             item.metadata.emplace_back(text(entry.getName(), step_path + ".metadata.name"),
                                        text(entry.getValue(), step_path + ".metadata.value"));
           }
-          item.start_cycle = step.getStartCycle();
-          item.end_cycle = step.getEndCycle();
-          out.steps.push_back(std::move(item));
+          out.steps.push_back(interner.step(item, step.getStartCycle(), step.getEndCycle()));
         }
       } else {
         const auto steps = tile.getPackedSteps();
         out.steps.reserve(steps.size());
-        for (unsigned s = 0; s < steps.size(); ++s) {
-          const std::uint32_t label = steps[s].getLabel();
-          if (label >= labels.size()) {
-            fail(fmt::format("{}.packedSteps[{}].label", path, s),
-                 fmt::format("{} is not a label (the profile has {})", label, labels.size()));
-          }
-          ProfileStep item = labels[label];
-          item.start_cycle = steps[s].getStartCycle();
-          item.end_cycle = steps[s].getEndCycle();
-          out.steps.push_back(std::move(item));
+        for (const auto step : steps) {
+          out.steps.push_back({step.getLabel(), step.getStartCycle(), step.getEndCycle()});
         }
       }
       profile.tiles.push_back(std::move(out));

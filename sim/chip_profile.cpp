@@ -4,20 +4,37 @@
 // rows), each step named by the graph operation the package's debug section
 // gives it.
 #include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "schema/profile_samples.hpp"
 #include "sim/chip.hpp"
 #include "sim/sync_zones.hpp"
+#include "target/clock.hpp"
 
 namespace tessera::sim {
 namespace {
 
-using schema::ProfileStep;
+// The simulator's profiles and the C600's report times at the same clock.
+static_assert(SimOptions{}.clock_hz == target::kC600ClockHz);
+
 using schema::StepKind;
 
-ProfileStep make_step(StepKind kind, std::uint64_t start, std::uint64_t end) {
-  ProfileStep step;
+// A step while its tile is being read: its texts already interned, its
+// operation still to be filled from its neighbours.
+struct Pending {
+  StepKind kind = StepKind::kCompute;
+  bool waits = false;  // a wait (sync, host or exchange words): it finishes the work before it
+  std::uint32_t kernel = 0, operation = 0, layer = 0;
+  std::uint32_t metadata_name = 0, metadata_value = 0;  // 0, 0: none
+  std::uint32_t start_cycle = 0, end_cycle = 0;
+};
+
+Pending make_step(StepKind kind, std::uint64_t start, std::uint64_t end) {
+  Pending step;
   step.kind = kind;
   // Raw 32-bit counters, as the hardware's wrap (profile.capnp).
   step.start_cycle = static_cast<std::uint32_t>(start);
@@ -32,58 +49,91 @@ StepKind wait_kind(std::uint32_t zone) {
 }
 
 // The operation an exchange row serves: the provenance of a planned transfer
-// this tile sends or receives in the row's phase ("" when the round is not
-// planned, or plans nothing for this tile).
-std::string exchange_operation(const schema::ExchangePhase* planned, target::PhysicalTile tile,
-                               const TileDebugIndex& debug) {
-  if (planned == nullptr) return {};
+// this tile sends or receives in the row's phase (kNoProvenance when the
+// round is not planned, or plans nothing for this tile).
+std::uint32_t exchange_operation(const schema::ExchangePhase* planned, target::PhysicalTile tile) {
+  if (planned == nullptr) return schema::kNoProvenance;
   for (const auto& transfer : planned->transfers) {
     if (transfer.provenance == schema::kNoProvenance) continue;
     bool ours = transfer.source_tile == tile;
     for (const auto& destination : transfer.destinations) ours = ours || destination.tile == tile;
-    if (ours) return debug.provenance(transfer.provenance);
+    if (ours) return transfer.provenance;
   }
-  return {};
+  return schema::kNoProvenance;
 }
 
 // Steps the package names no operation for take a neighbour's: the code
 // between kernel calls and an unplanned row prepare the next operation, so
 // they take the next named one; a wait finishes the work before it, so it
-// takes the previous one. Either falls back to the other side.
-void fill_operations(std::vector<ProfileStep>& steps) {
-  const auto named = [&](std::size_t i) { return !steps[i].operation.empty(); };
-  std::vector<std::string> previous(steps.size()), next(steps.size());
-  std::string last;
+// takes the previous one. Either falls back to the other side. Name 0 is "".
+void fill_operations(std::vector<Pending>& steps) {
+  std::vector<std::uint32_t> previous(steps.size()), next(steps.size());
+  std::uint32_t last = 0;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     previous[i] = last;
-    if (named(i)) last = steps[i].operation;
+    if (steps[i].operation != 0) last = steps[i].operation;
   }
-  last.clear();
+  last = 0;
   for (std::size_t i = steps.size(); i-- > 0;) {
     next[i] = last;
-    if (named(i)) last = steps[i].operation;
+    if (steps[i].operation != 0) last = steps[i].operation;
   }
   for (std::size_t i = 0; i < steps.size(); ++i) {
-    if (named(i)) continue;
-    const bool waits = steps[i].kind == StepKind::kSynchronization ||
-                       steps[i].kind == StepKind::kHost ||
-                       (steps[i].kind == StepKind::kExchange && !steps[i].metadata.empty() &&
-                        steps[i].metadata.front().first == "zone");
-    steps[i].operation = waits ? (previous[i].empty() ? next[i] : previous[i])
-                               : (next[i].empty() ? previous[i] : next[i]);
+    if (steps[i].operation != 0) continue;
+    steps[i].operation = steps[i].waits ? (previous[i] == 0 ? next[i] : previous[i])
+                                        : (next[i] == 0 ? previous[i] : next[i]);
   }
 }
+
+// The profile's names for what the tiles record, each text interned once and
+// looked up by what it came from (a provenance index, a kernel, a number).
+class Names {
+ public:
+  Names(schema::ProfileInterner& interner, const TileDebugIndex& debug)
+      : interner_(interner), debug_(debug) {}
+
+  std::uint32_t provenance(std::uint32_t index) {
+    const auto [it, added] = provenance_.try_emplace(index, 0);
+    if (added) it->second = interner_.name(debug_.provenance(index));
+    return it->second;
+  }
+  std::uint32_t kernel(const std::string* name) {
+    const auto [it, added] = kernels_.try_emplace(name, 0);
+    if (added) it->second = interner_.name(name == nullptr ? std::string() : *name);
+    return it->second;
+  }
+  std::uint32_t phase(std::uint64_t round) {
+    const auto [it, added] = phases_.try_emplace(round, 0);
+    if (added) it->second = interner_.name(std::to_string(round));
+    return it->second;
+  }
+  std::uint32_t zone(std::uint32_t zone) {
+    const auto [it, added] = zones_.try_emplace(zone, 0);
+    if (added) it->second = interner_.name(fmt::format("{:#x}", zone));
+    return it->second;
+  }
+  std::uint32_t text(std::string_view text) { return interner_.name(text); }
+
+ private:
+  schema::ProfileInterner& interner_;
+  const TileDebugIndex& debug_;  // the provenance table is the package's, shared by the tiles
+  std::unordered_map<std::uint32_t, std::uint32_t> provenance_;
+  std::unordered_map<const std::string*, std::uint32_t> kernels_;
+  std::unordered_map<std::uint64_t, std::uint32_t> phases_;
+  std::unordered_map<std::uint32_t, std::uint32_t> zones_;
+};
 
 // Which iteration of which loops a tile runs, replayed from its stores to the
 // loops' counter words (a loop's word holds count − i in iteration i).
 class LoopIterations {
  public:
-  explicit LoopIterations(const Tile& tile)
-      : tile_(tile), writes_(tile.loop_counter_writes()), values_(tile.debug().loops().size(), 0) {}
+  LoopIterations(const Tile& tile, Names& names)
+      : tile_(tile), names_(names), writes_(tile.loop_counter_writes()),
+        values_(tile.debug().loops().size(), 0) {}
 
-  // The label of the iterations the tile runs at `cycle` ("" outside every
-  // loop); cycles are asked in increasing order.
-  const std::string& at(std::uint64_t cycle) {
+  // The name of the iterations the tile runs at `cycle` ("", name 0, outside
+  // every loop); cycles are asked in increasing order.
+  std::uint32_t at(std::uint64_t cycle) {
     bool changed = false;
     for (; next_ < writes_.size() && writes_[next_].cycle <= cycle; ++next_) {
       values_[writes_[next_].loop] = writes_[next_].value;
@@ -95,23 +145,18 @@ class LoopIterations {
 
  private:
   void relabel() {
-    label_.clear();
-    const auto& loops = tile_.debug().loops();
-    for (std::size_t l = 0; l < loops.size(); ++l) {
-      const std::uint32_t value = values_[l];
-      if (value == 0 || value > loops[l].count) continue;  // not inside this loop
-      const std::string& name = tile_.debug().provenance(loops[l].provenance);
-      if (!label_.empty()) label_ += " / ";
-      label_ += fmt::format("{} iteration {}", name.empty() ? fmt::format("loop {}", l) : name,
-                            loops[l].count - value);
-    }
+    const auto& debug = tile_.debug();
+    label_ = names_.text(schema::loop_iterations_label(
+        debug.loops(), values_,
+        [&](std::uint32_t index) -> const std::string& { return debug.provenance(index); }));
   }
 
   const Tile& tile_;
+  Names& names_;
   const std::vector<LoopCounterWrite>& writes_;
   std::vector<std::uint32_t> values_;
   std::size_t next_ = 0;
-  std::string label_;
+  std::uint32_t label_ = 0;
 };
 
 }  // namespace
@@ -120,29 +165,36 @@ schema::Profile Chip::profile() const {
   schema::Profile profile;
   profile.clock_hz = options_.clock_hz;
   profile.origin = schema::ClockOrigin::kShared;
+  schema::ProfileInterner interner(profile);
+  const std::uint32_t phase_name = interner.name("phase"), zone_name = interner.name("zone");
   std::map<std::uint16_t, std::vector<const Span*>> spans_by_tile;
   for (const std::size_t index : started_) spans_by_tile[tiles_[index]->id().value];
   for (const auto& span : spans_) {
     if (span.end < span.start) continue;
     spans_by_tile[tiles_[span.tile]->id().value].push_back(&span);
   }
+  std::optional<Names> names;
+  std::vector<Pending> steps;
   for (auto& [id, spans] : spans_by_tile) {
     const Tile& tile = *tiles_[index_of(target::PhysicalTile(id))];
+    if (!names) names.emplace(interner, tile.debug());
     const auto& activities = tile.activities();
     std::size_t next_activity = 0;
-    std::vector<ProfileStep> steps;
-    LoopIterations iterations(tile);
+    steps.clear();
+    LoopIterations iterations(tile, *names);
     // Steps come in time order; each is in the iterations running at its start.
-    const auto add = [&](ProfileStep step, std::uint64_t start) {
+    const auto add = [&](Pending step, std::uint64_t start) {
       if (step.start_cycle == step.end_cycle) return;
       step.layer = iterations.at(start);
-      steps.push_back(std::move(step));
+      steps.push_back(step);
     };
     for (const Span* span : spans) {
       if (std::string_view(span->name) != "compute") {
-        ProfileStep wait = make_step(wait_kind(span->zone), span->start, span->end);
-        wait.metadata.emplace_back("zone", fmt::format("{:#x}", span->zone));
-        add(std::move(wait), span->start);
+        Pending wait = make_step(wait_kind(span->zone), span->start, span->end);
+        wait.waits = true;
+        wait.metadata_name = zone_name;
+        wait.metadata_value = names->zone(span->zone);
+        add(wait, span->start);
         continue;
       }
       std::uint64_t at = span->start;
@@ -152,23 +204,31 @@ schema::Profile Chip::profile() const {
         if (activity.start < at) continue;  // not inside this span (cannot happen; be safe)
         add(make_step(StepKind::kCompute, at, activity.start), at);
         if (activity.kind == TileActivity::Kind::kKernel) {
-          ProfileStep step = make_step(StepKind::kCompute, activity.start, activity.end);
-          step.kernel = *activity.kernel;
-          step.operation = tile.debug().provenance(activity.provenance);
-          add(std::move(step), activity.start);
+          Pending step = make_step(StepKind::kCompute, activity.start, activity.end);
+          step.kernel = names->kernel(activity.kernel);
+          step.operation = names->provenance(activity.provenance);
+          add(step, activity.start);
         } else {
-          ProfileStep step = make_step(StepKind::kExchange, activity.start, activity.end);
+          Pending step = make_step(StepKind::kExchange, activity.start, activity.end);
           step.operation =
-              exchange_operation(planned_phases_.plan(activity.phase), tile.id(), tile.debug());
-          step.metadata.emplace_back("phase", std::to_string(activity.phase));
-          add(std::move(step), activity.start);
+              names->provenance(exchange_operation(planned_phases_.plan(activity.phase), tile.id()));
+          step.metadata_name = phase_name;
+          step.metadata_value = names->phase(activity.phase);
+          add(step, activity.start);
         }
         at = activity.end;
       }
       add(make_step(StepKind::kCompute, at, span->end), at);
     }
     fill_operations(steps);
-    profile.tiles.push_back(schema::TileProfile{tile.id(), std::move(steps)});
+    schema::TileProfile out{tile.id(), {}};
+    out.steps.reserve(steps.size());
+    for (const Pending& step : steps) {
+      schema::StepLabel label{step.kind, step.kernel, step.operation, step.layer, {}};
+      if (step.metadata_name != 0) label.metadata = {step.metadata_name, step.metadata_value};
+      out.steps.push_back({interner.label(label), step.start_cycle, step.end_cycle});
+    }
+    profile.tiles.push_back(std::move(out));
   }
   return profile;
 }

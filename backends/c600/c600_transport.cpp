@@ -12,6 +12,7 @@
 #include <spdlog/spdlog.h>
 
 #include "backends/c600/device_lock.hpp"
+#include "backends/c600/device_profile.hpp"
 #include "driver/bootloader.hpp"
 #include "driver/errors.hpp"
 #include "driver/ipucfg.hpp"
@@ -110,6 +111,7 @@ class C600Transport final : public runtime::Transport {
     loader_.reset();
     pending_.reset();
     started_.clear();
+    sampled_.reset();
     device_.detach_all_buffers();
     initialize();
   }
@@ -150,6 +152,7 @@ class C600Transport final : public runtime::Transport {
     loader_ = std::make_unique<driver::Loader>(device_);
     loader_->load(*bootloader_, images);
     Pending pending;
+    sampled_ = sampled_package(application);
     pending.final_mark = application.host_exchange.startup_mark;
     pending.config_writes = application.device_config_writes;
     for (const auto& image : images) pending.tiles.push_back(image.tile);
@@ -272,6 +275,20 @@ class C600Transport final : public runtime::Transport {
     }
   }
 
+  // The package's sample buffers, read over TDI (device_profile.hpp); none
+  // when the package was built without profiling.
+  std::optional<schema::Profile> profile() override {
+    if (!sampled_) return std::nullopt;
+    return with_context(fmt::format("{}: reading the cycle samples", description()), [&] {
+      return read_device_profile(
+          *sampled_,
+          [&](PhysicalTile tile, std::uint32_t address, std::span<std::uint8_t> bytes) {
+            read_sram(tile, address, bytes);
+          },
+          options_.clock_hz);
+    });
+  }
+
   std::vector<runtime::DeviceFault> faults() override {
     std::vector<runtime::DeviceFault> found;
     for (const PhysicalTile tile : started_) {
@@ -352,6 +369,7 @@ class C600Transport final : public runtime::Transport {
   std::unique_ptr<driver::Loader> loader_;
   std::optional<Pending> pending_;
   std::vector<PhysicalTile> started_;
+  std::optional<SampledPackage> sampled_;  // from load(): a package built with profiling
 };
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "runtime/transport.hpp"
 #include "schema/model.hpp"
 #include "support/error.hpp"
+#include "target/clock.hpp"
 
 namespace tessera::backends::c600 {
 
@@ -35,6 +36,8 @@ struct C600Options {
   // ioctls (§1.6: the driver signals the process [INF]); threads created
   // later inherit the mask.
   bool block_signals = true;
+  // The clock a profile of a package built with profiling reports times at.
+  std::uint64_t clock_hz = target::kC600ClockHz;
 };
 
 // The package asks for something this backend cannot do (not hardware-loadable).

@@ -11,9 +11,11 @@
 namespace tessera::profile {
 namespace {
 
-std::optional<std::uint64_t> round_of(const schema::ProfileStep& step) {
-  for (const auto& [key, value] : step.metadata) {
-    if (key != "phase") continue;
+std::optional<std::uint64_t> round_of(const schema::Profile& profile,
+                                      const schema::StepLabel& label) {
+  for (std::size_t m = 0; m + 1 < label.metadata.size(); m += 2) {
+    if (profile.name(label.metadata[m]) != "phase") continue;
+    const std::string& value = profile.name(label.metadata[m + 1]);
     if (value.empty() || value.size() > 19 ||
         !std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       return std::nullopt;  // a hardware profile may name phases its own way
@@ -77,18 +79,23 @@ std::map<std::uint64_t, std::uint64_t> planned_horizons(const schema::Applicatio
 
 std::vector<ExchangePhaseRun> exchange_phases(const Timeline& timeline,
                                               const schema::Application* package) {
+  const auto& profile = timeline.profile();
+  std::vector<std::optional<std::uint64_t>> rounds;  // by label: exchange steps' rounds
+  for (const auto& label : profile.labels) {
+    rounds.push_back(label.kind == schema::StepKind::kExchange ? round_of(profile, label)
+                                                               : std::nullopt);
+  }
   std::map<std::uint64_t, ExchangePhaseRun> phases;
   for (const Sample& sample : timeline.samples()) {
     const auto& step = timeline.step(sample);
-    if (step.kind != schema::StepKind::kExchange) continue;
-    const auto round = round_of(step);
+    const auto round = rounds[step.label];
     if (!round) continue;
     auto [it, added] = phases.try_emplace(*round);
     ExchangePhaseRun& phase = it->second;
     if (added) {
       phase.round = *round;
       phase.start = sample.offset;
-      phase.operation = step.operation;
+      phase.operation = profile.operation(step);
     }
     ++phase.tiles;
     phase.start = std::min(phase.start, sample.offset);

@@ -30,6 +30,7 @@ nlohmann::json summary_json(const Timeline& timeline, const Summary& summary) {
       {"tileCycles", summary.tile_cycles},  // what every share divides
       {"namedOperationCycles", summary.named_cycles},
       {"stepCycles", summary.step_cycles},
+      {"droppedSamples", profile.dropped_samples},
       {"criticalTile", nullptr}};
   if (summary.critical_tile) {
     doc["criticalTile"] = {{"tile", summary.critical_tile->value},

@@ -33,22 +33,53 @@ std::uint16_t parse_physical_tile(std::string_view text) {
   }
 }
 
-std::string group_name(const Timeline& timeline, const Sample& sample, GroupBy by) {
-  const auto& step = timeline.step(sample);
-  switch (by) {
-    case GroupBy::kKernel:
-      return step.kernel.empty() ? "(no kernel)" : step.kernel;
-    case GroupBy::kOperation:
-      return step.operation.empty() ? "(no operation)" : step.operation;
-    case GroupBy::kLayer:
-      return layer_of(step);
-    case GroupBy::kKind:
-      return std::string(schema::step_kind_name(step.kind));
-    case GroupBy::kTile:
-      return fmt::format("{}", timeline.tile(sample).tile);
+// Each sample's group, found through its label (or its tile) so that a name
+// is built once per label, not once per step.
+class GroupKeys {
+ public:
+  GroupKeys(const Timeline& timeline, GroupBy by) : by_(by) {
+    const auto& profile = timeline.profile();
+    const auto key_of = [&](const std::string& name) {
+      const auto [it, added] = index_.try_emplace(name, names_.size());
+      if (added) names_.push_back(name);
+      return it->second;
+    };
+    if (by == GroupBy::kTile) {
+      for (const auto& tile : profile.tiles) keys_.push_back(key_of(fmt::format("{}", tile.tile)));
+      return;
+    }
+    for (const auto& label : profile.labels) {
+      const std::string& kernel = profile.name(label.kernel);
+      const std::string& operation = profile.name(label.operation);
+      switch (by) {
+        case GroupBy::kKernel:
+          keys_.push_back(key_of(kernel.empty() ? "(no kernel)" : kernel));
+          break;
+        case GroupBy::kOperation:
+          keys_.push_back(key_of(operation.empty() ? "(no operation)" : operation));
+          break;
+        case GroupBy::kLayer:
+          keys_.push_back(key_of(layer_of(profile.name(label.layer), operation)));
+          break;
+        case GroupBy::kKind:
+          keys_.push_back(key_of(std::string(schema::step_kind_name(label.kind))));
+          break;
+        case GroupBy::kTile:
+          break;
+      }
+    }
   }
-  return "?";
-}
+  std::size_t of(const Timeline& timeline, const Sample& sample) const {
+    return keys_[by_ == GroupBy::kTile ? sample.tile_index : timeline.step(sample).label];
+  }
+  const std::vector<std::string>& names() const noexcept { return names_; }
+
+ private:
+  GroupBy by_;
+  std::map<std::string, std::size_t> index_;
+  std::vector<std::string> names_;
+  std::vector<std::size_t> keys_;  // by label, or by tile
+};
 
 // The length of the union of [offset, end) intervals.
 std::uint64_t union_length(std::vector<std::pair<std::uint64_t, std::uint64_t>>& intervals) {
@@ -90,10 +121,16 @@ std::string_view group_by_name(GroupBy by) noexcept {
   return "?";
 }
 
-bool Filter::keeps(const schema::TileProfile& tile, const schema::ProfileStep& step) const {
-  if (kind && step.kind != *kind) return false;
-  if (kernel && step.kernel != *kernel) return false;
-  if (operation && step.operation.find(*operation) == std::string::npos) return false;
+bool Filter::keeps(const schema::Profile& profile, const schema::StepLabel& label) const {
+  if (kind && label.kind != *kind) return false;
+  if (kernel && profile.name(label.kernel) != *kernel) return false;
+  if (operation && profile.name(label.operation).find(*operation) == std::string::npos) {
+    return false;
+  }
+  return true;
+}
+
+bool Filter::keeps(const schema::TileProfile& tile) const {
   if (first_tile && tile.tile.value < *first_tile) return false;
   if (last_tile && tile.tile.value > *last_tile) return false;
   return true;
@@ -141,8 +178,8 @@ void add_filter_term(Filter& filter, std::string_view term) {
   }
 }
 
-std::string layer_of(const schema::ProfileStep& step) {
-  return step.layer.empty() ? layer_of(step.operation) : step.layer;
+std::string layer_of(const std::string& layer, std::string_view operation) {
+  return layer.empty() ? layer_of(operation) : layer;
 }
 
 std::string layer_of(std::string_view operation) {
@@ -157,28 +194,44 @@ std::string layer_of(std::string_view operation) {
 std::vector<Group> group_samples(const Timeline& timeline, GroupBy by, const Filter& filter) {
   struct Collected {
     std::vector<std::uint32_t> durations;
-    std::set<std::uint32_t> tiles;
+    std::uint64_t tiles = 0;  // samples come by tile: a new tile is a change of it
+    std::uint32_t last_tile = ~std::uint32_t{0};
     std::vector<std::pair<std::uint64_t, std::uint64_t>> intervals;
     std::uint64_t cycles = 0;
   };
-  std::map<std::string, Collected> groups;
+  const auto& profile = timeline.profile();
+  const GroupKeys keys(timeline, by);
+  std::vector<char> label_kept(profile.labels.size()), tile_kept(profile.tiles.size());
+  for (std::size_t l = 0; l < label_kept.size(); ++l) {
+    label_kept[l] = filter.keeps(profile, profile.labels[l]);
+  }
+  for (std::size_t t = 0; t < tile_kept.size(); ++t) tile_kept[t] = filter.keeps(profile.tiles[t]);
+  std::vector<Collected> collected_by_key(keys.names().size());
   for (const Sample& sample : timeline.samples()) {
-    if (!filter.keeps(timeline.tile(sample), timeline.step(sample))) continue;
-    Collected& group = groups[group_name(timeline, sample, by)];
+    if (!tile_kept[sample.tile_index] || !label_kept[timeline.step(sample).label]) continue;
+    Collected& group = collected_by_key[keys.of(timeline, sample)];
     group.durations.push_back(sample.cycles);
-    group.tiles.insert(sample.tile_index);
+    if (group.last_tile != sample.tile_index) {
+      ++group.tiles;
+      group.last_tile = sample.tile_index;
+    }
     group.intervals.emplace_back(sample.offset, sample.end());
     group.cycles += sample.cycles;
   }
+  std::map<std::string, Collected*> groups;  // by name: the order ties keep
+  for (std::size_t k = 0; k < collected_by_key.size(); ++k) {
+    if (!collected_by_key[k].durations.empty()) groups[keys.names()[k]] = &collected_by_key[k];
+  }
   std::vector<Group> rows;
-  for (auto& [name, collected] : groups) {
+  for (auto& [name, group] : groups) {
+    Collected& collected = *group;
     auto& d = collected.durations;
     std::sort(d.begin(), d.end());
     const auto at = [&](std::size_t percent) { return d[(d.size() - 1) * percent / 100]; };
     Group row;
     row.name = name;
     row.samples = d.size();
-    row.tiles = collected.tiles.size();
+    row.tiles = collected.tiles;
     row.cycles = collected.cycles;
     row.p50 = at(50);
     row.p95 = at(95);
@@ -210,12 +263,17 @@ Summary summarize(const Timeline& timeline) {
   summary.samples = timeline.samples().size();
   summary.tile_cycles = checked_mul(summary.total_cycles, summary.tiles, "the run's tile-cycles");
   std::vector<std::uint64_t> work(profile.tiles.size(), 0);
+  std::vector<char> named(profile.labels.size());
+  for (std::size_t l = 0; l < named.size(); ++l) {
+    named[l] = !profile.name(profile.labels[l].operation).empty();
+  }
   for (const Sample& sample : timeline.samples()) {
     const auto& step = timeline.step(sample);
-    summary.kind_cycles[summary_kind_index(step.kind)] += sample.cycles;
+    const StepKind kind = profile.kind(step);
+    summary.kind_cycles[summary_kind_index(kind)] += sample.cycles;
     summary.step_cycles += sample.cycles;
-    if (!step.operation.empty()) summary.named_cycles += sample.cycles;
-    if (step.kind == StepKind::kCompute || step.kind == StepKind::kExchange) {
+    if (named[step.label]) summary.named_cycles += sample.cycles;
+    if (kind == StepKind::kCompute || kind == StepKind::kExchange) {
       work[sample.tile_index] += sample.cycles;
     }
   }
@@ -234,6 +292,31 @@ Summary summarize(const Timeline& timeline) {
     }
   }
   return summary;
+}
+
+StepsAt steps_at(const Timeline& timeline, std::uint64_t cycle) {
+  StepsAt at;
+  at.cycle = cycle;
+  const auto& samples = timeline.samples();
+  const auto& profile = timeline.profile();
+  at.tiles.assign(profile.tiles.size(), nullptr);
+  // Samples are by tile, then in time: each tile's run is found by its index.
+  std::size_t begin = 0;
+  for (std::uint32_t t = 0; t < profile.tiles.size(); ++t) {
+    std::size_t end = begin;
+    while (end < samples.size() && samples[end].tile_index == t) ++end;
+    for (std::size_t i = begin; i < end; ++i) {
+      if (samples[i].offset <= cycle && cycle < samples[i].end()) {
+        at.tiles[t] = &samples[i];
+        break;
+      }
+    }
+    const StepKind kind =
+        at.tiles[t] == nullptr ? StepKind::kIdle : profile.kind(timeline.step(*at.tiles[t]));
+    ++at.kind_tiles[summary_kind_index(kind)];
+    begin = end;
+  }
+  return at;
 }
 
 }  // namespace tessera::profile

@@ -26,7 +26,9 @@ struct Filter {
   std::optional<std::string> kernel;                   // exact
   std::optional<std::string> operation;                // substring, case-sensitive
   std::optional<std::uint16_t> first_tile, last_tile;  // physical ids, inclusive
-  bool keeps(const schema::TileProfile& tile, const schema::ProfileStep& step) const;
+  // A step is kept when its label and its tile are.
+  bool keeps(const schema::Profile& profile, const schema::StepLabel& label) const;
+  bool keeps(const schema::TileProfile& tile) const;
   bool empty() const noexcept {
     return !kind && !kernel && !operation && !first_tile && !last_tile;
   }
@@ -39,9 +41,9 @@ void add_filter_term(Filter& filter, std::string_view term);
 // The layer a graph operation belongs to: the `layers.N` (or `layer N`,
 // `layers[N]`) part of its provenance, "(no layer)" when it names none.
 std::string layer_of(std::string_view operation);
-// A step's layer: the loop iterations it ran in (ProfileStep::layer, "op 3
+// A step's layer: the loop iterations it ran in (its label's layer, "op 3
 // (repeat …) iteration 5"), else the layer its operation names.
-std::string layer_of(const schema::ProfileStep& step);
+std::string layer_of(const std::string& layer, std::string_view operation);
 
 struct Group {
   std::string name;
@@ -82,6 +84,15 @@ struct Summary {
 };
 
 Summary summarize(const Timeline& timeline);
+
+// What every tile does at one cycle (what the report's cursor says): per
+// tile, the sample covering [offset, offset + cycles) ∋ cycle, or none (idle).
+struct StepsAt {
+  std::uint64_t cycle = 0;
+  std::vector<const Sample*> tiles;        // by Profile::tiles; nullptr: no step there
+  std::array<std::uint64_t, 5> kind_tiles{};  // tiles per kind (kSummaryKinds order; idle has the none)
+};
+StepsAt steps_at(const Timeline& timeline, std::uint64_t cycle);
 std::size_t summary_kind_index(schema::StepKind kind) noexcept;
 
 }  // namespace tessera::profile

@@ -98,8 +98,8 @@ TEST(ProfileLayers, EachRepeatIterationIsOneLayer) {
     std::size_t first = kNone, last = kNone;
     int previous_iteration = -1;
     for (std::size_t s = 0; s < tile.steps.size(); ++s) {
-      const auto& step = tile.steps[s];
-      cycles_by_layer[step.layer.empty() ? "(no layer)" : step.layer] += step.cycles();
+      const schema::StepText step = profile.text(tile.steps[s]);
+      cycles_by_layer[step.layer.empty() ? "(no layer)" : step.layer] += tile.steps[s].cycles();
       if (!step.kernel.empty() && in_body(step.operation)) {
         EXPECT_FALSE(step.layer.empty()) << tile.tile << " step " << s << " " << step.operation;
       }
@@ -122,7 +122,8 @@ TEST(ProfileLayers, EachRepeatIterationIsOneLayer) {
     if (first == kNone) continue;
     std::uint64_t covered = 0;
     for (std::size_t s = first; s <= last; ++s) {
-      EXPECT_FALSE(tile.steps[s].layer.empty()) << tile.tile << " step " << s << " inside the loop";
+      EXPECT_FALSE(profile.layer(tile.steps[s]).empty())
+          << tile.tile << " step " << s << " inside the loop";
       covered += tile.steps[s].cycles();
     }
     EXPECT_EQ(covered, std::uint64_t{static_cast<std::uint32_t>(tile.steps[last].end_cycle -
@@ -199,7 +200,8 @@ TEST(ProfileLayers, NestedRepeatsNameBothIterations) {
   std::size_t checked = 0;
   for (const auto& tile : profile.tiles) {
     std::map<std::pair<std::string, std::string>, std::vector<std::string>> calls;
-    for (const auto& step : tile.steps) {
+    for (const auto& counted : tile.steps) {
+      const schema::StepText step = profile.text(counted);
       if (!step.kernel.empty() && in_body(step.operation)) {
         calls[{step.kernel, step.operation}].push_back(step.layer);
       }

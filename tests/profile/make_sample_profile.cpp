@@ -30,19 +30,16 @@ int main(int argc, char** argv) {
   using tessera::schema::StepKind;
   tessera::schema::Profile profile;
   profile.clock_hz = 1'500'000'000;
+  tessera::schema::ProfileInterner names(profile);
   for (unsigned t = 0; t < tiles; ++t) {
     tessera::schema::TileProfile tile{tessera::target::PhysicalTile(static_cast<std::uint16_t>(t)), {}};
     std::uint32_t at = 0xFFFFFFFFu - 10;  // 2^32 − 11: the first steps wrap
     const auto add = [&](StepKind kind, std::string kernel, std::string operation,
                          std::uint32_t cycles) {
-      tessera::schema::ProfileStep step;
-      step.kind = kind;
-      step.kernel = std::move(kernel);
-      step.operation = std::move(operation);
-      step.start_cycle = at;
+      const std::uint32_t start = at;
       at += cycles;
-      step.end_cycle = at;
-      tile.steps.push_back(std::move(step));
+      tile.steps.push_back(names.step({kind, std::move(kernel), std::move(operation), "", {}},
+                                      start, at));
     };
     add(StepKind::kHost, "", "host input pixel_values", 400 + t % 7);
     for (unsigned l = 0; l < layers; ++l) {

@@ -18,39 +18,33 @@
 namespace tessera::schema {
 namespace {
 
-ProfileStep step(StepKind kind, std::string kernel, std::string operation, std::string layer,
-                 std::uint32_t start, std::uint32_t end) {
-  ProfileStep s;
-  s.kind = kind;
-  s.kernel = std::move(kernel);
-  s.operation = std::move(operation);
-  s.layer = std::move(layer);
-  s.start_cycle = start;
-  s.end_cycle = end;
-  return s;
+StepText text(StepKind kind, std::string kernel, std::string operation, std::string layer,
+               std::vector<std::pair<std::string, std::string>> metadata = {}) {
+  return {kind, std::move(kernel), std::move(operation), std::move(layer), std::move(metadata)};
 }
 
 // Two tiles of 3 layers × (exchange, matmul, sync): labels repeat per tile.
-Profile layered() {
+// `layers` false: the same without loop iterations (as version 1 has none).
+Profile layered(bool layers = true) {
   Profile profile;
   profile.clock_hz = 1'500'000'000;
+  ProfileInterner names(profile);
   for (std::uint16_t t = 0; t < 2; ++t) {
     TileProfile tile{target::PhysicalTile(t), {}};
     std::uint32_t at = 0xFFFFFFF0u;
     for (int l = 0; l < 3; ++l) {
-      const std::string layer = "op 1 (repeat %0) iteration " + std::to_string(l);
-      ProfileStep row = step(StepKind::kExchange, "", "op 3 (matmul <&>)", layer, at, at + 7);
-      row.metadata.emplace_back("phase", std::to_string(4 + l));
-      tile.steps.push_back(row);
-      tile.steps.push_back(
-          step(StepKind::kCompute, "tessera_gemm_f16", "op 3 (matmul <&>)", layer, at + 7, at + 40));
-      ProfileStep wait = step(StepKind::kSynchronization, "", "op 3 (matmul <&>)", layer, at + 40,
-                              at + 50 + t);
-      wait.metadata.emplace_back("zone", "0x1");
-      tile.steps.push_back(wait);
+      const std::string layer = layers ? "op 1 (repeat %0) iteration " + std::to_string(l) : "";
+      tile.steps.push_back(names.step(text(StepKind::kExchange, "", "op 3 (matmul <&>)", layer,
+                                           {{"phase", std::to_string(4 + l)}}),
+                                      at, at + 7));
+      tile.steps.push_back(names.step(
+          text(StepKind::kCompute, "tessera_gemm_f16", "op 3 (matmul <&>)", layer), at + 7, at + 40));
+      tile.steps.push_back(names.step(text(StepKind::kSynchronization, "", "op 3 (matmul <&>)",
+                                           layer, {{"zone", "0x1"}}),
+                                      at + 40, at + 50 + t));
       at += 50 + t;
     }
-    tile.steps.push_back(step(StepKind::kHost, "", "host output y", "", at, at + 3));
+    tile.steps.push_back(names.step(text(StepKind::kHost, "", "host output y", ""), at, at + 3));
     profile.tiles.push_back(std::move(tile));
   }
   return profile;
@@ -96,7 +90,8 @@ TEST(ProfileFile, EachTextAndLabelIsWrittenOnce) {
       labels;
   std::size_t steps = 0;
   for (const auto& tile : profile.tiles) {
-    for (const auto& s : tile.steps) {
+    for (const auto& step : tile.steps) {
+      const StepText s = profile.text(step);
       texts.insert({s.kernel, s.operation, s.layer});
       for (const auto& [name, value] : s.metadata) texts.insert({name, value});
       labels.insert({s.kind, s.kernel, s.operation, s.layer, s.metadata});
@@ -124,7 +119,9 @@ std::vector<std::uint8_t> version_1(const Profile& profile) {
   auto tiles = root.initTiles(static_cast<unsigned>(profile.tiles.size()));
   for (unsigned t = 0; t < tiles.size(); ++t) {
     tiles[t].setPhysicalTile(profile.tiles[t].tile.value);
-    const auto& in = profile.tiles[t].steps;
+    std::vector<StepText> in;
+    for (const auto& step : profile.tiles[t].steps) in.push_back(profile.text(step));
+    const auto& counters = profile.tiles[t].steps;
     auto steps = tiles[t].initSteps(static_cast<unsigned>(in.size()));
     for (unsigned s = 0; s < steps.size(); ++s) {
       steps[s].setKind(static_cast<wire::StepKind>(in[s].kind));
@@ -135,18 +132,16 @@ std::vector<std::uint8_t> version_1(const Profile& profile) {
         metadata[m].setName(in[s].metadata[m].first);
         metadata[m].setValue(in[s].metadata[m].second);
       }
-      steps[s].setStartCycle(in[s].start_cycle);
-      steps[s].setEndCycle(in[s].end_cycle);
+      steps[s].setStartCycle(counters[s].start_cycle);
+      steps[s].setEndCycle(counters[s].end_cycle);
     }
   }
   return bytes_of(message);
 }
 
 TEST(ProfileFile, VersionOneFilesStillRead) {
-  Profile profile = layered();
-  for (auto& tile : profile.tiles) {
-    for (auto& s : tile.steps) s.layer.clear();  // version 1 has no layers
-  }
+  // Read back interned in first use, as the writer of `profile` interned.
+  const Profile profile = layered(false);
   EXPECT_EQ(read_profile(version_1(profile)), profile);
 }
 
@@ -183,6 +178,51 @@ TEST(ProfileFile, UnknownVersionsAndDanglingIndicesAreClearErrors) {
   EXPECT_NE(with([](wire::Profile::Builder root) { root.getLabels()[0].initMetadata(3); })
                 .find("labels[0].metadata: 3 indices are not name, value pairs"),
             std::string::npos);
+}
+
+// The profile in memory holds each text and label once, however many steps
+// name it: a step is 12 bytes (a label index and two counters), so a run's
+// profile grows by 12 bytes a step, not by its texts (a so400m run has 37 M).
+TEST(ProfileInterning, ManyStepsOfAFewNamesHoldEachNameOnce) {
+  Profile profile;
+  profile.clock_hz = 1;
+  ProfileInterner names(profile);
+  const std::string operation(200, 'o');  // longer than any small-string buffer
+  TileProfile tile{target::PhysicalTile(3), {}};
+  constexpr std::uint32_t kSteps = 100'000;
+  for (std::uint32_t s = 0; s < kSteps; ++s) {
+    const StepText label = s % 2 == 0 ? text(StepKind::kCompute, "gemm", operation, "iteration 1")
+                                      : text(StepKind::kSynchronization, "", operation,
+                                             "iteration 1", {{"zone", "0x1"}});
+    tile.steps.push_back(names.step(label, s, s + 1));
+  }
+  profile.tiles.push_back(std::move(tile));
+  EXPECT_EQ(profile.names,
+            (std::vector<std::string>{"", "gemm", operation, "iteration 1", "zone", "0x1"}));
+  ASSERT_EQ(profile.labels.size(), 2u);
+  EXPECT_EQ(profile.labels[1],
+            (StepLabel{StepKind::kSynchronization, 0, 2, 3, std::vector<std::uint32_t>{4, 5}}));
+  EXPECT_EQ(sizeof(ProfileStep), 12u);
+  EXPECT_EQ(profile.tiles[0].steps.size(), kSteps);
+  EXPECT_EQ(profile.text(profile.tiles[0].steps[kSteps - 1]),
+            text(StepKind::kSynchronization, "", operation, "iteration 1", {{"zone", "0x1"}}));
+  // An interner over a profile that has tables adds to them, never repeats them.
+  ProfileInterner again(profile);
+  EXPECT_EQ(again.name(operation), 2u);
+  EXPECT_EQ(again.label(text(StepKind::kCompute, "gemm", operation, "iteration 1")), 0u);
+  EXPECT_EQ(again.name("new"), 6u);
+}
+
+TEST(ProfileInterning, AProfileInMemoryWithDanglingIndicesIsRefused) {
+  Profile profile = layered();
+  profile.tiles[0].steps[0].label = static_cast<std::uint32_t>(profile.labels.size());
+  EXPECT_THROW((void)serialize_profile(profile), PackageError);
+  profile = layered();
+  profile.labels[0].operation = static_cast<std::uint32_t>(profile.names.size());
+  EXPECT_THROW((void)serialize_profile(profile), PackageError);
+  profile = layered();
+  profile.names[0] = "x";
+  EXPECT_THROW((void)serialize_profile(profile), PackageError);
 }
 
 }  // namespace

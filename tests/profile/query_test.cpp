@@ -13,20 +13,27 @@
 namespace tessera::profile {
 namespace {
 
-using schema::ProfileStep;
 using schema::StepKind;
 
 constexpr std::uint32_t kNearWrap = 0xFFFFFFFFu - 10;  // 2^32 − 11
 
-ProfileStep step(StepKind kind, std::string kernel, std::string operation, std::uint32_t start,
-                 std::uint32_t end) {
-  ProfileStep s;
-  s.kind = kind;
-  s.kernel = std::move(kernel);
-  s.operation = std::move(operation);
-  s.start_cycle = start;
-  s.end_cycle = end;
-  return s;
+// A step spelled out; add_tile interns it into the profile.
+struct TextStep {
+  schema::StepText text;
+  std::uint32_t start = 0, end = 0;
+};
+
+TextStep step(StepKind kind, std::string kernel, std::string operation, std::uint32_t start,
+              std::uint32_t end) {
+  return {{kind, std::move(kernel), std::move(operation), "", {}}, start, end};
+}
+
+void add_tile(schema::Profile& profile, target::PhysicalTile tile,
+              const std::vector<TextStep>& steps) {
+  schema::ProfileInterner names(profile);
+  schema::TileProfile out{tile, {}};
+  for (const auto& s : steps) out.steps.push_back(names.step(s.text, s.start, s.end));
+  profile.tiles.push_back(std::move(out));
 }
 
 // p0: add 10, exchange 10 (wraps through 0), add 30, sync 10   → offsets 0, 10, 20, 50; ends at 60
@@ -37,17 +44,13 @@ schema::Profile hand_built(schema::ClockOrigin origin = schema::ClockOrigin::kSh
   profile.clock_hz = 1'000'000'000;
   profile.origin = origin;
   const std::uint32_t w = kNearWrap;
-  profile.tiles.push_back({target::PhysicalTile(0),
-                           {step(StepKind::kCompute, "add", "op 1 (add)", w, w + 10),
+  add_tile(profile, target::PhysicalTile(0), {step(StepKind::kCompute, "add", "op 1 (add)", w, w + 10),
                             step(StepKind::kExchange, "", "op 2 (transpose)", w + 10, w + 20),
                             step(StepKind::kCompute, "add", "op 1 (add)", w + 20, w + 50),
-                            step(StepKind::kSynchronization, "", "op 1 (add)", w + 50, w + 60)}});
-  profile.tiles.push_back(
-      {target::PhysicalTile(1),
-       {step(StepKind::kCompute, "reduce", "encoder.layers.3.mlp op", w, w + 20),
-        step(StepKind::kSynchronization, "", "", w + 20, w + 60)}});
-  profile.tiles.push_back(
-      {target::PhysicalTile(2), {step(StepKind::kCompute, "add", "op 1 (add)", w + 10, w + 30)}});
+                            step(StepKind::kSynchronization, "", "op 1 (add)", w + 50, w + 60)});
+  add_tile(profile, target::PhysicalTile(1), {step(StepKind::kCompute, "reduce", "encoder.layers.3.mlp op", w, w + 20),
+        step(StepKind::kSynchronization, "", "", w + 20, w + 60)});
+  add_tile(profile, target::PhysicalTile(2), {step(StepKind::kCompute, "add", "op 1 (add)", w + 10, w + 30)});
   return profile;
 }
 
@@ -173,14 +176,14 @@ TEST(ProfileGroups, PercentilesOfAHundredAndOneDurations) {
   // Durations 1..101 in a scrambled order: p50 = sorted[50] = 51, p95 = sorted[95] = 96.
   schema::Profile profile;
   profile.clock_hz = 1;
-  std::vector<ProfileStep> steps;
+  std::vector<TextStep> steps;
   std::uint32_t at = kNearWrap;
   for (std::uint32_t i = 0; i < 101; ++i) {
     const std::uint32_t length = (i * 37) % 101 + 1;
     steps.push_back(step(StepKind::kCompute, "k", "op", at, at + length));
     at += length;
   }
-  profile.tiles.push_back({target::PhysicalTile(5), steps});
+  add_tile(profile, target::PhysicalTile(5), steps);
   const auto groups = group_samples(Timeline(profile), GroupBy::kKernel);
   ASSERT_EQ(groups.size(), 1u);
   EXPECT_EQ(groups[0].p50, 51u);
@@ -188,6 +191,25 @@ TEST(ProfileGroups, PercentilesOfAHundredAndOneDurations) {
   EXPECT_EQ(groups[0].max, 101u);
   EXPECT_EQ(groups[0].cycles, 101u * 102u / 2u);
   EXPECT_DOUBLE_EQ(groups[0].average_active_tiles, 1.0);
+}
+
+// The hand-built timeline (offsets above): what each tile does at a cycle.
+TEST(ProfileStepsAt, EachTilesStepAtACycle) {
+  const auto profile = hand_built();
+  const Timeline timeline(profile);
+  const auto kind_at = [&](const StepsAt& at, std::size_t t) {
+    return at.tiles[t] == nullptr ? StepKind::kIdle : profile.kind(timeline.step(*at.tiles[t]));
+  };
+  const StepsAt at15 = steps_at(timeline, 15);
+  EXPECT_EQ(kind_at(at15, 0), StepKind::kExchange);  // p0 [10, 20)
+  EXPECT_EQ(profile.kernel(timeline.step(*at15.tiles[1])), "reduce");  // p1 [0, 20)
+  EXPECT_EQ(at15.tiles[2]->offset, 10u);              // p2 [10, 30)
+  EXPECT_EQ(at15.kind_tiles, (std::array<std::uint64_t, 5>{1, 2, 0, 0, 0}));
+  const StepsAt at55 = steps_at(timeline, 55);  // p0 sync [50, 60), p1 sync [20, 60), p2 done
+  EXPECT_EQ(at55.kind_tiles, (std::array<std::uint64_t, 5>{0, 0, 2, 0, 1}));
+  EXPECT_EQ(at55.tiles[2], nullptr);
+  const StepsAt at60 = steps_at(timeline, 60);  // ends are exclusive
+  EXPECT_EQ(at60.kind_tiles, (std::array<std::uint64_t, 5>{0, 0, 0, 0, 3}));
 }
 
 TEST(ProfileGroups, LayerNamesComeFromTheProvenance) {
@@ -204,7 +226,7 @@ RC_GTEST_PROP(ProfileSummary, KindsAddUpToTileCycles, ()) {
   const auto tiles = *rc::gen::inRange<std::uint16_t>(1, 5);
   for (std::uint16_t t = 0; t < tiles; ++t) {
     std::uint32_t at = *rc::gen::arbitrary<std::uint32_t>();
-    std::vector<ProfileStep> steps;
+    std::vector<TextStep> steps;
     const auto count = *rc::gen::inRange(0, 8);
     for (int s = 0; s < count; ++s) {
       at += *rc::gen::inRange<std::uint32_t>(0, 1000);  // a gap: idle
@@ -213,7 +235,7 @@ RC_GTEST_PROP(ProfileSummary, KindsAddUpToTileCycles, ()) {
       steps.push_back(step(kind, "", "", at, at + length));
       at += length;
     }
-    profile.tiles.push_back({target::PhysicalTile(t), steps});
+    add_tile(profile, target::PhysicalTile(t), steps);
   }
   profile.origin = schema::ClockOrigin::kPerTile;
   const Summary s = summarize(Timeline(profile));

@@ -3,8 +3,10 @@
 # it rendered: the operator table has one row per operation (as
 # `tessera profile --json --by operation` counts them), the timeline one row
 # per tile, no script error or console message, and no element injected by a
-# hostile name. Keeps report.html and report.png in WORKDIR for a person to
-# look at. Exits 77 (ctest: skipped) when Chromium is not installed.
+# hostile name; then the timeline zoomed twice and the cursor moved to a
+# cycle, checked against `tessera profile --at`. Keeps report.html,
+# report.png and report-cursor.png in WORKDIR for a person to look at.
+# Exits 77 (ctest: skipped) when Chromium is not installed.
 #
 #   report_in_browser.sh TESSERA MAKE_SAMPLE_PROFILE WORKDIR
 set -euo pipefail
@@ -60,5 +62,54 @@ summary_cycles=$("$tessera" profile "$work/sample.profile" --json |
 [ "$(attribute flame-cycles)" = "$summary_cycles" ] ||
   fail "the flame graph's kinds hold '$(attribute flame-cycles)', the summary '$summary_cycles'"
 echo "shares: $flame_shares"
+
+# The timeline's zoom and cursor, through the page's own handlers
+# (report.html#zoom=N&cursor=CYCLE&row=R): two clicks on "+" show the middle
+# quarter of the run, and the pointer at a cycle on row R says what the tiles
+# do there. The oracle is `tessera profile --at`, which scans every tile's
+# steps (the page binary-searches its samples).
+total=$("$tessera" profile "$work/sample.profile" --json |
+  perl -MJSON::PP -0ne 'print decode_json($_)->{summary}{totalCycles}')
+cursor=$((total / 2 + 1234)) row=5
+"$browser" "${flags[@]}" --dump-dom "file://$work/report.html#zoom=2&cursor=$cursor&row=$row" \
+  >"$work/dom-cursor.html" 2>>"$work/console.log"
+status=$(grep -o '<div id="status"[^>]*>' "$work/dom-cursor.html" || true)
+grep -q 'data-errors="0"' <<<"$status" || fail "script errors after zooming: $status"
+expected_view=$(perl -e 'printf "%d %d", int(3 * $ARGV[0] / 8 + 0.5), int(5 * $ARGV[0] / 8 + 0.5)' "$total")
+[ "$(attribute view-start) $(attribute view-end)" = "$expected_view" ] ||
+  fail "after two zooms the view is $(attribute view-start)-$(attribute view-end), not $expected_view of $total"
+grep -q "cycles $(perl -e '$_ = shift; 1 while s/^(\d+)(\d{3})/$1,$2/; print' "${expected_view% *}")" "$work/dom-cursor.html" ||
+  fail "the view's range is not shown"
+at=$(attribute cursor-cycle)
+[ -n "$at" ] || fail "the cursor says no cycle"
+perl -e 'exit(abs($ARGV[0] - $ARGV[1]) <= $ARGV[2] + 1 ? 0 : 1)' "$at" "$cursor" "$(attribute cycles-per-pixel)" ||
+  fail "the cursor is at cycle $at, not within a pixel of $cursor"
+# Rows are less than a pixel tall (1472 in 900 pixels): the pointer lands on a
+# row within a pixel of the one asked, which the page names.
+row_at=$(attribute cursor-row)
+perl -e 'exit(abs($ARGV[0] - $ARGV[1]) <= $ARGV[2] + 1 ? 0 : 1)' "$row_at" "$row" "$(attribute rows-per-pixel)" ||
+  fail "the cursor is on row $row_at, not within a pixel of row $row"
+readout=$(perl -0ne 'print $1 if /id="cursor-readout">(.*?)<\/div>/s' "$work/dom-cursor.html")
+oracle=$("$tessera" profile "$work/sample.profile" --json --at "$at" | perl -MJSON::PP -0e '
+  my ($row) = @ARGV; my $at = decode_json(join "", <STDIN>)->{at};
+  my %k = %{$at->{kinds}};
+  my $commas = sub { my $n = shift; 1 while $n =~ s/^(\d+)(\d{3})/$1,$2/; $n };
+  print join(", ", sort map { "$k{$_} $_" } grep { $k{$_} } keys %k), "\n";
+  my $t = $at->{tiles}[$row];
+  if (!exists $t->{offset}) { print "p$t->{tile}: idle\n"; exit; }
+  print "p$t->{tile}: $t->{kind}  $t->{operation}", ($t->{kernel} ne "" ? "  kernel $t->{kernel}" : ""),
+        "  [", $commas->($t->{offset}), ", +", $commas->($t->{cycles}), ")\n";' "$row_at")
+page_kinds=$(head -1 <<<"$readout" | sed 's/^cycle [0-9,]*:  //' | tr -s ' ' | sed 's/, /\n/g' | sort | paste -sd, | sed 's/,/, /g')
+[ "$page_kinds" = "$(head -1 <<<"$oracle")" ] ||
+  fail "at cycle $at the page says '$page_kinds', the profile '$(head -1 <<<"$oracle")'"
+[ "$(sed -n 2p <<<"$readout")" = "$(sed -n 2p <<<"$oracle")" ] ||
+  fail "at cycle $at row $row_at the page says '$(sed -n 2p <<<"$readout")', the profile '$(sed -n 2p <<<"$oracle")'"
+echo "cursor at cycle $at (asked $cursor): $(head -1 <<<"$readout"); $(sed -n 2p <<<"$readout")"
+"$browser" "${flags[@]}" --screenshot="$work/report-cursor.png" \
+  "file://$work/report.html#zoom=2&cursor=$cursor&row=$row" >/dev/null 2>>"$work/console.log"
+[ -s "$work/report-cursor.png" ] || fail "no screenshot of the zoomed timeline"
+if grep -q 'CONSOLE' "$work/console.log"; then
+  fail "console messages: $(grep 'CONSOLE' "$work/console.log" | head -3)"
+fi
 [ -s "$work/report.png" ] || fail "no screenshot"
-echo "report: $work/report.html ($(stat -c %s "$work/report.html") bytes), screenshot: $work/report.png"
+echo "report: $work/report.html ($(stat -c %s "$work/report.html") bytes), screenshots: $work/report.png, $work/report-cursor.png"

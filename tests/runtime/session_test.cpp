@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <set>
 
 #include "backends/sim/sim_transport.hpp"
 #include "runtime/session.hpp"
@@ -185,9 +186,21 @@ TEST(Session, TheProfileCoversEveryTileAndRoundTrips) {
   ASSERT_TRUE(profile.has_value());
   EXPECT_EQ(profile->tiles.size(), session.application().tiles.size());
   EXPECT_EQ(profile->build_digest.size(), 32u);
+  std::size_t steps = 0;
   for (const auto& tile : profile->tiles) {
     EXPECT_FALSE(tile.steps.empty()) << tile.tile;
+    steps += tile.steps.size();
   }
+  // The simulator interns: each text and each label once, far fewer than the steps.
+  const std::set<std::string> names(profile->names.begin(), profile->names.end());
+  EXPECT_EQ(names.size(), profile->names.size());
+  EXPECT_EQ(profile->names.front(), "");
+  for (std::size_t a = 0; a < profile->labels.size(); ++a) {
+    for (std::size_t b = a + 1; b < profile->labels.size(); ++b) {
+      EXPECT_FALSE(profile->labels[a] == profile->labels[b]) << "labels " << a << " and " << b;
+    }
+  }
+  EXPECT_LT(profile->labels.size(), steps);  // 16 labels for 145 steps today
   EXPECT_EQ(schema::read_profile(schema::serialize_profile(*profile)), *profile);
 }
 
