@@ -334,7 +334,7 @@ void Chip::solve_exchange_phase() {
     const schema::ExchangePhase* planned = planned_phases_.plan(phase_round_);
     ++(planned != nullptr ? exchange_stats_.checked_phases : exchange_stats_.unchecked_phases);
     faults = sim::solve_exchange_phase(tiles, phase_participants_, phase_round_, planned,
-                                       exchange_stats_);
+                                       exchange_stats_, pool_.get());
   }
   for (const auto& fault : faults) stop_at_fault(fault);
   // Rows that returned go on at their own cycle: the phase cost them their

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "support/thread_pool.hpp"
 #include "target/exchange_timing.hpp"
 #include "target/memory_map.hpp"
 #include "target/topology.hpp"
@@ -128,13 +129,59 @@ struct DeliveredRun {
   }
 };
 
+// Sorts `items` by `less`, whose first key is bucket(item) < buckets: a
+// counting pass into the buckets, then each bucket sorted on its own. A
+// phase's runs spread over hundreds of tiles, so the buckets are small and
+// this costs a fraction of one sort of the whole; the order is the same
+// (items `less` cannot tell apart are equal in every field compared).
+template <class T, class Bucket, class Less>
+void sort_bucketed(std::vector<T>& items, std::size_t buckets, Bucket bucket, Less less) {
+  std::vector<std::size_t> starts(buckets + 1, 0);
+  for (const T& item : items) ++starts[bucket(item) + 1];
+  for (std::size_t b = 0; b < buckets; ++b) starts[b + 1] += starts[b];
+  std::vector<T> sorted(items.size());
+  std::vector<std::size_t> next(starts.begin(), starts.end() - 1);
+  for (const T& item : items) sorted[next[bucket(item)]++] = item;
+  for (std::size_t b = 0; b < buckets; ++b) {
+    if (starts[b + 1] - starts[b] > 1) {
+      std::sort(sorted.begin() + static_cast<std::ptrdiff_t>(starts[b]),
+                sorted.begin() + static_cast<std::ptrdiff_t>(starts[b + 1]), less);
+    }
+  }
+  items = std::move(sorted);
+}
+
+// Calls f(i) for every i < n, on the pool when there is one with more than
+// one thread, in chunks of `chunk` consecutive indices (one pool item each:
+// the pool's cost per item stays small beside the work of a chunk). The
+// calls must be independent of one another.
+template <class F>
+void for_each_index(ThreadPool* pool, std::size_t n, std::size_t chunk, const F& f) {
+  if (pool == nullptr || pool->threads() == 1 || n <= chunk) {
+    for (std::size_t i = 0; i < n; ++i) f(i);
+    return;
+  }
+  pool->for_each((n + chunk - 1) / chunk, [&](std::size_t c) {
+    const std::size_t end = std::min(n, (c + 1) * chunk);
+    for (std::size_t i = c * chunk; i < end; ++i) f(i);
+  });
+}
+
 // `runs` sorted and merged where one continues the last on both sides: two
 // run lists whose canonical forms are equal deliver the same words (the
 // converse fails only for overlapping runs, which the word-by-word check
 // below then decides).
 std::vector<DeliveredRun> canonical(std::vector<DeliveredRun> runs) {
-  std::sort(runs.begin(), runs.end(),
-            [](const DeliveredRun& a, const DeliveredRun& b) { return a.key() < b.key(); });
+  // Destinations are physical tile ids (on the chip: a plan names no other).
+  const auto on_chip = [](const DeliveredRun& run) { return target::on_chip(run.destination); };
+  const auto by_key = [](const DeliveredRun& a, const DeliveredRun& b) { return a.key() < b.key(); };
+  if (std::all_of(runs.begin(), runs.end(), on_chip)) {
+    sort_bucketed(runs, target::kTileCount,
+                  [](const DeliveredRun& run) { return std::size_t{run.destination.value}; },
+                  by_key);
+  } else {
+    std::sort(runs.begin(), runs.end(), by_key);
+  }
   std::vector<DeliveredRun> merged;
   for (const DeliveredRun& run : runs) {
     if (run.words == 0) continue;
@@ -157,7 +204,8 @@ std::vector<DeliveredRun> canonical(std::vector<DeliveredRun> runs) {
 // relay), or the phase writes one address twice (a pointer that goes back).
 // Otherwise every read sees the memory as the phase found it and every write
 // lands where nothing else in the phase looks.
-bool order_matters(const std::vector<Sent>& sent, const std::vector<Write>& writes) {
+bool order_matters(const std::vector<Sent>& sent, const std::vector<Write>& writes,
+                   std::size_t tiles) {
   struct Span {
     std::size_t tile;
     std::uint32_t begin, end;
@@ -172,9 +220,11 @@ bool order_matters(const std::vector<Sent>& sent, const std::vector<Write>& writ
     spans.push_back(
         {write.destination, write.address, write.address + 4 * write.arrival.words, true});
   }
-  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) {
-    return std::tie(a.tile, a.begin, a.end, a.write) < std::tie(b.tile, b.begin, b.end, b.write);
-  });
+  sort_bucketed(spans, tiles, [](const Span& span) { return span.tile; },
+                [](const Span& a, const Span& b) {
+                  return std::tie(a.tile, a.begin, a.end, a.write) <
+                         std::tie(b.tile, b.begin, b.end, b.write);
+                });
   // Sorted by start, a span overlaps an earlier one exactly when it starts
   // before the furthest end seen so far on its tile.
   std::uint32_t reads_end = 0, writes_end = 0;
@@ -201,7 +251,7 @@ target::ElementSet row_elements(const ExchangeRecord& record) {
 std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
                                         std::span<const std::size_t> participants,
                                         std::uint64_t phase, const schema::ExchangePhase* planned,
-                                        ExchangeStats& stats) {
+                                        ExchangeStats& stats, ThreadPool* pool) {
   std::vector<Fault> faults;
   const auto fault_on = [&](std::size_t index, FaultKind kind, std::string message) {
     Tile& tile = *tiles[index];
@@ -309,15 +359,26 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
   // the sctl names the direction to d, and d takes it if its source select
   // names s then; it reaches memory 52 + 2·row(d) events later.
   std::vector<std::vector<Arrival>> arrivals(tiles.size());
-  // Words each receiver takes under one source select: one message.
-  std::map<std::pair<std::size_t, Event>, std::uint64_t> message_words;
+  // Words each receiver takes under one source select: one message, by
+  // receiver and the event its select changed (in that order: receivers
+  // ascending, each one's stretches in event order).
+  struct Message {
+    Event selected_at;
+    std::uint64_t words;
+  };
+  std::vector<std::vector<Message>> messages_of(tiles.size());
   // From the receivers' side: each stretch of a receiver's source select
   // between two of its changes, and the runs its sender sends in the events
   // that reach the mux then (a sender sends one word per event, so its runs
   // are disjoint and sorted by start and by end alike). Scanning every run
   // against every tile that ever selects its sender cost runs × receivers.
-  std::unordered_map<std::uint16_t, std::size_t> index_of_tile;
-  for (std::size_t i = 0; i < tiles.size(); ++i) index_of_tile.emplace(tiles[i]->id().value, i);
+  constexpr std::size_t kNoTile = std::numeric_limits<std::size_t>::max();
+  std::vector<std::size_t> index_of_tile(target::kTileCount, kNoTile);  // by physical id
+  for (std::size_t i = 0; i < tiles.size(); ++i) {
+    if (target::on_chip(tiles[i]->id()) && index_of_tile[tiles[i]->id().value] == kNoTile) {
+      index_of_tile[tiles[i]->id().value] = i;
+    }
+  }
   std::vector<std::vector<const Sent*>> runs_of(tiles.size());
   for (const Sent& run : sent) runs_of[run.sender].push_back(&run);
   for (auto& runs : runs_of) {
@@ -325,14 +386,16 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
   }
   constexpr Event kBefore = std::numeric_limits<Event>::min();
   constexpr Event kAfter = std::numeric_limits<Event>::max();
-  for (std::size_t d = 0; d < tiles.size(); ++d) {
+  // Each receiver's arrivals depend on the phase's sends and its own select
+  // alone, so the receivers are found on the host pool (each writes only
+  // its own lists).
+  const auto arrive = [&](std::size_t d) {
     const PhysicalTile destination = tiles[d]->id();
     const auto& changes = xpic[d].changes();
     const auto take = [&](std::uint32_t value, Event from, Event until) {
       if (value >= target::kTileCount) return;
-      const auto found = index_of_tile.find(static_cast<std::uint16_t>(value));
-      if (found == index_of_tile.end() || found->second == d) return;
-      const std::size_t s = found->second;
+      const std::size_t s = index_of_tile[value];
+      if (s == kNoTile || s == d) return;
       const PhysicalTile sender = tiles[s]->id();
       const auto direction = static_cast<std::uint32_t>(target::direction(sender, destination));
       const Event to_mux = target::ttm(sender, destination) + 1;
@@ -344,6 +407,7 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
       auto it = std::partition_point(runs.begin(), runs.end(), [&](const Sent* run) {
         return run->start + static_cast<Event>(run->words) <= send_from;
       });
+      std::uint64_t taken = 0;
       for (; it != runs.end() && (*it)->start < send_until; ++it) {
         const Sent& run = **it;
         if ((run.sctl & direction) == 0) continue;
@@ -355,8 +419,9 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
         arrivals[d].push_back(Arrival{lo + to_memory, lo - to_mux, run.sender,
                                       run.source_address + 4 * skipped, run.slot + skipped,
                                       static_cast<std::uint32_t>(hi - lo)});
-        message_words[{d, from}] += static_cast<std::uint64_t>(hi - lo);
+        taken += static_cast<std::uint64_t>(hi - lo);
       }
+      if (taken > 0) messages_of[d].push_back(Message{from, taken});
     };
     // The stretches: before the first change (the phase's initial select),
     // then from each distinct change event (its last change wins) to the next.
@@ -369,22 +434,29 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
       at = next;
     }
     take(current, at, kAfter);
-  }
+    // In memory-event order, for the receives below.
+    std::sort(arrivals[d].begin(), arrivals[d].end(), [](const Arrival& a, const Arrival& b) {
+      return std::tie(a.memory_event, a.sender, a.send_event) <
+             std::tie(b.memory_event, b.sender, b.send_event);
+    });
+  };
+  for_each_index(pool, tiles.size(), 32, arrive);  // most tiles take nothing: 32 a chunk
 
   // No message longer than the hardware carries (target::check_message_words).
-  for (const auto& [message, words] : message_words) {
-    const auto [d, selected_at] = message;
-    const PhysicalTile source(static_cast<std::uint16_t>(xpic[d].at(selected_at)));
-    try {
-      target::check_message_words(source, tiles[d]->id(), words);
-    } catch (const target::ExchangeTimingError& error) {
-      const std::string since = selected_at == std::numeric_limits<Event>::min()
-                                    ? std::string("since an earlier phase")
-                                    : fmt::format("from event {}", selected_at);
-      fault_on(d, FaultKind::kExchangeTiming,
-               fmt::format("{} takes more words under one source select ({}) than one message "
-                           "carries: {}",
-                           tiles[d]->id(), since, error.message()));
+  for (std::size_t d = 0; d < tiles.size(); ++d) {
+    for (const auto& [selected_at, words] : messages_of[d]) {
+      const PhysicalTile source(static_cast<std::uint16_t>(xpic[d].at(selected_at)));
+      try {
+        target::check_message_words(source, tiles[d]->id(), words);
+      } catch (const target::ExchangeTimingError& error) {
+        const std::string since = selected_at == std::numeric_limits<Event>::min()
+                                      ? std::string("since an earlier phase")
+                                      : fmt::format("from event {}", selected_at);
+        fault_on(d, FaultKind::kExchangeTiming,
+                 fmt::format("{} takes more words under one source select ({}) than one "
+                             "message carries: {}",
+                             tiles[d]->id(), since, error.message()));
+      }
     }
   }
 
@@ -440,12 +512,8 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
   };
   std::vector<Write> writes;
   for (std::size_t d = 0; d < tiles.size(); ++d) {
-    auto& runs = arrivals[d];
+    const auto& runs = arrivals[d];  // sorted by memory event
     if (runs.empty()) continue;
-    std::sort(runs.begin(), runs.end(), [](const Arrival& a, const Arrival& b) {
-      return std::tie(a.memory_event, a.sender, a.send_event) <
-             std::tie(b.memory_event, b.sender, b.send_event);
-    });
     const auto& pointer_changes = pic[d].changes();
     std::size_t next_change = 0;
     std::uint64_t pointer = pic[d].at(std::numeric_limits<Event>::min());
@@ -531,7 +599,7 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
   // Move the words. Reads happen at send events and writes when words reach
   // memory (or at the send, if that is later), on one timeline, so a relay
   // sends what it received earlier in the phase.
-  if (order_matters(sent, writes)) {
+  if (order_matters(sent, writes, tiles.size())) {
     std::vector<Op> ops;
     for (const Sent& run : sent) {
       for (std::uint32_t i = 0; i < run.words; ++i) {
@@ -561,14 +629,28 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
   } else {
     // Nothing in the phase reads what it writes, nor writes an address
     // twice: every order of the moves gives the timeline's result, so each
-    // run of words is copied at once.
-    std::vector<std::uint8_t> buffer;
-    for (const Write& write : writes) {
-      buffer.resize(4 * std::size_t{write.arrival.words});
-      tiles[write.arrival.sender]->sram().read(write.arrival.source_address, buffer);
-      tiles[write.destination]->sram().write(write.address, buffer);
+    // run of words is copied at once, and the receivers on the host pool.
+    // A receiver's pages are materialised first, here: then the copies
+    // change only the bytes and written bits of their own receiver, never
+    // what a read looks at (a read's bytes are no write's, and which pages
+    // are present stays put).
+    std::vector<std::size_t> receivers;  // where each receiver's writes begin (writes are by receiver)
+    for (std::size_t w = 0; w < writes.size(); ++w) {
+      const Write& write = writes[w];
+      if (w == 0 || writes[w - 1].destination != write.destination) receivers.push_back(w);
+      (void)tiles[write.destination]->sram().bytes(write.address, 4 * write.arrival.words);
       stats.words_delivered += write.arrival.words;
     }
+    receivers.push_back(writes.size());
+    for_each_index(pool, receivers.size() - 1, 4, [&](std::size_t r) {
+      std::vector<std::uint8_t> buffer;
+      for (std::size_t w = receivers[r]; w < receivers[r + 1]; ++w) {
+        const Write& write = writes[w];
+        buffer.resize(4 * std::size_t{write.arrival.words});
+        tiles[write.arrival.sender]->sram().read(write.arrival.source_address, buffer);
+        tiles[write.destination]->sram().write(write.address, buffer);
+      }
+    });
   }
 
   // Compare with the package's plan: every planned word arrives exactly once

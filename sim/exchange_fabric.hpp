@@ -31,6 +31,10 @@
 #include "sim/fault.hpp"
 #include "sim/tile.hpp"
 
+namespace tessera {
+class ThreadPool;
+}
+
 namespace tessera::sim {
 
 struct ExchangeStats {
@@ -46,10 +50,12 @@ struct ExchangeStats {
 // select still names a sender from an earlier phase receives too);
 // `participants` index the tiles whose records belong to this phase.
 // `planned` is the package's plan for this phase, or null. Faults are
-// returned (and also raised on the tile they concern).
+// returned (and also raised on the tile they concern). With a `pool`, the
+// work that splits by receiver (its arrivals, its copies) runs on it; the
+// result is the same with or without one.
 std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
                                         std::span<const std::size_t> participants,
                                         std::uint64_t phase, const schema::ExchangePhase* planned,
-                                        ExchangeStats& stats);
+                                        ExchangeStats& stats, ThreadPool* pool = nullptr);
 
 }  // namespace tessera::sim

@@ -1,5 +1,6 @@
 #include "sim/tile.hpp"
 
+#include <algorithm>
 #include <atomic>
 
 #include <fmt/format.h>
@@ -63,6 +64,7 @@ void Tile::reset() {
   models_.clear();
   call_sites_.clear();
   code_ranges_.clear();
+  code_segments_ = 0;
   code_bounds_ = {};
   span_epoch_ = next_span_epoch();
   status_ = TileStatus::kIdle;
@@ -108,9 +110,9 @@ void Tile::load_segment(std::uint32_t address, std::span<const std::uint8_t> byt
   sram_.write(address, bytes);
   if (executable) {
     const target::AddressRange code{address, address + static_cast<std::uint32_t>(bytes.size())};
-    code_ranges_.push_back(code);
+    add_code_range(code);
     span_epoch_ = next_span_epoch();
-    code_bounds_ = code_ranges_.size() == 1
+    code_bounds_ = ++code_segments_ == 1
                        ? code
                        : target::AddressRange{std::min(code_bounds_.begin, code.begin),
                                               std::max(code_bounds_.end, code.end)};
@@ -165,12 +167,38 @@ void Tile::resume(std::uint64_t at_cycle) {
   cycle_ = std::max(cycle_, at_cycle);
 }
 
+// The code ranges are kept sorted and disjoint, touching ranges merged (a
+// tile has hundreds of code segments, and the fabric asks once per run of
+// words it delivers): the union is the same, so a span overlaps it exactly
+// when it overlaps one of the segments.
+void Tile::add_code_range(target::AddressRange code) {
+  if (code.empty()) return;  // overlaps nothing
+  // The first range that ends at or after the new one begins: it and those
+  // after it that begin at or before the new one's end merge with it.
+  auto first = std::lower_bound(code_ranges_.begin(), code_ranges_.end(), code.begin,
+                                [](const target::AddressRange& range, std::uint32_t begin) {
+                                  return range.end < begin;
+                                });
+  auto last = first;
+  while (last != code_ranges_.end() && last->begin <= code.end) {
+    code.begin = std::min(code.begin, last->begin);
+    code.end = std::max(code.end, last->end);
+    ++last;
+  }
+  first = code_ranges_.erase(first, last);
+  code_ranges_.insert(first, code);
+}
+
 bool Tile::in_code(std::uint32_t address, std::uint32_t size) const noexcept {
   const target::AddressRange touched{address, address + size};
-  for (const auto& range : code_ranges_) {
-    if (range.overlaps(touched)) return true;
-  }
-  return false;
+  if (touched.empty()) return false;
+  // The first range that ends after the span begins is the only one that
+  // can overlap it without beginning after it ends.
+  const auto range = std::upper_bound(code_ranges_.begin(), code_ranges_.end(), touched.begin,
+                                      [](std::uint32_t begin, const target::AddressRange& r) {
+                                        return begin < r.end;
+                                      });
+  return range != code_ranges_.end() && range->overlaps(touched);
 }
 
 std::uint32_t Tile::read_register(isa::Reg reg) const noexcept {

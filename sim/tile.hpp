@@ -176,6 +176,7 @@ class Tile {
   static constexpr std::size_t kDecodeCacheSize = 512;
   static constexpr auto kIncomingMuxIndex = static_cast<std::uint8_t>(isa::Csr::kIncomingMux);
 
+  void add_code_range(target::AddressRange code);
   const CachedInstruction& decode_at(std::uint32_t pc, std::uint32_t word0);
   // Records a store to a loop's counter word (traced runs only).
   void note_loop_counter(std::uint32_t address, std::uint32_t value);
@@ -203,7 +204,9 @@ class Tile {
   // and each kernel call site, resolved at its first call.
   std::unordered_map<std::uint32_t, const kernels::KernelSpec*> models_;
   std::unordered_map<std::uint32_t, ResolvedCallSite> call_sites_;
+  // The executable segments' bytes: sorted, disjoint, touching ranges merged.
   std::vector<target::AddressRange> code_ranges_;
+  std::size_t code_segments_ = 0;  // executable segments loaded
   // From the lowest code range's begin to the highest one's end (empty,
   // touching nothing, without code).
   target::AddressRange code_bounds_;
