@@ -22,18 +22,11 @@ void EarliestStartQueue::add(std::size_t piece, Event bound) {
 }
 
 std::optional<EarliestStartQueue::Candidate> EarliestStartQueue::top() {
-  while (!heap_.empty()) {
-    const auto [bound, rank, tile, version] = heap_.top();
-    const Sender& sender = senders_[tile];
-    if (version != sender.version) {
-      heap_.pop();  // the sender's top has changed since
-      continue;
-    }
-    const std::size_t piece =
-        sender.ripe.empty() ? std::get<2>(sender.waiting.top()) : sender.ripe.top().second;
-    return Candidate{bound, piece};
-  }
-  return std::nullopt;
+  if (heap_.empty()) return std::nullopt;
+  const Sender& sender = senders_[heap_.front()];
+  const std::size_t piece =
+      sender.ripe.empty() ? std::get<2>(sender.waiting.top()) : sender.ripe.top().second;
+  return Candidate{sender.bound, piece};
 }
 
 void EarliestStartQueue::raise(std::size_t piece, Event bound) {
@@ -80,13 +73,56 @@ void EarliestStartQueue::pop_top(Sender& sender, std::size_t piece) {
 
 void EarliestStartQueue::publish(std::uint16_t tile) {
   Sender& sender = senders_[tile];
-  ++sender.version;
-  if (!sender.ripe.empty()) {
-    heap_.emplace(sender.frontier, sender.ripe.top().first, tile, sender.version);
-  } else if (!sender.waiting.empty()) {
-    const auto& [bound, rank, piece] = sender.waiting.top();
-    heap_.emplace(bound, rank, tile, sender.version);
+  if (sender.ripe.empty() && sender.waiting.empty()) {
+    if (sender.position == kAbsent) return;
+    const std::uint32_t position = sender.position;
+    const std::uint16_t last = heap_.back();
+    heap_.pop_back();
+    sender.position = kAbsent;
+    if (last == tile) return;  // it was the last entry
+    place(position, last);
+    sift_up(position);
+    sift_down(senders_[last].position);
+    return;
   }
+  if (!sender.ripe.empty()) {
+    sender.bound = sender.frontier;
+    sender.rank = sender.ripe.top().first;
+  } else {
+    sender.bound = std::get<0>(sender.waiting.top());
+    sender.rank = std::get<1>(sender.waiting.top());
+  }
+  if (sender.position == kAbsent) {
+    heap_.push_back(tile);
+    sender.position = static_cast<std::uint32_t>(heap_.size() - 1);
+  }
+  sift_up(sender.position);
+  sift_down(sender.position);
+}
+
+void EarliestStartQueue::sift_up(std::uint32_t position) {
+  const std::uint16_t tile = heap_[position];
+  while (position > 0) {
+    const std::uint32_t parent = (position - 1) / 2;
+    if (!before(tile, heap_[parent])) break;
+    place(position, heap_[parent]);
+    position = parent;
+  }
+  place(position, tile);
+}
+
+void EarliestStartQueue::sift_down(std::uint32_t position) {
+  const std::uint16_t tile = heap_[position];
+  const auto size = static_cast<std::uint32_t>(heap_.size());
+  for (;;) {
+    std::uint32_t child = 2 * position + 1;
+    if (child >= size) break;
+    if (child + 1 < size && before(heap_[child + 1], heap_[child])) ++child;
+    if (!before(heap_[child], tile)) break;
+    place(position, heap_[child]);
+    position = child;
+  }
+  place(position, tile);
 }
 
 }  // namespace tessera::compiler::exchange

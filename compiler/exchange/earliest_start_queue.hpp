@@ -17,6 +17,10 @@
 // refreshed, whatever the sender's queue — and only the message that comes
 // to the top is recomputed. The order of placements is the same as with one
 // heap: the top of the heap is the least (bound, rank) of all.
+//
+// The heap of senders is indexed (each sender's place in it is known), so a
+// sender whose first message changes is moved in place: no stale entries
+// pile up behind the millions of stale-bound retries of a large phase.
 
 #include <cstddef>
 #include <cstdint>
@@ -59,24 +63,39 @@ class EarliestStartQueue {
  private:
   using Ranked = std::pair<std::uint32_t, std::size_t>;                     // rank, piece
   using Bounded = std::tuple<target::Event, std::uint32_t, std::size_t>;    // bound, rank, piece
-  using Entry = std::tuple<target::Event, std::uint32_t, std::uint16_t, std::uint64_t>;
   template <class T>
   using MinHeap = std::priority_queue<T, std::vector<T>, std::greater<>>;
+  static constexpr std::uint32_t kAbsent = ~std::uint32_t{0};
 
   struct Sender {
     target::Event frontier = 0;
-    MinHeap<Ranked> ripe;       // bound ≤ frontier
-    MinHeap<Bounded> waiting;   // bound > frontier
-    std::uint64_t version = 0;  // of its entry in the heap; older entries are skipped
+    MinHeap<Ranked> ripe;      // bound ≤ frontier
+    MinHeap<Bounded> waiting;  // bound > frontier
+    // Its first message's (bound, rank), its key in the heap of senders.
+    target::Event bound = 0;
+    std::uint32_t rank = 0;
+    std::uint32_t position = kAbsent;  // in heap_; kAbsent when it has no ready message
   };
 
   void pop_top(Sender& sender, std::size_t piece);
+  // The sender's key from its first message; moved, added or removed in heap_.
   void publish(std::uint16_t tile);
+  bool before(std::uint16_t a, std::uint16_t b) const {
+    const Sender& x = senders_[a];
+    const Sender& y = senders_[b];
+    return x.bound != y.bound ? x.bound < y.bound : x.rank < y.rank;  // ranks are distinct
+  }
+  void place(std::uint32_t position, std::uint16_t tile) {
+    heap_[position] = tile;
+    senders_[tile].position = position;
+  }
+  void sift_up(std::uint32_t position);
+  void sift_down(std::uint32_t position);
 
   std::vector<std::uint16_t> sender_;
   std::vector<std::uint32_t> rank_;
   std::vector<Sender> senders_;
-  MinHeap<Entry> heap_;  // (bound, rank, sender, version) of each sender's top
+  std::vector<std::uint16_t> heap_;  // senders with a ready message, a binary min-heap by key
 };
 
 }  // namespace tessera::compiler::exchange

@@ -22,6 +22,7 @@
 // a few steps, not a scan of its messages.
 
 #include <cstdint>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -82,6 +83,10 @@ class TileTimeline {
   void add_control(Event event) { send_start_blocked_.add(event - 1, event + 1); }
 
   std::uint64_t version_ = 0;
+  // The latest floor forgotten before (forget_before): forgetting again
+  // waits until the floor has moved this far on.
+  static constexpr Event kForgetStride = 64;
+  Event forgotten_ = std::numeric_limits<Event>::min() / 2;
   RunSet sends_;               // [S, S + n)
   RunSet send_start_blocked_;  // rule 2, seen from a new send
   RunSet sources_;             // receive source windows [X, X + n)

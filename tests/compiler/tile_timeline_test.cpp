@@ -92,5 +92,43 @@ TEST(TileTimeline, AnswersAreTheLeastAllowedStartAndKeptWhileTheVersionStands) {
   }
 }
 
+// The scheduler asks a tile to forget before every search, at a floor that
+// creeps forward, and adds messages between (forget_before skips floors
+// that moved less than its stride). A timeline that forgets so and one that
+// never forgets answer every question at or after the floor alike.
+TEST(TileTimeline, ForgettingAtEverySearchChangesNoAnswer) {
+  std::mt19937 random(19);
+  const PhysicalTile self(7);
+  for (int trial = 0; trial < 20; ++trial) {
+    TileTimeline forgetting, keeping;
+    Event at = 200;
+    for (int k = 0; k < 300; ++k) {
+      const auto words = static_cast<std::uint32_t>(1 + random() % 8);
+      const auto address = static_cast<std::uint32_t>(0x50000 + 0x4000 * (random() % 6));
+      at += static_cast<Event>(random() % 6);
+      const PhysicalTile other(static_cast<std::uint16_t>(random() % 1472));
+      if (other == self) continue;
+      const ReceiveShape shape = receive_shape(other, self, words, address);
+      const target::ElementSet elements = target::elements_of({address, address + 4 * words});
+      // The sweep's floor is `at`; a receive's select can lie before it, by
+      // at most the scheduler's reach back over all its messages.
+      constexpr Event kReachBack = 100;
+      ASSERT_LE(-shape.select, kReachBack);
+      forgetting.forget_before(at - kReachBack);
+      if (random() % 2 == 0) {
+        const Event start = keeping.first_send_start(at, words, elements);
+        ASSERT_EQ(forgetting.first_send_start(at, words, elements), start) << "step " << k;
+        keeping.add_send(start, words, elements);
+        forgetting.add_send(start, words, elements);
+      } else {
+        const Event start = keeping.first_receive_start(at, shape);
+        ASSERT_EQ(forgetting.first_receive_start(at, shape), start) << "step " << k;
+        keeping.add_receive(start, shape);
+        forgetting.add_receive(start, shape);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera::compiler::exchange
