@@ -13,13 +13,9 @@
 #include "schema/profile_samples.hpp"
 #include "sim/chip.hpp"
 #include "sim/sync_zones.hpp"
-#include "target/clock.hpp"
 
 namespace tessera::sim {
 namespace {
-
-// The simulator's profiles and the C600's report times at the same clock.
-static_assert(SimOptions{}.clock_hz == target::kC600ClockHz);
 
 using schema::StepKind;
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "kernels/kernel_abi.hpp"
+#include "target/clock.hpp"
 #include "target/config_space.hpp"
 
 namespace tessera::sim {
@@ -55,7 +56,7 @@ struct SimOptions {
   // The clock that turns cycles into time in traces and profiles, and host
   // delays into cycles: the C600 profile default of the prior art's CLI
   // (ipu21-target.md §5.6, "not verified") [INF].
-  std::uint64_t clock_hz = 1'500'000'000;
+  std::uint64_t clock_hz = target::kC600ClockHz;
 };
 
 }  // namespace tessera::sim
