@@ -172,7 +172,8 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
   const std::uint64_t unpack =
       p.family == kernels::GemmFamily::kF32
           ? 0
-          : kernels::unpack_cycles(mul(plan.call_rows, kernels::amp::padded_columns(c.block_columns)));
+          : kernels::unpack_amp_cycles(c.block_rows, c.block_columns,
+                                       mul(plan.call_rows, kernels::amp::padded_columns(c.block_columns)));
   plan.output_cycles = mul(plan.waves, unpack + c_words + kExchangePhaseCycles);
   plan.cycles = plan.packing_cycles + plan.compute_cycles + plan.exchange_cycles + plan.reduction_cycles +
                 plan.output_cycles;

@@ -28,6 +28,7 @@
   X(tessera_softmax_rows_f32)                  \
   X(tessera_softmax_rows_f16)                  \
   X(tessera_layer_norm_rows_f32)               \
+  X(tessera_layer_norm_rows_f16)               \
   X(tessera_gelu_f32)                          \
   X(tessera_gelu_f16)                          \
   X(tessera_gelu_c16_to_a16_f16)               \

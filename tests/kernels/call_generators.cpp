@@ -338,7 +338,9 @@ CallCase row_normalisation_case() {
     r[4] = *rows();
     r[5] = *columns();
   } else {
-    c.kernel = kLayerNormRowsF32;
+    // The f16 form's output shares no byte with its input.
+    c.kernel = *rc::gen::element(kLayerNormRowsF32, kLayerNormRowsF16);
+    if (c.kernel == kLayerNormRowsF16) r[3] = kIn;
     r[4] = kThird;
     r[5] = *rows();
     r[6] = *columns();

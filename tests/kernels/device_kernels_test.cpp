@@ -623,5 +623,28 @@ TEST(DeviceKernels, LayerNormF16) {
                  {{6, 13}, {7, 1152}, {8, 1074}}});
 }
 
+// Row-major rows: whole rows per worker (six or more, or odd lengths) and
+// parts of every row (fewer rows of an even length, SigLIP's one row of 1152).
+TEST(DeviceKernels, LayerNormRowsF16) {
+  Patterns p(81);
+  for (std::uint32_t rows : {0u, 1u, 2u, 5u, 6u, 7u, 13u}) {
+    for (std::uint32_t columns : {1u, 2u, 3u, 16u, 17u, 72u, 100u, 1152u}) {
+      for (bool specials : {false, true}) {
+        SCOPED_TRACE(
+            fmt::format("{} rows × {} columns{}", rows, columns, specials ? ", specials" : ""));
+        std::vector<std::uint16_t> x(rows * columns), affine(2 * columns);
+        for (auto& v : x) v = specials && p.below(40) == 0 ? p.f16() : p.f16_finite(30.0f);
+        for (auto& v : affine) v = p.f16_finite(2.0f);
+        expect_device_matches_model(
+            KernelCase{"tessera_layer_norm_rows_f16",
+                       {input(2, "normalised", 2, p.bytes(2 * rows * columns)),
+                        input(3, "source", 2, bytes_of(x)),
+                        input(4, "affine", 2, rows == 0 ? std::vector<std::uint8_t>{} : bytes_of(affine))},
+                       {{5, rows}, {6, columns}, {7, 1074}}});
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera::kernels::testing
