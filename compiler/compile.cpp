@@ -10,7 +10,8 @@ namespace tessera::compiler {
 
 CompileResult compile(const Graph& graph, const CompileOptions& options) {
   verify(graph);
-  const lower::Program program = lower::lower_graph(graph, lower::LowerOptions{options.tiles, options.min_shard_bytes, options.gemm_a_homes});
+  const lower::Program program = lower::lower_graph(graph, lower::LowerOptions{options.tiles, options.min_shard_bytes, options.gemm_a_homes,
+                                                                  options.attention});
   CompileResult result;
   result.lowered_steps = program.steps.size();
   result.plans = program.plans;

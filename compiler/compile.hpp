@@ -24,6 +24,7 @@
 
 #include "compiler/emit/link.hpp"
 #include "compiler/ir/graph.hpp"
+#include "compiler/plan/attention_plan.hpp"
 #include "schema/model.hpp"
 
 namespace tessera::compiler {
@@ -38,6 +39,8 @@ struct CompileOptions {
   std::uint64_t min_shard_bytes = 0;
   // lower::LowerOptions::gemm_a_homes (nullopt: the planner chooses).
   std::optional<bool> gemm_a_homes = std::nullopt;
+  // lower::LowerOptions::attention (default: the planner chooses).
+  plan::AttentionPlanOptions attention = {};
   // Replay and re-check every exchange row (reference §5.5); cheap.
   bool validate_exchange = true;
   // The kernels' device code (emit::LinkOptions::device); nullptr: emulated only.

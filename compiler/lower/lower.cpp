@@ -15,7 +15,7 @@ class Lowerer final : public LoweringContext {
   Lowerer(const Graph& graph, const LowerOptions& options, Program& program)
       : LoweringContext(graph,
                         LayoutPolicy(options.tiles, options.min_shard_bytes, sequence_inputs(graph)),
-                        program, options.gemm_a_homes) {}
+                        program, options.gemm_a_homes, options.attention) {}
 
   void run() {
     const auto parameters = graph_.top_level(OpKind::kParameter);

@@ -13,6 +13,8 @@
 //     accumulator (O row-major R × d f32, then m[R], l[R]), $m3 block values
 //     (C16, R × D), $m4 block weights (its state is read), $m5 R, $m6 k,
 //     $m7 d.
+//   tessera_attention_combine_{middle,final}_f32: $m2 accumulator, $m3
+//     another part's accumulator (the same layout), $m4 R, $m5 d.
 //   tessera_attention_f32_to_f16: $m2 out, $m3 in, $m4 count.
 // The padded extents are attention.hpp's: R = max(q, 12) (0 for q = 0),
 // D = d and C = k rounded up to 16 — computed here from the same rule
@@ -197,6 +199,35 @@ void merge(const Registers& r, TileMemory& memory, unsigned worker) {
   }
 }
 
+// A key split's part folded in: the middle/final update with the part's
+// f32 O, m and l (rows strided, as the merges).
+template <bool Final>
+void combine(const Registers& r, TileMemory& memory, unsigned worker) {
+  const std::uint32_t rows = r[4], d = r[5];
+  if (rows <= worker) return;
+  const auto part = memory.array<const std::uint32_t>(r[3], (d + 2) * rows);
+  const auto accumulator = memory.array<std::uint32_t>(r[2], (d + 2) * rows);
+  const std::uint32_t maxima = rows * d, sums = maxima + rows;
+  for (std::uint32_t row = worker; row < rows; row += kWorkers) {
+    const float m = f32_from_bits(accumulator[maxima + row]);
+    const float l = f32_from_bits(accumulator[sums + row]);
+    const float part_max = f32_from_bits(part[maxima + row]);
+    const float part_sum = f32_from_bits(part[sums + row]);
+    const float merged = nan_max(m, part_max);
+    const float alpha = exp_f32(m - merged);
+    const float beta = exp_f32(part_max - merged);
+    const float sum = l * alpha + part_sum * beta;
+    const float scale = Final ? 1.0f / sum : 1.0f;
+    for (std::uint32_t c = 0; c < d; ++c) {
+      const float updated =
+          f32_from_bits(accumulator[row * d + c]) * alpha + f32_from_bits(part[row * d + c]) * beta;
+      accumulator[row * d + c] = canonical_f32(Final ? updated * scale : updated);
+    }
+    accumulator[maxima + row] = canonical_f32(merged);
+    accumulator[sums + row] = canonical_f32(sum);
+  }
+}
+
 void f32_to_f16(const Registers& r, TileMemory& memory, unsigned worker) {
   const std::uint32_t count = r[4];
   const std::uint32_t pairs = (count + 1) / 2;
@@ -230,3 +261,5 @@ TESSERA_DEVICE_KERNEL(tessera_attention_merge_final_f16,
 TESSERA_DEVICE_KERNEL(tessera_attention_merge_single_f16,
                       ::tessera::device::merge<::tessera::device::Stage::kSingle>)
 TESSERA_DEVICE_KERNEL(tessera_attention_f32_to_f16, ::tessera::device::f32_to_f16)
+TESSERA_DEVICE_KERNEL(tessera_attention_combine_middle_f32, ::tessera::device::combine<false>)
+TESSERA_DEVICE_KERNEL(tessera_attention_combine_final_f32, ::tessera::device::combine<true>)

@@ -64,4 +64,6 @@
   X(tessera_attention_merge_middle_f16)        \
   X(tessera_attention_merge_final_f16)         \
   X(tessera_attention_merge_single_f16)        \
+  X(tessera_attention_combine_middle_f32)      \
+  X(tessera_attention_combine_final_f32)       \
   X(tessera_attention_f32_to_f16)

@@ -125,7 +125,7 @@ CallCase any_case() {
            {3, rc::gen::inRange(1u, 130u)}});
       c.registers[3] = kIn;
       c.registers[4] = kThird;
-      switch (*rc::gen::inRange(0, 5)) {
+      switch (*rc::gen::inRange(0, 6)) {
         case 0: {  // packs: some rows of a shard's head slice into a block
           const auto pack =
               *rc::gen::element(AttentionPack::kQuery, AttentionPack::kKey, AttentionPack::kValue);
@@ -164,6 +164,12 @@ CallCase any_case() {
           c.touches_nothing = rows == 0;
           break;
         }
+        case 5:  // a key split's part folded in: $m3 the part, $m4 rows, $m5 d
+          c.kernel = *rc::gen::element(kAttentionCombineMiddle, kAttentionCombineFinal);
+          c.registers[kCombineRows] = rows;
+          c.registers[kCombineHeadDim] = head_dim;
+          c.touches_nothing = rows == 0;
+          break;
         case 3:
           c.kernel = kAttentionF32ToF16;
           c.registers[kConvertCount] = *small_count();

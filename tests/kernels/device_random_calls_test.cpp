@@ -32,6 +32,8 @@ const std::set<std::string_view> kApproximate = {"tessera_softmax_rows_f32",
                                                  "tessera_attention_softmax_f16",
                                                  "tessera_attention_merge_middle_f16",
                                                  "tessera_attention_merge_final_f16",
+                                                 "tessera_attention_combine_middle_f32",
+                                                 "tessera_attention_combine_final_f32",
                                                  "tessera_sample_cycles"};
 
 constexpr std::uint64_t kMaxCallBytes = 96 * 1024;
