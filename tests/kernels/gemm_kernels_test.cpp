@@ -338,20 +338,7 @@ TEST(GemmKernels, SpecialValuesPropagateAsTheReferenceSays) {
 }
 
 // ---- f16 (and F143) against an FP64 product: the hiho error bound
-// (kernels/README.md). With P = K/d passes of d products, u = 2^-11 (f16)
-// and γ_d = d·2^-24/(1 − d·2^-24) (d sequential f32 adds), θ = (1+u)(1+γ_d):
-//   |C − exact| ≤ (θ^P − 1)·S + P·θ^P·2^-25,  S = |C0| + Σ_k |a_k·b_k|,
-// the second term for f16 roundings in the subnormal range (absolute error
-// ≤ 2^-25), as long as no partial overflows.
-
-double hiho_bound(std::uint32_t inner, unsigned pass, double sum_of_magnitudes) {
-  const double passes = static_cast<double>(inner / pass);
-  const double u = std::ldexp(1.0, -11);
-  const double d = static_cast<double>(pass) * std::ldexp(1.0, -24);
-  const double theta = (1 + u) * (1 + d / (1 - d));
-  return (std::pow(theta, passes) - 1) * sum_of_magnitudes +
-         passes * std::pow(theta, passes) * std::ldexp(1.0, -25);
-}
+// (gemm_testing.hpp's hiho_bound, kernels/README.md).
 
 TEST(GemmKernels, F16ErrorAgainstAnFp64ProductIsWithinTheHihoBound) {
   std::mt19937_64 rng(0x05EEDF16);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "kernels/amp_layout.hpp"
 
 namespace tessera::kernels::testing {
@@ -94,6 +96,15 @@ std::vector<Buffer> GemmOperands::buffers(unsigned short_reg) const {
     if (buffer.contents.size() > buffer.size) buffer.contents.resize(buffer.size);
   }
   return result;
+}
+
+double hiho_bound(std::uint32_t inner, unsigned pass, double sum_of_magnitudes) {
+  const double passes = static_cast<double>(inner / pass);
+  const double u = std::ldexp(1.0, -11);
+  const double d = static_cast<double>(pass) * std::ldexp(1.0, -24);
+  const double theta = (1 + u) * (1 + d / (1 - d));
+  return (std::pow(theta, passes) - 1) * sum_of_magnitudes +
+         passes * std::pow(theta, passes) * std::ldexp(1.0, -25);
 }
 
 GemmOperands zero_gemm(GemmFamily family, GemmVariant variant, std::uint32_t rows,

@@ -9,11 +9,15 @@
 #include <numeric>
 
 #include "kernels/float_arith.hpp"
+#include "kernels/gemm.hpp"
+#include "kernels/half.hpp"
 #include "tests/kernels/device_harness.hpp"
+#include "tests/kernels/gemm_testing.hpp"
 
 #ifndef TESSERA_IPU_EMULATION
 #include "ipu_emulation.hpp"
 #endif
+#include "kernels/device/ipu_amp.hpp"
 
 namespace tessera::kernels::testing {
 namespace {
@@ -142,6 +146,161 @@ TEST(IpuEmulation, TheEmulatedBuildRunsTheFastPaths) {
                                          {input(2, "destination", 4, p.bytes(4 * 600))},
                                          {{3, 0xDEADBEEF}, {4, 600}}});
   EXPECT_GT(ipu_emulation::vector_stores, fills);
+}
+
+// ---- The matrix unit (ipu_amp_emulation.hpp).
+
+// A worker program for the tests below: runs `body` in worker 0's context.
+struct OneWorker {
+  struct Step {
+    void (*body)();
+  };
+  static void work(const Step& step, unsigned worker) {
+    if (worker == 0) step.body();
+  }
+};
+void in_worker(void (*body)()) {
+  ipu21::EmulatedWorkers<OneWorker> workers;
+  workers.run(OneWorker::Step{body});
+  workers.wait();
+}
+
+// One 16 × 16 f16 weight panel as the B16×16 layout stores it: load channel
+// c holds 16 inner values (4 words of 4), here w(k, c) = (c + 1)·2^-4 + k·2^-8.
+std::uint16_t panel_weight(unsigned k, unsigned c) {
+  return f32_to_f16(static_cast<float>(c + 1) / 16.0F + static_cast<float>(k) / 256.0F);
+}
+std::uint16_t row_input(unsigned row, unsigned k) {
+  return f32_to_f16(static_cast<float>(row + 1) - static_cast<float>(k) / 8.0F);
+}
+std::uint16_t row_partial(unsigned row, unsigned c) {
+  return f32_to_f16(static_cast<float>(c) * 0.25F - static_cast<float>(row));
+}
+
+std::vector<std::uint16_t> panel() {
+  std::vector<std::uint16_t> halves(256);
+  for (unsigned c = 0; c < 16; ++c) {
+    for (unsigned k = 0; k < 16; ++k) halves[16 * c + k] = panel_weight(k, c);
+  }
+  return halves;
+}
+
+half4 quarter(std::uint16_t (*f)(unsigned, unsigned), unsigned row, unsigned q) {
+  half4 v;
+  for (unsigned j = 0; j < 4; ++j) v.bits[j] = f(row, 4 * q + j);
+  return v;
+}
+
+std::vector<std::uint16_t> amp_outputs;
+
+// Rows 0 and 1 through the pipeline: a block of partials, the inputs with
+// the next row's partials, … and the drain — the device loop's shape.
+void two_rows() {
+  ipu21::clear_accumulators();
+  const half4 zero{};
+  amp_outputs.clear();
+  const auto keep = [](const half4& v) {
+    for (unsigned j = 0; j < 4; ++j) amp_outputs.push_back(v.bits[j]);
+  };
+  ipu21::f16v4hihov4amp<0>(zero, quarter(row_partial, 0, 0));
+  ipu21::f16v4hihov4amp<1>(zero, quarter(row_partial, 0, 1));
+  ipu21::f16v4hihov4amp<2>(zero, quarter(row_partial, 0, 2));
+  ipu21::f16v4hihov4amp<3>(zero, quarter(row_partial, 0, 3));
+  ipu21::f16v4hihov4amp<0>(quarter(row_input, 0, 0), quarter(row_partial, 1, 0));
+  ipu21::f16v4hihov4amp<1>(quarter(row_input, 0, 1), quarter(row_partial, 1, 1));
+  ipu21::f16v4hihov4amp<2>(quarter(row_input, 0, 2), quarter(row_partial, 1, 2));
+  ipu21::f16v4hihov4amp<3>(quarter(row_input, 0, 3), quarter(row_partial, 1, 3));
+  keep(ipu21::f16v4hihov4amp<0>(quarter(row_input, 1, 0), zero));
+  keep(ipu21::f16v4hihov4amp<1>(quarter(row_input, 1, 1), zero));
+  keep(ipu21::f16v4hihov4amp<2>(quarter(row_input, 1, 2), zero));
+  keep(ipu21::f16v4hihov4amp<3>(quarter(row_input, 1, 3), zero));
+  keep(ipu21::f16v4hihov4amp<0>(zero, zero));
+  keep(ipu21::f16v4hihov4amp<1>(zero, zero));
+  keep(ipu21::f16v4hihov4amp<2>(zero, zero));
+  keep(ipu21::f16v4hihov4amp<3>(zero, zero));
+}
+
+// With the panel loaded in the prior art's CWEI order, output lane c of a
+// row is partial(c) + Σ_k input(k)·w(k, c) in f32, K order, rounded once to
+// f16 (the model's arithmetic), and the rows come out a block after their
+// inputs: the emulation is the pipeline ipu_amp.hpp describes.
+TEST(IpuEmulation, AmpRowsComeOutAsDotProductsWithLoadChannelC) {
+  const std::vector<std::uint16_t> weights = panel();
+  ipu21::put_weight_address(weights.data());
+  [&]<std::size_t... W>(std::index_sequence<W...>) {
+    (ipu21::ld64putcs<ipu21::cwei_index_of_panel_word(W)>(), ...);
+  }(std::make_index_sequence<64>{});
+  in_worker(&two_rows);
+  ASSERT_EQ(amp_outputs.size(), 32u);
+  for (unsigned row = 0; row < 2; ++row) {
+    for (unsigned c = 0; c < 16; ++c) {
+      float acc = f16_to_f32(row_partial(row, c));
+      for (unsigned k = 0; k < 16; ++k) {
+        acc += f16_to_f32(row_input(row, k)) * f16_to_f32(panel_weight(k, c));
+      }
+      EXPECT_EQ(amp_outputs[16 * row + c], f32_to_f16(acc)) << "row " << row << " lane " << c;
+    }
+  }
+}
+
+// A panel loaded in plain order (CWEI 0…63) would put load channel 2's
+// weights in the engine of lane 8: the lanes would not be channels.
+TEST(IpuEmulation, AmpLanesNeedThePriorArtsCweiOrder) {
+  const std::vector<std::uint16_t> weights = panel();
+  ipu21::put_weight_address(weights.data());
+  [&]<std::size_t... W>(std::index_sequence<W...>) {
+    (ipu21::ld64putcs<W>(), ...);
+  }(std::make_index_sequence<64>{});
+  in_worker(&two_rows);
+  float acc = f16_to_f32(row_partial(0, 2));
+  for (unsigned k = 0; k < 16; ++k) {
+    acc += f16_to_f32(row_input(0, k)) * f16_to_f32(panel_weight(k, 2));
+  }
+  EXPECT_NE(amp_outputs.at(2), f32_to_f16(acc));
+}
+
+void load_one() { ipu21::ld64putcs<0>(); }
+
+// The protocol the GEMM's supervisor must keep: CWEI is the workers' while
+// they may run; putcs loads are the supervisor's.
+TEST(IpuEmulation, AmpRefusesCweiLoadsWhileWorkersMayRunAndFromAWorker) {
+  const std::vector<std::uint16_t> weights = panel();
+  ipu21::put_weight_address(weights.data());
+  ipu21::EmulatedWorkers<OneWorker> workers;
+  workers.run(OneWorker::Step{+[] {}});
+  EXPECT_THROW(ipu21::ld64putcs<0>(), ipu_emulation::EmulationFault);
+  EXPECT_THROW(workers.run(OneWorker::Step{+[] {}}), ipu_emulation::EmulationFault);
+  EXPECT_THROW(ipu21::supervisor_returns(), ipu_emulation::EmulationFault);
+  workers.run(OneWorker::Step{+[] {}});
+  workers.wait();
+  ipu21::ld64putcs<0>();  // after the wait
+  EXPECT_THROW(in_worker(&load_one), ipu_emulation::EmulationFault);
+  EXPECT_THROW(ipu21::clear_accumulators(), ipu_emulation::EmulationFault);  // not in a worker
+}
+
+// Each GEMM family through a simulated-model comparison, and the AMP ran:
+// every pass of every 16-column group loaded one whole panel into CWEI (64
+// registers) and stored every output word of C once (4 f16 or 8 f32 words
+// per row), through AMP ops.
+TEST(IpuEmulation, TheEmulatedBuildRunsTheGemmsOnTheAmp) {
+  Patterns p(23);
+  for (const GemmFamily family : {GemmFamily::kF32, GemmFamily::kF16,
+                                  GemmFamily::kF16ExpandedF143, GemmFamily::kF143}) {
+    const GemmFormat f = gemm_format(family);
+    SCOPED_TRACE(std::string(f.name));
+    const std::uint32_t rows = 13, inner = 3 * f.pass, columns = 64;
+    GemmOperands call = zero_gemm(family, GemmVariant::kAccumulate, rows, inner, columns);
+    for (auto& a : call.left) a = f.left_bytes == 1 ? p.below(0x78) : f.left_bytes == 2 ? p.f16_finite(2.0F) : p.f32_finite(2.0F);
+    for (auto& b : call.weights) b = f.weight_bytes == 1 ? p.below(0x78) : f.weight_bytes == 2 ? p.f16_finite(2.0F) : p.f32_finite(2.0F);
+    for (auto& c : call.partials) c = f.output_bytes == 2 ? p.f16_finite(8.0F) : p.f32_finite(8.0F);
+    const std::uint64_t ops = ipu_emulation::amp_ops, loads = ipu_emulation::weight_loads,
+                        stores = ipu_emulation::paced_stores;
+    expect_device_matches_model(call.kernel(), call.registers(), call.buffers());
+    const std::uint64_t steps = (columns / 16) * (inner / f.pass);
+    EXPECT_EQ(ipu_emulation::weight_loads - loads, 64 * steps);
+    EXPECT_EQ(ipu_emulation::paced_stores - stores, steps * rows * (f.output_bytes == 4 ? 8 : 4));
+    EXPECT_GT(ipu_emulation::amp_ops - ops, ipu_emulation::paced_stores - stores);
+  }
 }
 
 }  // namespace

@@ -20,10 +20,13 @@
 //                     and the device sources' conversions;
 //   uint2             two u32 lanes, 8 bytes (ld64/st64 payloads);
 //   ipu::load_postinc(&p, n)       *p, then p += n elements (ld64step …);
-//   ipu::store_postinc(&p, v, n)   *p = v, then p += n elements.
+//   ipu::store_postinc(&p, v, n)   *p = v, then p += n elements;
+//   ipu21:: matrix-unit instructions    (kernels/device/ipu_amp.hpp): a
+//                     model of the AMP, in ipu_amp_emulation.hpp.
 // Loads and stores go through memcpy: the host image is raw bytes.
 // Lane NaN payloads are whatever the host makes; the sources canonicalise.
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -112,3 +115,6 @@ void store_postinc(T** pointer, T value, int stride) {
   ++::tessera::ipu_emulation::vector_stores;
 }
 }  // namespace ipu
+
+// The matrix unit (the GEMM fast path): its own header, the same rules.
+#include "ipu_amp_emulation.hpp"
