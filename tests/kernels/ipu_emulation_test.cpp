@@ -5,9 +5,11 @@
 // device_kernels_emulated_tests tests what it says it tests.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 
+#include "kernels/activation_math.hpp"
 #include "kernels/float_arith.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/half.hpp"
@@ -55,6 +57,54 @@ TEST(IpuEmulation, F16LanesAreTheModelsCorrectlyRoundedSumsAndProducts) {
     }
   }
   EXPECT_EQ(checked, 65536u);
+}
+
+// The steps from a to b along the f16 number line (ordinal distance).
+int f16_steps(std::uint16_t a, std::uint16_t b) {
+  const auto ordinal = [](std::uint16_t h) {
+    return (h & 0x8000u) != 0 ? -static_cast<int>(h & 0x7FFFu) : static_cast<int>(h);
+  };
+  return std::abs(ordinal(a) - ordinal(b));
+}
+
+// The emulated f16v2exp / f16v2tanh on every f16 against the host models'
+// exp_f16 / tanh_f16 (the f32 function rounded once, activation_math.hpp):
+// within one f16 step everywhere — the instructions' assumed accuracy, under
+// which the kernels' bounds hold — and equal almost everywhere.
+TEST(IpuEmulation, F16ExpAndTanhLanesAreWithinOneStepOfTheModels) {
+  F16Rounding nearest(Rounding::kNearestEven, nullptr);
+  std::size_t exp_equal = 0, tanh_equal = 0, exp_numbers = 0, tanh_numbers = 0, checked = 0;
+  for (std::uint32_t x = 0; x < 65536; x += 2) {
+    half2 in;
+    in.bits[0] = static_cast<std::uint16_t>(x);
+    in.bits[1] = static_cast<std::uint16_t>(x + 1);
+    const half2 e = ipu21::f16v2exp(in);
+    const half2 t = ipu21::f16v2tanh(in);
+    for (unsigned lane = 0; lane < 2; ++lane) {
+      const std::uint16_t h = in.bits[lane];
+      const std::uint16_t want_e = exp_f16_nearest_table()[h];
+      const std::uint16_t want_t = tanh_f16(h, nearest);
+      if (is_nan(want_e)) {
+        EXPECT_TRUE(is_nan(e.bits[lane])) << std::hex << h;
+      } else {
+        ASSERT_LE(f16_steps(e.bits[lane], want_e), 1) << std::hex << "exp " << h;
+        exp_equal += e.bits[lane] == want_e;
+        ++exp_numbers;
+      }
+      if (is_nan(want_t)) {
+        EXPECT_TRUE(is_nan(t.bits[lane])) << std::hex << h;
+      } else {
+        ASSERT_LE(f16_steps(t.bits[lane], want_t), 1) << std::hex << "tanh " << h;
+        tanh_equal += t.bits[lane] == want_t;
+        ++tanh_numbers;
+      }
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 65536u);
+  EXPECT_EQ(exp_numbers, 65536u - 2046u);  // every f16 but the NaNs
+  EXPECT_GE(exp_equal, exp_numbers - exp_numbers / 1000);
+  EXPECT_GE(tanh_equal, tanh_numbers - tanh_numbers / 1000);
 }
 
 TEST(IpuEmulation, PostIncrementingLoadsAndStoresAdvanceByElements) {
@@ -134,6 +184,42 @@ TEST(IpuEmulation, TheEmulatedBuildRunsTheFastPaths) {
                                             input(5, "affine", 2, bytes_of(affine))},
                                            {{6, rows}, {7, columns}, {8, 1074}}});
     EXPECT_GT(ipu_emulation::vector_loads, plain);
+  }
+  {
+    // The f16 GeLUs and the attention softmax call the f16 functions (their
+    // results are compared within bounds in device_bounds_test and
+    // device_attention_test; here only that the fast paths ran).
+    std::uint64_t lanes = ipu_emulation::f16_function_lanes;
+    const std::uint32_t n = 600;
+    run_device(KernelCase{"tessera_gelu_f16",
+                          {input(2, "out", 2, p.f16s(n)), input(3, "in", 2, p.f16s(n))},
+                          {{4, n}}});
+    EXPECT_GE(ipu_emulation::f16_function_lanes - lanes, n - 12);
+    lanes = ipu_emulation::f16_function_lanes;
+    const std::uint32_t rows = 13, columns = 48;
+    run_device(KernelCase{"tessera_gelu_c16_to_a16_f16",
+                          {input(2, "out", 2, p.f16s(rows * columns)),
+                           input(3, "in", 2, p.f16s(rows * columns))},
+                          {{4, rows}, {5, columns}}});
+    EXPECT_EQ(ipu_emulation::f16_function_lanes - lanes, rows * columns);
+    // The softmax: 13 rows of 91 real keys, 45 pairs each through f16v2exp.
+    lanes = ipu_emulation::f16_function_lanes;
+    const std::uint32_t keys = 91, padded = 96;
+    Registers r{};
+    r[2] = kBufferBase;
+    r[3] = kBufferBase + 0x10000;
+    r[4] = rows;
+    r[5] = keys;
+    r[6] = 0x3DF15A9Bu;  // ≈ 1/√72
+    std::vector<std::uint16_t> scores(rows * padded);
+    for (auto& v : scores) v = p.f16_finite(30.0F);
+    const std::uint32_t weights_bytes = 2 * rows * padded + 8 * rows;
+    const DeviceResult softmax = run_device(
+        "tessera_attention_softmax_f16", r,
+        {Buffer{"block weights", r[2], weights_bytes, p.bytes(weights_bytes)},
+         Buffer{"scores", r[3], 2 * rows * padded, bytes_of(scores)}});
+    EXPECT_EQ(softmax.fault, "");
+    EXPECT_EQ(ipu_emulation::f16_function_lanes - lanes, rows * (keys - 1));
   }
   const std::uint64_t stores = ipu_emulation::vector_stores;
   expect_device_matches_model(KernelCase{"tessera_copy_words",

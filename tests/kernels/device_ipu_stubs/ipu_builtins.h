@@ -8,3 +8,5 @@ extern "C" void __builtin_ipu_uput(unsigned value, unsigned csr);
 extern "C" void __builtin_ipu_ld64putcs(unsigned cwei);
 extern "C" void __builtin_ipu_ld128putcs(unsigned cwei);
 extern "C" uint2 __builtin_ipu_tapack(const void* in, const void* partials, void* out);
+extern "C" half2 __builtin_ipu_f16v2exp(half2 x);
+half2 __builtin_ipu_tanh(half2 x);

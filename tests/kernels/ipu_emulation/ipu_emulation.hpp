@@ -21,6 +21,8 @@
 //   uint2             two u32 lanes, 8 bytes (ld64/st64 payloads);
 //   ipu::load_postinc(&p, n)       *p, then p += n elements (ld64step …);
 //   ipu::store_postinc(&p, v, n)   *p = v, then p += n elements;
+//   ipu21::f16v2exp, ipu21::f16v2tanh   (kernels/device/ipu_f16_functions.hpp)
+//                     each lane the f16 nearest the exact function (below);
 //   ipu21:: matrix-unit instructions    (kernels/device/ipu_amp.hpp): a
 //                     model of the AMP, in ipu_amp_emulation.hpp.
 // Loads and stores go through memcpy: the host image is raw bytes.
@@ -115,6 +117,38 @@ void store_postinc(T** pointer, T value, int stride) {
   ++::tessera::ipu_emulation::vector_stores;
 }
 }  // namespace ipu
+
+// The f16 transcendentals (kernels/device/ipu_f16_functions.hpp): each lane
+// the f16 nearest the exact e^x / tanh x of the lane's value — computed in
+// FP64 by the host's libm (within an ulp of FP64, 2^-42 of an f16 step) and
+// narrowed once by the compiler's FP64 → _Float16 conversion (round to
+// nearest even). That is the accuracy the kernels' bounds assume of the
+// instructions [INF: Graphcore does not document it]; NaN stays NaN (any
+// payload: the sources canonicalise), e^x overflows to +Inf.
+namespace tessera::ipu_emulation {
+inline std::uint64_t f16_function_lanes = 0;
+
+template <typename F>
+half2 each_lane(half2 x, F f) {
+  half2 out;
+  for (unsigned i = 0; i < 2; ++i) {
+    const _Float16 value =
+        static_cast<_Float16>(f(static_cast<double>(half_to_float(x.bits[i]))));
+    std::memcpy(&out.bits[i], &value, 2);
+  }
+  f16_function_lanes += 2;
+  return out;
+}
+}  // namespace tessera::ipu_emulation
+
+namespace ipu21 {
+inline half2 f16v2exp(half2 x) {
+  return ::tessera::ipu_emulation::each_lane(x, [](double v) { return std::exp(v); });
+}
+inline half2 f16v2tanh(half2 x) {
+  return ::tessera::ipu_emulation::each_lane(x, [](double v) { return std::tanh(v); });
+}
+}  // namespace ipu21
 
 // The matrix unit (the GEMM fast path): its own header, the same rules.
 #include "ipu_amp_emulation.hpp"
