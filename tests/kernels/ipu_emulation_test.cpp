@@ -123,6 +123,35 @@ TEST(IpuEmulation, PostIncrementingLoadsAndStoresAdvanceByElements) {
   EXPECT_EQ(out[3], 2u);
 }
 
+// Inside a call, an emulated load or store must fall in an array the source
+// asked TileMemory for, a store in a writable one (the raw-pointer fast
+// paths' counterpart of Array's index check).
+TEST(IpuEmulation, LoadsAndStoresOutsideTheGrantedArraysAreRefused) {
+  std::uint32_t words[8] = {};
+  ipu_emulation::CallScope::Hook hook = nullptr;
+  {
+    ipu_emulation::CallScope call(hook);
+    ASSERT_NE(hook, nullptr);
+    hook(words, 4 * sizeof(std::uint32_t), false);      // words 0…3, read-only
+    hook(words + 4, 2 * sizeof(std::uint32_t), true);   // words 4, 5, writable
+    const auto* from = reinterpret_cast<const uint2*>(words);
+    ipu::load_postinc(&from, 1);
+    ipu::load_postinc(&from, 1);
+    EXPECT_NO_THROW(ipu::load_postinc(&from, 1));       // words 4, 5
+    EXPECT_THROW(ipu::load_postinc(&from, 1), ipu_emulation::EmulationFault);  // 6, 7
+    auto* to = reinterpret_cast<uint2*>(words);
+    EXPECT_THROW(ipu::store_postinc(&to, uint2{}, 1), ipu_emulation::EmulationFault);
+    to = reinterpret_cast<uint2*>(words + 4);
+    EXPECT_NO_THROW(ipu::store_postinc(&to, uint2{}, 1));
+    auto address = ipu21::tapack(words, words + 6, words + 4);
+    half4 a, p;
+    EXPECT_THROW((ipu21::ld2x64pace<true, true>(address, a, p)), ipu_emulation::EmulationFault);
+  }
+  EXPECT_EQ(hook, nullptr);  // the call is over: nothing is checked
+  const auto* from = reinterpret_cast<const uint2*>(words + 6);
+  EXPECT_NO_THROW(ipu::load_postinc(&from, 1));
+}
+
 // Each kernel with a fast path, on operands large enough that every worker's
 // share holds whole aligned groups: the emulated vector loads and stores ran.
 TEST(IpuEmulation, TheEmulatedBuildRunsTheFastPaths) {

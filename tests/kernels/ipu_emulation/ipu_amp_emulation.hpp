@@ -63,6 +63,24 @@ class EmulationFault : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// An in-place call grants the same bytes read-only and writable: a store
+// needs one writable range around it.
+inline void check_access(const void* at, std::size_t bytes, bool write) {
+  if (!in_call) return;
+  const auto* first = static_cast<const std::uint8_t*>(at);
+  bool inside = false;
+  for (const GrantedRange& range : granted) {
+    if (first >= range.first && bytes <= range.bytes &&
+        static_cast<std::size_t>(first - range.first) <= range.bytes - bytes) {
+      if (!write || range.writable) return;
+      inside = true;
+    }
+  }
+  throw EmulationFault(std::string("a ") + std::to_string(bytes) + "-byte " +
+                       (write ? "store" : "load") +
+                       (inside ? " into a read-only array" : " outside every array the source asked for"));
+}
+
 // How an op adds its products (a test knob; kKOrder is the assumed one).
 enum class AmpOrder { kKOrder, kPairwise };
 inline AmpOrder amp_order = AmpOrder::kKOrder;
@@ -111,6 +129,7 @@ inline void load_cwei(unsigned index, unsigned registers) {
   }
   if (amp_unit.weight_address == nullptr) throw EmulationFault("putcs load before $CCCSLOAD");
   for (unsigned i = 0; i < registers; ++i) {
+    check_access(amp_unit.weight_address, 8, false);
     std::memcpy(&amp_unit.cwei[index + i], amp_unit.weight_address, 8);
     amp_unit.weight_address += 8;
   }
@@ -283,6 +302,8 @@ inline PacedAddress tapack(const void* in, const void* partials, void* out) {
 template <bool kStepInput, bool kStepPartials, typename Input, typename Partials>
 void ld2x64pace(PacedAddress& address, Input& input, Partials& partials) {
   static_assert(sizeof(Input) == 8 && sizeof(Partials) == 8);
+  emulation::check_access(address.in, 8, false);
+  emulation::check_access(address.partials, 8, false);
   std::memcpy(&input, address.in, 8);
   std::memcpy(&partials, address.partials, 8);
   if (kStepInput) address.in += 8;
@@ -292,6 +313,7 @@ void ld2x64pace(PacedAddress& address, Input& input, Partials& partials) {
 template <typename Value>
 void st64pace(PacedAddress& address, Value value) {
   static_assert(sizeof(Value) == 8);
+  emulation::check_access(address.out, 8, true);
   std::memcpy(address.out, &value, 8);
   address.out += 8;
   ++emulation::paced_stores;

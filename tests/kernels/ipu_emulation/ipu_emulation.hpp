@@ -29,8 +29,12 @@
 // Lane NaN payloads are whatever the host makes; the sources canonicalise.
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #define TESSERA_IPU_EMULATION 1
 
@@ -40,6 +44,47 @@ namespace tessera::ipu_emulation {
 // checks that the fast paths really are the code the tests ran.
 inline std::uint64_t vector_loads = 0;
 inline std::uint64_t vector_stores = 0;
+
+// The tile memory a call's sources asked for (device_abi.hpp's TileMemory::
+// array reports each range through the hook a CallScope installs; an entry
+// of a source built with the emulation holds one while it runs): every
+// emulated load must lie inside a granted range, every store inside a
+// writable one, or the emulation refuses it — the raw-pointer fast paths get
+// the check Array gives the portable part. Outside a call (the emulation's
+// own tests) nothing is checked.
+struct GrantedRange {
+  const std::uint8_t* first;
+  std::size_t bytes;
+  bool writable;
+};
+inline std::vector<GrantedRange> granted;
+inline bool in_call = false;
+
+inline void grant(const void* data, std::size_t bytes, bool writable) {
+  granted.push_back(GrantedRange{static_cast<const std::uint8_t*>(data), bytes, writable});
+}
+// One call of an entry (device_abi.hpp's and supervised_entry.hpp's host
+// entries hold one while they run): installs `grant` as the hook.
+struct CallScope {
+  using Hook = void (*)(const void*, std::size_t, bool);
+  explicit CallScope(Hook& hook) : hook_(hook) {
+    granted.clear();
+    in_call = true;
+    hook_ = &grant;
+  }
+  ~CallScope() {
+    in_call = false;
+    hook_ = nullptr;
+  }
+  CallScope(const CallScope&) = delete;
+  CallScope& operator=(const CallScope&) = delete;
+
+ private:
+  Hook& hook_;
+};
+// Throws (the harness reports it as the source's fault) when [at, at + bytes)
+// is not inside one granted range (ipu_amp_emulation.hpp).
+inline void check_access(const void* at, std::size_t bytes, bool write);
 
 template <typename Lane, unsigned N>
 struct Vector {
@@ -104,6 +149,7 @@ static_assert(sizeof(float2) == 8 && sizeof(half2) == 4 && sizeof(half4) == 8 &&
 namespace ipu {
 template <typename T>
 T load_postinc(const T** pointer, int stride) {
+  ::tessera::ipu_emulation::check_access(*pointer, sizeof(T), false);
   T value;
   std::memcpy(&value, *pointer, sizeof(T));
   *pointer += stride;
@@ -112,6 +158,7 @@ T load_postinc(const T** pointer, int stride) {
 }
 template <typename T>
 void store_postinc(T** pointer, T value, int stride) {
+  ::tessera::ipu_emulation::check_access(*pointer, sizeof(T), true);
   std::memcpy(*pointer, &value, sizeof(T));
   *pointer += stride;
   ++::tessera::ipu_emulation::vector_stores;
