@@ -16,7 +16,7 @@ namespace {
 
 // The entry macros (kernels/device/device_abi.hpp, supervised_entry.hpp).
 constexpr std::string_view kEntryMacros[] = {"TESSERA_DEVICE_KERNEL(",
-                                              "TESSERA_DEVICE_SUPERVISED_KERNEL("};
+                                             "TESSERA_DEVICE_SUPERVISED_KERNEL("};
 
 bool identifier_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';

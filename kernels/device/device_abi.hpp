@@ -246,7 +246,7 @@ inline Share word_share(std::uint32_t n, std::uint32_t per_word, unsigned worker
   void symbol(const ::tessera::device::Registers& call, ::tessera::device::TileMemory& memory) { \
     ::tessera::device::Registers registers;                                                      \
     for (unsigned i = 2; i <= 9; ++i) registers.m[i] = call.m[i];                                \
-    TESSERA_DEVICE_EMULATION_CALL_SCOPE();                                                      \
+    TESSERA_DEVICE_EMULATION_CALL_SCOPE();                                                       \
     for (unsigned worker = 0; worker < ::tessera::device::kWorkers; ++worker) {                  \
       body(registers, memory, worker);                                                           \
     }                                                                                            \

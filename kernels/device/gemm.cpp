@@ -385,5 +385,6 @@ TESSERA_DEVICE_SUPERVISED_KERNEL(tessera_gemm_f16_expanded_f143_accumulate,
                                  ::tessera::device::kPortableF16Accumulate)
 TESSERA_DEVICE_SUPERVISED_KERNEL(tessera_gemm_f143_init, ::tessera::device::GemmF143Init,
                                  ::tessera::device::kPortableF143Init)
-TESSERA_DEVICE_SUPERVISED_KERNEL(tessera_gemm_f143_accumulate, ::tessera::device::GemmF143Accumulate,
+TESSERA_DEVICE_SUPERVISED_KERNEL(tessera_gemm_f143_accumulate,
+                                 ::tessera::device::GemmF143Accumulate,
                                  ::tessera::device::kPortableF143Accumulate)

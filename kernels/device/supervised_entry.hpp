@@ -91,7 +91,7 @@
   void symbol(const ::tessera::device::Registers& call, ::tessera::device::TileMemory& memory) { \
     ::tessera::device::Registers registers;                                                      \
     for (unsigned i = 2; i <= 9; ++i) registers.m[i] = call.m[i];                                \
-    TESSERA_DEVICE_EMULATION_CALL_SCOPE();                                                      \
+    TESSERA_DEVICE_EMULATION_CALL_SCOPE();                                                       \
     ::ipu21::EmulatedWorkers<program> workers;                                                   \
     try {                                                                                        \
       program::supervise(registers, memory, workers);                                            \

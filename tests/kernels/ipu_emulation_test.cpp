@@ -405,8 +405,13 @@ TEST(IpuEmulation, TheEmulatedBuildRunsTheGemmsOnTheAmp) {
     SCOPED_TRACE(std::string(f.name));
     const std::uint32_t rows = 13, inner = 3 * f.pass, columns = 64;
     GemmOperands call = zero_gemm(family, GemmVariant::kAccumulate, rows, inner, columns);
-    for (auto& a : call.left) a = f.left_bytes == 1 ? p.below(0x78) : f.left_bytes == 2 ? p.f16_finite(2.0F) : p.f32_finite(2.0F);
-    for (auto& b : call.weights) b = f.weight_bytes == 1 ? p.below(0x78) : f.weight_bytes == 2 ? p.f16_finite(2.0F) : p.f32_finite(2.0F);
+    // Finite operands: F143 codes below 0x78 (|x| < 128), f16 and f32 in ±2.
+    const auto element = [&](unsigned bytes) -> std::uint32_t {
+      if (bytes == 1) return p.below(0x78);
+      return bytes == 2 ? p.f16_finite(2.0F) : p.f32_finite(2.0F);
+    };
+    for (auto& a : call.left) a = element(f.left_bytes);
+    for (auto& b : call.weights) b = element(f.weight_bytes);
     for (auto& c : call.partials) c = f.output_bytes == 2 ? p.f16_finite(8.0F) : p.f32_finite(8.0F);
     const std::uint64_t ops = ipu_emulation::amp_ops, loads = ipu_emulation::weight_loads,
                         stores = ipu_emulation::paced_stores;

@@ -76,9 +76,9 @@ inline void check_access(const void* at, std::size_t bytes, bool write) {
       inside = true;
     }
   }
-  throw EmulationFault(std::string("a ") + std::to_string(bytes) + "-byte " +
-                       (write ? "store" : "load") +
-                       (inside ? " into a read-only array" : " outside every array the source asked for"));
+  throw EmulationFault(
+      std::string("a ") + std::to_string(bytes) + "-byte " + (write ? "store" : "load") +
+      (inside ? " into a read-only array" : " outside every array the source asked for"));
 }
 
 // How an op adds its products (a test knob; kKOrder is the assumed one).
