@@ -147,6 +147,48 @@ TEST(DeviceKernels, GemmRegistryEdgeShapes) {
   }
 }
 
+// Fewer rows than the registry's 12 (its precondition refuses rows 1…11, so
+// these run the source directly, against the CPU reference): workers with
+// one row or none — the AMP loop's shortest pipelines, which no legal call
+// gives a worker.
+TEST(DeviceKernels, GemmWorkersWithOneRowOrNone) {
+  Patterns p(94);
+  for (GemmFamily family : kFamilies) {
+    const GemmFormat f = gemm_format(family);
+    for (GemmVariant variant : kVariants) {
+      for (std::uint32_t rows : {1u, 5u, 6u, 7u, 11u}) {
+        const std::uint32_t columns = family == GemmFamily::kF32 ? 64 : 32;
+        GemmOperands call = zero_gemm(family, variant, rows, 2 * f.pass, columns);
+        call.scale = 4;
+        for (auto& a : call.left) a = gemm_element(p, f.left_bytes, false, 0.0);
+        for (auto& b : call.weights) b = gemm_element(p, f.weight_bytes, false, 0.0);
+        for (auto& c : call.partials) c = gemm_element(p, f.output_bytes, true, 0.0);
+        std::vector<Buffer> buffers = call.buffers();
+        for (Buffer& buffer : buffers) {
+          if (buffer.contents.size() != buffer.size) buffer.contents = p.bytes(buffer.size);
+        }
+        SCOPED_TRACE(fmt::format("{} {}: {} rows", f.name,
+                                 variant == GemmVariant::kInit ? "init" : "accumulate", rows));
+        const DeviceResult device = run_device(call.kernel(), call.registers(), buffers);
+        ASSERT_EQ(device.fault, "");
+        EXPECT_TRUE(device.stray_writes.empty());
+        const std::vector<std::uint32_t> want = gemm_reference(call);
+        const std::vector<std::uint8_t>& out = device.buffers.at(2);
+        for (std::uint32_t r = 0; r < rows; ++r) {
+          for (std::uint32_t n = 0; n < columns; ++n) {
+            const std::uint64_t at = amp::output_offset(r, n, rows) * f.output_bytes;
+            std::uint32_t bits = 0;
+            for (unsigned b = 0; b < f.output_bytes; ++b) {
+              bits |= std::uint32_t{out[at + b]} << (8 * b);
+            }
+            ASSERT_EQ(bits, want[std::size_t{r} * columns + n]) << "(" << r << ", " << n << ")";
+          }
+        }
+      }
+    }
+  }
+}
+
 #ifdef TESSERA_DEVICE_EMULATE_IPU
 // Exact in FP64 (f16 products are exact and K ≤ 688 terms of ≤ 2^32 fit).
 double f16_value(std::uint32_t bits) {
