@@ -28,12 +28,21 @@
 // model's order for its stochastic draws; to nearest even, as here, the
 // order does not change a bit). exp is device_math.hpp's, so the softmax's
 // P and the middle/final merges agree with the models within their stated
-// bounds rather than bit for bit; everything else is bit for bit. Any NaN
+// bounds rather than bit for bit; everything else is bit for bit. Fast path
+// (TESSERA_DEVICE_FAST_PATHS): the softmax's P by the IPU's f16v2exp on
+// pairs of real keys (ipu_f16_functions.hpp: P's semantics is exp_f16 of an
+// f16, the instruction's; the merges' f32 exps keep device_math.hpp's). Any NaN
 // written is canonical (f16 0x7E00 positive, as AttentionRounding makes it).
 #include "kernels/amp_layout.hpp"
 #include "kernels/device/device_abi.hpp"
 #include "kernels/device/device_float.hpp"
 #include "kernels/device/device_math.hpp"
+#include "kernels/device/ipu_fast_paths.hpp"
+
+#if TESSERA_DEVICE_FAST_PATHS
+#include "kernels/device/canonical_lanes.hpp"
+#include "kernels/device/ipu_f16_functions.hpp"
+#endif
 
 namespace tessera::device {
 namespace {
@@ -139,7 +148,25 @@ void softmax(const Registers& r, TileMemory& memory, unsigned worker) {
     }
     if (nan) maximum = f32_from_bits(kF32CanonicalNan);
     float sum = 0.0f;
-    for (std::uint32_t n = 0; n < columns; ++n) {
+    std::uint32_t n = 0;
+#if TESSERA_DEVICE_FAST_PATHS
+    // Real keys in pairs: the two shifted scores, one f16v2exp (ipu_f16_
+    // functions.hpp), the sum still in key order.
+    for (; n + 2 <= keys; n += 2) {
+      const std::uint16_t t[2] = {to_f16((score(row, n) - maximum) * scale),
+                                  to_f16((score(row, n + 1) - maximum) * scale)};
+      half2 shifted;
+      __builtin_memcpy(&shifted, t, sizeof shifted);
+      const half2 exps = canonical_lanes<std::uint16_t>(ipu21::f16v2exp(shifted));
+      std::uint16_t p[2];
+      __builtin_memcpy(p, &exps, sizeof p);
+      for (std::uint32_t i = 0; i < 2; ++i) {
+        sum = sum + f32_from_bits(widen_f16(p[i]));
+        weights[at32(amp::left_offset(row, n + i, rows, kPanel))] = p[i];
+      }
+    }
+#endif
+    for (; n < columns; ++n) {
       std::uint16_t p = 0;  // padding keys: weight +0
       if (n < keys) {
         const std::uint16_t t = to_f16((score(row, n) - maximum) * scale);

@@ -25,6 +25,7 @@
 // lanes made canonical (a NaN anywhere in the chain stays NaN to the end, so
 // canonicalising once gives the scalar path's bits). The sums stay scalar.
 // Not here: stochastic rounding (ESR on the device).
+#include "kernels/device/canonical_lanes.hpp"
 #include "kernels/device/device_abi.hpp"
 #include "kernels/device/device_float.hpp"
 #include "kernels/device/device_math.hpp"
@@ -61,17 +62,6 @@ half4 splat(std::uint16_t bits) {
   return v;
 }
 
-half4 canonical(const half4& v) {
-  std::uint16_t lanes[4];
-  __builtin_memcpy(lanes, &v, sizeof lanes);
-  for (auto& lane : lanes) {
-    if ((lane & 0x7C00u) == 0x7C00u && (lane & 0x03FFu) != 0) lane = kF16CanonicalNan;
-  }
-  half4 out;
-  __builtin_memcpy(&out, lanes, sizeof out);
-  return out;
-}
-
 // x ← x + y over one panel row (16 f16, four groups).
 void add_panel(std::uint16_t* x, const std::uint16_t* y) {
   const auto* from_x = reinterpret_cast<const half4*>(x);
@@ -79,7 +69,7 @@ void add_panel(std::uint16_t* x, const std::uint16_t* y) {
   auto* to = reinterpret_cast<half4*>(x);
   for (std::uint32_t g = 0; g < kPanel / 4; ++g) {
     const half4 u = ipu::load_postinc(&from_x, 1);
-    ipu::store_postinc(&to, canonical(u + ipu::load_postinc(&from_y, 1)), 1);
+    ipu::store_postinc(&to, canonical_lanes<std::uint16_t>(u + ipu::load_postinc(&from_y, 1)), 1);
   }
 }
 
@@ -94,7 +84,7 @@ void normalise_panel(std::uint16_t* out, const std::uint16_t* x, const std::uint
   for (std::uint32_t group = 0; group < kPanel / 4; ++group) {
     const half4 scaled = (ipu::load_postinc(&from, 1) - m) * s;
     const half4 y = scaled * ipu::load_postinc(&g, 1) + ipu::load_postinc(&b, 1);
-    ipu::store_postinc(&to, canonical(y), 1);
+    ipu::store_postinc(&to, canonical_lanes<std::uint16_t>(y), 1);
   }
 }
 #endif

@@ -3,7 +3,9 @@
 // middle and final merges use the source's own exp (device_math.hpp, within
 // 4u32 relative of e^x, as the model's exp_f32), so they are compared within
 // what two such exps can differ by, derived per element below; every other
-// byte of their outputs bit for bit.
+// byte of their outputs bit for bit. In device_kernels_emulated_tests the
+// softmax's P comes from the emulated f16v2exp (the f16 nearest e^t,
+// ipu_emulation.hpp) instead: the same one-step comparison holds.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
