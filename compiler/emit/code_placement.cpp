@@ -26,7 +26,24 @@ void Linker::place_code() {
       if (program_.steps[i].kind == StepKind::kLoopBegin) code.loop_counters[i] = kProbeCode;
     }
     for (const auto& [loop, cursor] : cursors_of(tile)) code.cursors[loop][cursor] = kProbeCode;
+    if (profiling()) {
+      // While sizes are found: the largest buffer. Main's size does not
+      // depend on it (a capacity below 2^20 is one setzi).
+      code.sample_capacity = *options_.profile_samples;
+      code.samples = schema::Allocation{
+          0,
+          std::string(schema::kSampleBufferName),
+          "",
+          kProbeCode,
+          checked_cast<std::uint32_t>(schema::sample_buffer_bytes(code.sample_capacity),
+                                      "sample buffer bytes"),
+          0,
+          schema::kLiveToEnd,
+          schema::AllocationKind::kRuntime,
+          schema::kNoProvenance};
+    }
   }
+  if (profiling()) report_.samples.emplace();
   // Sizes first (no size depends on an address), then one placement per tile.
   for (const PhysicalTile tile : tiles_) {
     TileCode& code = code_[tile];
@@ -43,9 +60,29 @@ void Linker::place_code() {
       requests.push_back(r);
       assign.push_back(std::move(set));
     };
-    const std::uint32_t main_size = code_bytes(emit_main(tile, staging_id(tile)).code);
-    request("main", schema::AllocationKind::kCode, main_size,
+    const MainCode probe = emit_main(tile, staging_id(tile));
+    request("main", schema::AllocationKind::kCode, code_bytes(probe.code),
             [&code](std::uint32_t a) { code.main = a; });
+    // The sample buffer: a run-time word array like the loop counters, so
+    // with the code (region 0). It is read over TDI after the run, not by a
+    // host exchange while code runs, which is why the prior art aligned and
+    // padded its buffers to whole elements (ipu21-target.md §2.2 rule 4).
+    std::optional<std::size_t> sample_request;
+    std::uint32_t sample_capacity_records = 0;
+    if (profiling()) {
+      sample_capacity_records = sample_capacity(probe);
+      sample_request = requests.size();
+      request(std::string(schema::kSampleBufferName), schema::AllocationKind::kRuntime,
+              checked_cast<std::uint32_t>(schema::sample_buffer_bytes(sample_capacity_records),
+                                          "sample buffer bytes"),
+              [&code, sample_capacity_records](std::uint32_t) {
+                code.sample_capacity = sample_capacity_records;
+              });
+      auto& samples = *report_.samples;
+      samples.max_records = std::max(samples.max_records, probe.records);
+      samples.max_capacity = std::max(samples.max_capacity, sample_capacity_records);
+      if (probe.records > sample_capacity_records) ++samples.tiles_dropping;
+    }
     // Host programs: every inactive batch shares one.
     std::optional<std::size_t> idle_request;
     for (std::size_t k = 0; k < host_.batches.size(); ++k) {
@@ -116,14 +153,25 @@ void Linker::place_code() {
               });
     }
     const auto split = code_end_.find(tile);
-    const auto placed = place_tile(tile, requests,
-                                   split == code_end_.end() ? RegionSplit{} : RegionSplit{split->second});
+    std::vector<schema::Allocation> placed;
+    try {
+      placed = place_tile(tile, requests,
+                          split == code_end_.end() ? RegionSplit{} : RegionSplit{split->second});
+    } catch (const PlacementError& error) {
+      if (!sample_request) throw;
+      throw PlacementError(fmt::format(
+          "{}\n  (with profile samples: this tile's sample buffer holds {} records, {} bytes; "
+          "fewer records per tile, or no profile samples, leave the code more room)",
+          error.what(), sample_capacity_records,
+          schema::sample_buffer_bytes(sample_capacity_records)));
+    }
     const std::uint32_t first_id = staging_id(tile) + 1;
     std::uint32_t high = 0;
     for (std::size_t r = 0; r < placed.size(); ++r) {
       assign[r](placed[r].address);
       schema::Allocation held = placed[r];
       held.id = checked_cast<std::uint32_t>(first_id + r, "allocation id");
+      if (r == sample_request) code.samples = held;
       code_allocations_[tile].push_back(held);
       high = std::max(high, held.address + held.size - target::kLoadBase);
     }
