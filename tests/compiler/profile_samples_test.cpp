@@ -70,19 +70,33 @@ TEST(ProfileSamples, EachBufferHoldsItsRunsRecordsUpToTheCap) {
   EXPECT_EQ(capacity(compile(many, with_samples(50)).application), 50u);
 }
 
-TEST(ProfileSamples, ABufferTheTileCannotHoldIsAPlacementErrorNamingIt) {
+// A buffer a tile cannot place is a PlacementError naming it, and saying
+// how many records would fit on every tile: that many fit, one more does not.
+TEST(ProfileSamples, ABufferTheTileCannotHoldIsAPlacementErrorSayingWhatFits) {
   // 40 000 iterations: far more records than the largest buffer, whose
   // 512 KiB exceed the code region.
   const Graph graph = read_graph_json(looped_add(40000));
+  std::uint32_t fits = 0;
   try {
     (void)compile(graph, with_samples(emit::kMaxProfileSampleRecords));
     ADD_FAILURE() << "a 512 KiB sample buffer was placed";
   } catch (const PlacementError& error) {
     const std::string what = error.what();
-    EXPECT_NE(what.find("profile samples"), std::string::npos) << what;
-    EXPECT_NE(what.find("sample buffer holds 65536 records, 524296 bytes"), std::string::npos)
-        << what;
+    EXPECT_NE(what.find("cannot place 'profile samples' (524296 bytes"), std::string::npos)
+        << what.substr(0, 300);
+    const std::string said =
+        "tiles cannot hold their sample buffers of up to 65536 records; at "
+        "most ";
+    const auto at = what.find(said);
+    ASSERT_NE(at, std::string::npos) << what.substr(what.size() - 300);
+    fits = static_cast<std::uint32_t>(std::stoul(what.substr(at + said.size())));
+    EXPECT_NE(
+        what.find(" records fit on every one (--profile-samples=" + std::to_string(fits) + ")"),
+        std::string::npos);
   }
+  ASSERT_GT(fits, 1000u);
+  EXPECT_NO_THROW((void)compile(graph, with_samples(fits)));
+  EXPECT_THROW((void)compile(graph, with_samples(fits + 1)), PlacementError);
   // A buffer of the default size fits.
   EXPECT_NO_THROW((void)compile(graph, with_samples(emit::kDefaultProfileSampleRecords)));
 }
