@@ -44,7 +44,7 @@ Command compile_command() {
             "the kernel cache ($TESSERA_KERNEL_CACHE) and linked into every tile's code: the\n"
             "package is then hardware-loadable (docs/HARDWARE.md). Compiling the same graph\n"
             "twice gives identical bytes. With --profile-samples every tile records a cycle\n"
-            "sample at each step, kernel call and loop iteration (each costs about 130 tile\n"
+            "sample at each step, kernel call and loop iteration (each costs 114-150 tile\n"
             "cycles), which `tessera run --backend c600 --profile FILE` reads back as the\n"
             "run's profile. Operations: docs/GRAPH_FORMAT.md; what the compiler does:\n"
             "compiler/README.md.";
