@@ -160,8 +160,35 @@ Event first_member(const Words& bits, Event event) {
 }
 
 // The first b ≥ `begin` such that [b, b + length) meets no event of the set.
+// A window of up to 64 events is looked for a word at a time: the clear
+// events of a word and the next, shifted and ANDed with themselves, mark
+// every start in the word whose window is clear (a tile's many short gaps
+// cost one step per word, not one per gap); a longer one walks from gap to
+// gap.
 template <class Words>
 Event first_gap(const Words& bits, Event begin, Event length) {
+  if (length <= 64) {
+    std::int64_t index = begin >> 6;
+    std::uint64_t from = ~std::uint64_t{0} << (begin & 63);  // starts ≥ begin in the first word
+    std::uint64_t next = bits.word(index);
+    for (;; ++index, from = ~std::uint64_t{0}) {
+      const std::uint64_t word = next;
+      next = bits.word(index + 1);
+      if (word == ~std::uint64_t{0}) continue;
+      // (low, high): the clear events of this word and the next. After the
+      // loop bit p of `low` says events 64·index + p … + length − 1 are
+      // clear (each step doubles the window a bit stands for, at most 32).
+      std::uint64_t low = ~word, high = ~next;
+      for (Event covered = 1; covered < length;) {
+        const auto shift = static_cast<unsigned>(std::min(covered, length - covered));
+        low &= (low >> shift) | (high << (64 - shift));
+        high &= high >> shift;
+        covered += shift;
+      }
+      const std::uint64_t starts = low & from;
+      if (starts != 0) return index * 64 + std::countr_zero(starts);
+    }
+  }
   for (;;) {
     begin = first_outside(bits, begin);
     const Event next = first_member(bits, begin);

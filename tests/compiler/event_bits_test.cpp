@@ -66,7 +66,7 @@ void expect_same_answers(const Bits& bits, const Oracle& oracle, Event from, int
   for (Event e = from; e < kRange; ++e) {
     ASSERT_EQ(first_outside(bits, e), oracle.first_outside(e)) << "trial " << trial << " event " << e;
     ASSERT_EQ(first_member(bits, e), oracle.first_member(e)) << "trial " << trial << " event " << e;
-    for (const Event length : {1, 2, 3, 8, 63, 64, 65, 130}) {
+    for (const Event length : {1, 2, 3, 5, 8, 33, 47, 63, 64, 65, 130}) {
       ASSERT_EQ(first_gap(bits, e, length), oracle.first_gap(e, length))
           << "trial " << trial << " event " << e << " length " << length;
     }
