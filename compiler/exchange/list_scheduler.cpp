@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <numeric>
+#include <optional>
 #include <queue>
 #include <span>
 #include <tuple>
@@ -108,8 +110,12 @@ std::vector<std::uint32_t> tie_ranks(const PreparedPhase& phase) {
 class ListScheduler {
  public:
   // `rank` (kRanked only): each piece's place in the order to follow.
-  ListScheduler(const PreparedPhase& phase, Policy policy, std::vector<std::size_t> rank = {})
-      : phase_(phase), policy_(policy), rank_(std::move(rank)), tiles_(target::kTileCount),
+  // `to_beat` (kRanked only): a horizon the schedule is of use only below;
+  // it stops as soon as it reaches it (run() then says so).
+  ListScheduler(const PreparedPhase& phase, Policy policy, std::vector<std::size_t> rank = {},
+                Event to_beat = std::numeric_limits<Event>::max())
+      : phase_(phase), policy_(policy), rank_(std::move(rank)), to_beat_(to_beat),
+        tiles_(target::kTileCount),
         start_(phase.pieces.size(), -1), waiting_(phase.pieces.size(), 0),
         successors_(phase.pieces.size()) {
     heads_.reserve(phase.pieces.size());
@@ -144,11 +150,14 @@ class ListScheduler {
     }
   }
 
-  Timed run() {
+  // The schedule, or nothing when a ranked one reached its horizon to beat.
+  std::optional<Timed> run() {
+    work_.pieces = phase_.pieces.size();
+    work_.list_schedules = 1;  // tried, whether it finishes or not
     if (policy_ == Policy::kEarliestStart) {
       run_earliest_start();
-    } else {
-      run_ranked();
+    } else if (!run_ranked()) {
+      return std::nullopt;
     }
     for (std::size_t i = 0; i < phase_.pieces.size(); ++i) {
       if (start_[i] < 0) {
@@ -158,10 +167,10 @@ class ListScheduler {
             phase_.pieces[i].transfer));
       }
     }
-    work_.pieces = phase_.pieces.size();
-    work_.list_schedules = 1;
-    return {start_, horizon_, work_};
+    return Timed{start_, horizon_, work_};
   }
+
+  const SchedulingWork& work() const noexcept { return work_; }
 
  private:
   // Pieces become ready when what they depend on is placed; the one placed
@@ -213,7 +222,9 @@ class ListScheduler {
 
   // In rank order, each piece at its earliest start once it is ready (gaps
   // on every tile included).
-  void run_ranked() {
+  // The horizon only grows as pieces are placed, so once it reaches the one
+  // to beat the schedule cannot win: false, and the rest is not placed.
+  bool run_ranked() {
     std::priority_queue<std::pair<std::size_t, std::size_t>,
                         std::vector<std::pair<std::size_t, std::size_t>>, std::greater<>>
         ready;
@@ -225,8 +236,10 @@ class ListScheduler {
       const std::size_t index = ready.top().second;
       ready.pop();
       place(index, earliest_start(index, 0));
+      if (horizon_ >= to_beat_) return false;
       finish(index, release);
     }
+    return true;
   }
 
   // After `index` is placed: the pieces that waited only for it are ready.
@@ -328,6 +341,7 @@ class ListScheduler {
   const PreparedPhase& phase_;
   Policy policy_;
   std::vector<std::size_t> rank_;
+  Event to_beat_;
   Event horizon_ = 0;
   // No start before this is asked for again (earliest start only: 0 in the
   // ranked schedules, which fill gaps anywhere).
@@ -368,15 +382,18 @@ std::uint64_t busiest_tile_messages(const PreparedPhase& phase) {
 
 PieceTimes schedule_pieces(const PreparedPhase& phase) {
   // Up to three list schedules; the shortest wins (the earlier one on a tie).
-  Timed best = ListScheduler(phase, Policy::kEarliestStart).run();
+  Timed best = *ListScheduler(phase, Policy::kEarliestStart).run();
   SchedulingWork work = best.work;
   if (phase.pieces.size() * busiest_tile_messages(phase) > kMaxRankedWork) {
     return {std::move(best.starts), work};
   }
+  // Each is stopped as soon as its horizon reaches the best one's: a tie
+  // keeps the earlier schedule, so it could not win.
   const auto keep_shorter = [&](std::vector<std::size_t> rank) {
-    Timed other = ListScheduler(phase, Policy::kRanked, std::move(rank)).run();
-    work += other.work;
-    if (other.horizon < best.horizon) best = std::move(other);
+    ListScheduler scheduler(phase, Policy::kRanked, std::move(rank), best.horizon);
+    std::optional<Timed> other = scheduler.run();
+    work += scheduler.work();
+    if (other && other->horizon < best.horizon) best = std::move(*other);
   };
   std::vector<std::size_t> input(phase.pieces.size());
   std::iota(input.begin(), input.end(), std::size_t{0});
