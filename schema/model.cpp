@@ -119,38 +119,37 @@ std::uint64_t payload_bytes(const Binding& binding) {
   return bytes;
 }
 
-Application canonical(const Application& application) {
+Application canonical(Application&& application) {
   validate_blob_references(application);
-  Application result;
-  result.compiler_version = application.compiler_version;
-  result.tiles = application.tiles;
-  std::sort(result.tiles.begin(), result.tiles.end(),
-            [](const auto& a, const auto& b) { return a.tile < b.tile; });
-  for (auto& tile : result.tiles) {
-    std::sort(tile.segments.begin(), tile.segments.end(),
-              [](const auto& a, const auto& b) { return a.address < b.address; });
-    // Renumber blobs in order of first use; the store deduplicates and the
-    // bytes are shared with `application`, not copied.
+  // Sorting what is sorted already (every package the writer or the reader
+  // made) costs a pass, not a sort.
+  const auto sort_by = [](auto& items, auto key) {
+    const auto less = [&](const auto& a, const auto& b) { return key(a) < key(b); };
+    if (!std::is_sorted(items.begin(), items.end(), less)) {
+      std::sort(items.begin(), items.end(), less);
+    }
+  };
+  sort_by(application.tiles, [](const TileImage& image) { return image.tile; });
+  // Renumber blobs in order of first use; the store deduplicates and the
+  // bytes are shared, not copied.
+  BlobStore blobs;
+  for (auto& tile : application.tiles) {
+    sort_by(tile.segments, [](const Segment& segment) { return segment.address; });
     for (auto& segment : tile.segments) {
-      segment.blob = result.blobs.add_shared(application.blobs, segment.blob);
+      segment.blob = blobs.add_shared(application.blobs, segment.blob);
     }
   }
-  result.inputs = application.inputs;
-  result.outputs = application.outputs;
-  result.weights = application.weights;
-  result.host_exchange = application.host_exchange;
-  result.entry_points = application.entry_points;
-  result.device_config_writes = application.device_config_writes;
-  result.hardware_loadable = application.hardware_loadable;
-  result.not_loadable_reason = application.not_loadable_reason;
-  result.debug = application.debug;
-  std::sort(result.debug.tiles.begin(), result.debug.tiles.end(),
-            [](const auto& a, const auto& b) { return a.tile < b.tile; });
-  for (auto& tile : result.debug.tiles) {
-    std::sort(tile.call_sites.begin(), tile.call_sites.end(),
-              [](const auto& a, const auto& b) { return a.pc < b.pc; });
+  application.blobs = std::move(blobs);
+  sort_by(application.debug.tiles, [](const TileDebug& tile) { return tile.tile; });
+  for (auto& tile : application.debug.tiles) {
+    sort_by(tile.call_sites, [](const CallSite& site) { return site.pc; });
   }
+  Application result = std::move(application);
   return result;
+}
+
+Application canonical(const Application& application) {
+  return canonical(Application(application));
 }
 
 std::string_view call_side_name(CallSide side) noexcept {

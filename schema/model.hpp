@@ -286,6 +286,8 @@ struct Application {
 // dropped. Order that carries meaning (bindings, calls and each call's binding
 // lists, entry points, config writes) is kept. read(write(a)) == canonical(a).
 Application canonical(const Application& application);
+// The same, reusing `application`'s records instead of copying them.
+Application canonical(Application&& application);
 
 // ---- Call payloads --------------------------------------------------------------
 //
