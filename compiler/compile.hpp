@@ -24,6 +24,7 @@
 
 #include "compiler/emit/link.hpp"
 #include "compiler/ir/graph.hpp"
+#include "compiler/plan/attention_plan.hpp"
 #include "schema/model.hpp"
 
 namespace tessera::compiler {
@@ -38,10 +39,16 @@ struct CompileOptions {
   std::uint64_t min_shard_bytes = 0;
   // lower::LowerOptions::gemm_a_homes (nullopt: the planner chooses).
   std::optional<bool> gemm_a_homes = std::nullopt;
+  // lower::LowerOptions::attention (default: the planner chooses).
+  plan::AttentionPlanOptions attention = {};
   // Replay and re-check every exchange row (reference §5.5); cheap.
   bool validate_exchange = true;
   // The kernels' device code (emit::LinkOptions::device); nullptr: emulated only.
   emit::DeviceCode* device = nullptr;
+  // Cycle samples for a C600 profile (emit::LinkOptions::profile_samples):
+  // each tile's sample buffer holds at most this many records (1 …
+  // emit::kMaxProfileSampleRecords; UsageError otherwise); nullopt: none.
+  std::optional<std::uint32_t> profile_samples = std::nullopt;
 };
 
 struct CompileResult {

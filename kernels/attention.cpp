@@ -255,6 +255,18 @@ std::optional<std::string> attention_merge_violation(const Registers& r) {
   return overlaps(r, accumulator, weights);
 }
 
+std::optional<std::string> attention_combine_violation(const Registers& r) {
+  const std::uint32_t rows = r[kCombineRows], head_dim = r[kCombineHeadDim];
+  if (auto v = head_dim_violation(kCombineHeadDim, head_dim)) return v;
+  if (rows == 0) return std::nullopt;
+  const std::uint64_t bytes = attention_accumulator_bytes(rows, head_dim);
+  const OperandExtent accumulator{kCombineAccumulator, "accumulator", bytes};
+  const OperandExtent part{kCombinePart, "part", bytes};
+  if (auto v = misaligned(r, {kCombineAccumulator, kCombinePart}, 8)) return v;
+  if (auto v = memory_violation(r, {accumulator, part})) return v;
+  return overlaps(r, accumulator, part);
+}
+
 std::optional<std::string> attention_convert_violation(const Registers& r) {
   const std::uint32_t count = r[kConvertCount];
   if (count == 0) return std::nullopt;

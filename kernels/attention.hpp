@@ -62,6 +62,9 @@ inline constexpr std::string_view kAttentionMergeMiddle = "tessera_attention_mer
 inline constexpr std::string_view kAttentionMergeFinal = "tessera_attention_merge_final_f16";
 inline constexpr std::string_view kAttentionMergeSingle = "tessera_attention_merge_single_f16";
 inline constexpr std::string_view kAttentionF32ToF16 = "tessera_attention_f32_to_f16";
+// A key split's parts: another part's accumulator folded into this one.
+inline constexpr std::string_view kAttentionCombineMiddle = "tessera_attention_combine_middle_f32";
+inline constexpr std::string_view kAttentionCombineFinal = "tessera_attention_combine_final_f32";
 inline constexpr std::string_view kAttentionUnpack = "tessera_attention_unpack_head_f16";
 
 // Registers every attention kernel (called once, from kernels/registry.cpp).
@@ -109,6 +112,18 @@ enum AttentionMergeRegister : unsigned {
   kMergeRows = 5,         // $m5 R
   kMergeKeyRows = 6,      // $m6 the key block's key rows (locates the state)
   kMergeHeadDim = 7,      // $m7 head dimension
+};
+
+// Combine: the accumulator of another part of the same query rows (the
+// same R rows, a disjoint set of key blocks) folded into this one, as a
+// middle or final merge folds a block, but with the part's f32 O, m and l:
+//   m' = max(m, m_p); α = e^(m − m'); β = e^(m_p − m'); l = l·α + l_p·β;
+//   O = O·α + O_p·β (final: then O·(1/l)); m = m'.
+enum AttentionCombineRegister : unsigned {
+  kCombineAccumulator = 2,  // $m2 O (f32, R × head_dim row-major), then max[R], sum[R] f32
+  kCombinePart = 3,         // $m3 the other part's accumulator, the same layout (read)
+  kCombineRows = 4,         // $m4 R
+  kCombineHeadDim = 5,      // $m5 head dimension
 };
 
 // f32 → f16 of the accumulator's O.
@@ -182,6 +197,7 @@ std::uint64_t attention_weights_buffer_bytes(std::uint32_t query_rows, std::uint
 std::optional<std::string> attention_pack_violation(AttentionPack pack, const Registers& r);
 std::optional<std::string> attention_softmax_violation(const Registers& r);
 std::optional<std::string> attention_merge_violation(const Registers& r);
+std::optional<std::string> attention_combine_violation(const Registers& r);
 std::optional<std::string> attention_convert_violation(const Registers& r);
 std::optional<std::string> attention_unpack_violation(const Registers& r);
 

@@ -20,6 +20,11 @@
 // where it is written. Rows are strided over the workers; no f16 rounding
 // happens here.
 //
+// tessera_attention_combine_{middle,final}_f32 fold another part's
+// accumulator (a key split: the same rows over other key blocks) into this
+// one with the middle/final update above, the part's O, m_p and l_p in
+// place of V_b, m_b and l_b — the same f32 operations in the same order.
+//
 // tessera_attention_f32_to_f16 rounds `count` f32 values to f16 through
 // AttentionRounding under the call's mode (the device sets stochastic
 // rounding for this kernel, §2), pairs of elements strided over the workers:
@@ -119,6 +124,49 @@ void merge(KernelCall& call) {
   }
 }
 
+template <bool Final>
+void combine(KernelCall& call) {
+  const Registers& r = call.registers;
+  const std::uint32_t rows = r[kCombineRows], head_dim = r[kCombineHeadDim];
+  call.cycles = attention_merge_cycles(rows, head_dim,
+                                       Final ? kMergeFinalInstructions : kMergeMiddleInstructions);
+  if (rows == 0) return;
+  const std::uint64_t count = (std::uint64_t{head_dim} + 2) * rows;
+  const auto part = call.memory.read<float>(kCombinePart, r[kCombinePart], count);
+  const auto accumulator = call.memory.read_write<float>(kCombineAccumulator, r[kCombineAccumulator], count);
+  const std::size_t maxima = std::size_t{rows} * head_dim, sums = maxima + rows;
+  for (std::uint32_t row = 0; row < rows; ++row) {
+    const float m = accumulator[maxima + row], l = accumulator[sums + row];
+    const float part_max = part[maxima + row], part_sum = part[sums + row];
+    const float merged = nan_max(m, part_max);
+    const float alpha = exp_f32(m - merged);
+    const float beta = exp_f32(part_max - merged);
+    const float sum = l * alpha + part_sum * beta;
+    const float scale = Final ? 1.0F / sum : 1.0F;
+    for (std::uint32_t c = 0; c < head_dim; ++c) {
+      const std::size_t at = std::size_t{row} * head_dim + c;
+      const float updated = accumulator[at] * alpha + part[at] * beta;
+      accumulator[at] = canonical(Final ? updated * scale : updated);
+    }
+    accumulator[maxima + row] = canonical(merged);
+    accumulator[sums + row] = canonical(sum);
+  }
+}
+
+template <bool Final>
+KernelSpec combine_spec(std::string_view name) {
+  const auto bytes = [](const Registers& r) -> std::uint64_t {
+    if (r[kCombineRows] == 0) return 0;
+    return attention_accumulator_bytes(r[kCombineRows], r[kCombineHeadDim]);
+  };
+  return KernelSpec{std::string(name),
+                    KernelKind::kKernel,
+                    {OperandSpec{kCombineAccumulator, Access::kReadWrite, "accumulator", bytes},
+                     OperandSpec{kCombinePart, Access::kRead, "part", bytes}},
+                    attention_combine_violation,
+                    [](KernelCall& call) { combine<Final>(call); }};
+}
+
 void convert_to_f16(KernelCall& call) {
   const Registers& r = call.registers;
   const std::uint32_t count = r[kConvertCount];
@@ -173,6 +221,8 @@ void attention_detail::add_merge_kernels(KernelRegistry& registry) {
   registry.add(merge_spec<AttentionMergeStage::kMiddle>(kAttentionMergeMiddle));
   registry.add(merge_spec<AttentionMergeStage::kFinal>(kAttentionMergeFinal));
   registry.add(merge_spec<AttentionMergeStage::kSingle>(kAttentionMergeSingle));
+  registry.add(combine_spec<false>(kAttentionCombineMiddle));
+  registry.add(combine_spec<true>(kAttentionCombineFinal));
   registry.add(KernelSpec{
       std::string(kAttentionF32ToF16),
       KernelKind::kKernel,

@@ -204,10 +204,7 @@ class RowNorm {
   // Steps 3–4 to nearest: f32 vectors rounded to the f16 grid after each
   // operation, the same bits as one f16 operation each (f16_vector.hpp).
   void normalise_nearest(KernelSpan<std::uint16_t> out, std::uint64_t r) {
-    const auto [mean, variance] = moments(x_.data(), columns_);
-    const float m = f16_to_f32(f32_to_f16(mean));
-    const float s = f16_to_f32(f32_to_f16(inverse_deviation(variance, epsilon_)));
-    normalise_affine_f16(x_.data(), m, s, gamma_.data(), beta_.data(), x_bits_.data(), columns_);
+    layer_norm_f16_row(x_.data(), columns_, gamma_.data(), beta_.data(), epsilon_, x_bits_.data());
     std::fill(x_bits_.begin() + static_cast<std::ptrdiff_t>(columns_), x_bits_.end(),
               std::uint16_t{0});
     scatter(out, r);
@@ -282,6 +279,14 @@ Violation precondition(const Registers& r) {
 }
 
 }  // namespace
+
+void layer_norm_f16_row(const float* x, std::size_t n, const float* gamma, const float* beta,
+                        float epsilon, std::uint16_t* out) {
+  const auto [mean, variance] = moments(x, n);
+  const float m = f16_to_f32(f32_to_f16(mean));
+  const float s = f16_to_f32(f32_to_f16(inverse_deviation(variance, epsilon)));
+  normalise_affine_f16(x, m, s, gamma, beta, out, n);
+}
 
 std::uint32_t epsilon_q30(double epsilon) {
   const double scaled = epsilon * std::ldexp(1.0, kEpsilonFractionBits);

@@ -22,6 +22,7 @@
 // ε travels as Q30 fixed point in a register: round(ε·2^30), so SigLIP's 1e−6
 // is 1074, i.e. 1.00024e−6 (the prior art's encoding, rowwise.rs).
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -33,6 +34,13 @@ inline constexpr std::string_view kLayerNormF16 = "tessera_layer_norm_f16";
 inline constexpr std::string_view kAddLayerNormF16 = "tessera_add_layer_norm_f16";
 
 void add_layer_norm_kernels(KernelRegistry& registry);
+
+// Steps 1–4 to nearest on one row of n values (x: the f16 row widened to
+// f32; γ, β likewise): out ← the row's f16 results, NaNs canonical. The A16
+// kernels and tessera_layer_norm_rows_f16 (row_normalisation.hpp) both run
+// it, so their bits are the same.
+void layer_norm_f16_row(const float* x, std::size_t n, const float* gamma, const float* beta,
+                        float epsilon, std::uint16_t* out);
 
 inline constexpr int kEpsilonFractionBits = 30;
 

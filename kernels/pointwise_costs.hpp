@@ -114,6 +114,26 @@ constexpr std::uint64_t rearrange_output_cycles(std::uint64_t elements) noexcept
 constexpr std::uint64_t unpack_cycles(std::uint64_t elements) noexcept {
   return kKernelLaunchCycles + saturating_mul(elements, kIndexedF16TransformPerElement);
 }
+// tessera_unpack_{left,output}_f16 of an even number of columns: a pair of
+// logical columns is one 32-bit word in A16 and in C16 (σ permutes pairs,
+// never splits one) and in the row-major matrix, so the device kernel moves
+// its share of the matrix's words (kernels/device/rearrange.cpp, balanced
+// contiguous) with one load and one store each from a per-panel table — not
+// HEAD's indexed transform of one element at a time. Priced by the worker
+// model [INF]: two issues per word on the slowest worker.
+constexpr std::uint64_t unpack_pairs_cycles(std::uint64_t words) noexcept {
+  if (words == 0) return kKernelLaunchCycles;
+  return kSixWorkerCallCycles + worker_issue_cycles(saturating_mul(worker_share(words, 0), 2));
+}
+// What unpacking a rows × columns matrix from an A16 or C16 block of
+// `block_elements` (padded) costs: the word path when the columns pair up,
+// else the indexed transform. The host models and the planners ask here.
+constexpr std::uint64_t unpack_amp_cycles(std::uint64_t rows, std::uint64_t columns,
+                                          std::uint64_t block_elements) noexcept {
+  if (rows == 0 || columns == 0) return unpack_cycles(0);
+  if (columns % 2 == 0) return unpack_pairs_cycles(saturating_mul(rows, columns / 2));
+  return unpack_cycles(block_elements);
+}
 
 // ---- F143 [INF]
 

@@ -185,7 +185,11 @@ void unpack(KernelCall& call) {
       for (std::uint64_t c = 0; c < s.columns; ++c) row[c] = block[base + offsets.column[c]];
     }
   }
-  call.cycles = unpack_cycles(s.logical_elements() == 0 ? 0 : s.block_elements());
+  if constexpr (L == Layout::kLeft || L == Layout::kOutput) {
+    call.cycles = unpack_amp_cycles(s.rows, s.columns, s.block_elements());
+  } else {
+    call.cycles = unpack_cycles(s.logical_elements() == 0 ? 0 : s.block_elements());
+  }
 }
 
 // The AMP-side pointer is 8-byte aligned, the row-major one 4-byte aligned.

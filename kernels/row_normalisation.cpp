@@ -7,6 +7,13 @@
 //   $m2 out, $m3 in (rows × columns, row-major), $m4 affine
 //   [γ(columns) ∣ β(columns)] f32, $m5 rows, $m6 columns, $m7 ε (Q30).
 //
+// tessera_layer_norm_rows_f16: the same registers, affine [γ ∣ β] f16;
+//   layer_norm.hpp's numerics (the A16 kernel's bits). Fewer than six rows
+//   are split by columns over the workers (each computes the row's
+//   statistics itself), so its output shares no byte with the input (a
+//   worker's writes must not reach a row another is still summing) nor with
+//   the affine operand.
+//
 // Pointers are word-aligned. The output may alias the input exactly (a row
 // is read whole before it is written) or share no byte with it; the
 // LayerNorm output shares none with the affine operand (every row re-reads
@@ -21,6 +28,7 @@
 #include "kernels/f16_vector.hpp"
 #include "kernels/layer_norm.hpp"
 #include "kernels/operand_checks.hpp"
+#include "kernels/shape_checks.hpp"
 
 namespace tessera::kernels {
 namespace {
@@ -41,6 +49,7 @@ std::uint64_t block_bytes(const Registers& r) {
 std::uint64_t affine_bytes(const Registers& r) {
   return r[kNormRows] == 0 ? 0 : std::uint64_t{r[kNormColumns]} * 8;
 }
+std::uint64_t affine_f16_bytes(const Registers& r) { return affine_bytes(r) / 2; }
 
 // One row in place: x ← softmax(x).
 void softmax_row(float* x, std::size_t n) {
@@ -129,6 +138,38 @@ void layer_norm_rows(KernelCall& call) {
   }
 }
 
+void layer_norm_rows_f16(KernelCall& call) {
+  const std::uint64_t rows = call.reg(kNormRows), columns = call.reg(kNormColumns);
+  call.cycles = layer_norm_rows_f16_cycles(rows, columns);
+  if (rows == 0 || columns == 0) return;
+  const float epsilon = epsilon_value(call.reg(kEpsilon));
+  const auto affine = call.memory.read<std::uint16_t>(kAffine, call.reg(kAffine), 2 * columns);
+  const auto in = call.memory.read<std::uint16_t>(kIn, call.reg(kIn), rows * columns);
+  const auto out = call.memory.write<std::uint16_t>(kOut, call.reg(kOut), rows * columns);
+  std::vector<float> gamma(columns), beta(columns), x(columns);
+  widen_f16(affine.data(), gamma.data(), columns);
+  widen_f16(affine.data() + columns, beta.data(), columns);
+  for (std::uint64_t r = 0; r < rows; ++r) {
+    widen_f16(in.subspan(r * columns, columns).data(), x.data(), columns);
+    layer_norm_f16_row(x.data(), columns, gamma.data(), beta.data(), epsilon,
+                       out.subspan(r * columns, columns).data());
+  }
+}
+
+Violation layer_norm_f16_precondition(const Registers& r) {
+  const OperandExtent out{kOut, "normalised", block_bytes<2, kNormRows, kNormColumns>(r)};
+  const OperandExtent in{kIn, "source", block_bytes<2, kNormRows, kNormColumns>(r)};
+  const OperandExtent affine{kAffine, "affine", affine_f16_bytes(r)};
+  if (auto v = misaligned(r, {kOut, kIn, kAffine}, 4)) return v;
+  for (const auto& operand : {out, in, affine}) {
+    if (auto v = beyond_address_space(r, operand)) return v;
+  }
+  if (auto v = overlaps_because(r, out, in, "a short row's columns are split over the workers")) {
+    return v;
+  }
+  return overlaps(r, out, affine);
+}
+
 template <unsigned S>
 Violation softmax_precondition(const Registers& r) {
   const OperandExtent out{kOut, "softmax", block_bytes<S, kSoftmaxRows, kSoftmaxColumns>(r)};
@@ -179,6 +220,15 @@ void add_row_normalisation_kernels(KernelRegistry& registry) {
                            OperandSpec{kAffine, Access::kRead, "affine", affine_bytes}},
                           layer_norm_precondition,
                           layer_norm_rows});
+  registry.add(KernelSpec{std::string(kLayerNormRowsF16),
+                          KernelKind::kKernel,
+                          {OperandSpec{kOut, Access::kWrite, "normalised",
+                                       block_bytes<2, kNormRows, kNormColumns>},
+                           OperandSpec{kIn, Access::kRead, "source",
+                                       block_bytes<2, kNormRows, kNormColumns>},
+                           OperandSpec{kAffine, Access::kRead, "affine", affine_f16_bytes}},
+                          layer_norm_f16_precondition,
+                          layer_norm_rows_f16});
 }
 
 }  // namespace tessera::kernels

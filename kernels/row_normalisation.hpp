@@ -23,11 +23,13 @@
 //          register, layer_norm.hpp's encoding), then ((x − mean)·rstd)·γ + β,
 //          one f32 rounding per operation. NaN results are canonical.
 
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 
 #include "kernels/costs.hpp"
 #include "kernels/kernel_shapes.hpp"
+#include "kernels/layer_norm_rows.hpp"
 #include "kernels/registry.hpp"
 
 namespace tessera::kernels {
@@ -35,6 +37,9 @@ namespace tessera::kernels {
 inline constexpr std::string_view kSoftmaxRowsF32 = "tessera_softmax_rows_f32";
 inline constexpr std::string_view kSoftmaxRowsF16 = "tessera_softmax_rows_f16";
 inline constexpr std::string_view kLayerNormRowsF32 = "tessera_layer_norm_rows_f32";
+// The f16 LayerNorm on row-major rows: layer_norm.hpp's numerics, the same
+// bits as tessera_layer_norm_f16 on the A16 form of the rows.
+inline constexpr std::string_view kLayerNormRowsF16 = "tessera_layer_norm_rows_f16";
 
 void add_row_normalisation_kernels(KernelRegistry& registry);
 
@@ -61,6 +66,35 @@ constexpr std::uint64_t layer_norm_rows_cycles(std::uint64_t rows, std::uint64_t
       saturating_mul((columns + 1) / 2, kLayerNormRowsOperationsPerPair), 2 * kRowSetupOperations);
   return kKernelLaunchCycles + kWorkerBarrierCycles +
          saturating_mul(kWorkerCount, saturating_mul(worker_share(rows, 0), per_row));
+}
+
+// tessera_layer_norm_rows_f16, as layer_norm.hpp's A16 kernel is priced
+// (pointwise_costs.hpp layer_norm_cycles: six operations per pair, 40 per
+// row) but on the row's logical pairs. With six rows or more the rows go to
+// the workers (balanced; rows of odd length in pairs, so no two workers store
+// into one word); with fewer rows of an even length — SigLIP's activations
+// lie one row per tile — every worker computes each row's statistics itself
+// (Σx and Σx²: two operations per pair of the whole row, and the row's 40)
+// and normalises its sixth of the row's words (four per pair), instead of
+// one worker doing all of it.
+inline constexpr std::uint64_t kLayerNormF16StatisticsPerPair = 2;
+inline constexpr std::uint64_t kLayerNormF16NormalisePerPair = 4;
+inline constexpr std::uint64_t kLayerNormF16RowInstructions = 40;
+
+constexpr std::uint64_t layer_norm_rows_f16_cycles(std::uint64_t rows, std::uint64_t columns) noexcept {
+  const std::uint64_t pairs = (columns + 1) / 2;
+  const std::uint64_t statistics =
+      saturating_add(saturating_mul(pairs, kLayerNormF16StatisticsPerPair), kLayerNormF16RowInstructions);
+  std::uint64_t per_worker = 0;
+  if (layer_norm_rows_f16_splits_rows(rows, columns, kWorkerCount)) {
+    const std::uint64_t unit = columns % 2 == 0 ? 1 : 2;  // rows per share
+    const std::uint64_t mine = std::min(rows, saturating_mul(worker_share((rows + unit - 1) / unit, 0), unit));
+    per_worker = saturating_mul(mine, saturating_add(statistics, saturating_mul(pairs, kLayerNormF16NormalisePerPair)));
+  } else {
+    per_worker = saturating_mul(
+        rows, saturating_add(statistics, saturating_mul(worker_share(pairs, 0), kLayerNormF16NormalisePerPair)));
+  }
+  return kKernelLaunchCycles + kWorkerBarrierCycles + saturating_mul(kWorkerCount, per_worker);
 }
 
 }  // namespace tessera::kernels

@@ -14,26 +14,31 @@
 namespace tessera::compiler::elf {
 namespace {
 
-constexpr std::string_view kEntryMacro = "TESSERA_DEVICE_KERNEL(";
+// The entry macros (kernels/device/device_abi.hpp, supervised_entry.hpp).
+constexpr std::string_view kEntryMacros[] = {"TESSERA_DEVICE_KERNEL(",
+                                             "TESSERA_DEVICE_SUPERVISED_KERNEL("};
 
 bool identifier_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
 }
 
-// The symbols of `text`'s TESSERA_DEVICE_KERNEL(symbol, …) lines; the macro's
-// own #define (device_abi.hpp, not scanned anyway) would start with '#'.
+// The symbols of `text`'s entry lines, TESSERA_DEVICE_KERNEL(symbol, …) or
+// TESSERA_DEVICE_SUPERVISED_KERNEL(symbol, …); a macro's own #define (in a
+// header, not scanned anyway) would start with '#'.
 std::vector<std::string> entries(const std::string& text) {
   std::vector<std::string> symbols;
-  for (std::size_t at = text.find(kEntryMacro); at != std::string::npos;
-       at = text.find(kEntryMacro, at + 1)) {
-    const std::size_t line = text.rfind('\n', at);
-    const std::size_t first = line == std::string::npos ? 0 : line + 1;
-    if (text.find_first_not_of(" \t", first) != at) continue;  // not at a line's start
-    std::size_t begin = at + kEntryMacro.size();
-    while (begin < text.size() && (text[begin] == ' ' || text[begin] == '\t')) ++begin;
-    std::size_t end = begin;
-    while (end < text.size() && identifier_char(text[end])) ++end;
-    if (end > begin) symbols.emplace_back(text.substr(begin, end - begin));
+  for (const std::string_view macro : kEntryMacros) {
+    for (std::size_t at = text.find(macro); at != std::string::npos;
+         at = text.find(macro, at + 1)) {
+      const std::size_t line = text.rfind('\n', at);
+      const std::size_t first = line == std::string::npos ? 0 : line + 1;
+      if (text.find_first_not_of(" \t", first) != at) continue;  // not at a line's start
+      std::size_t begin = at + macro.size();
+      while (begin < text.size() && (text[begin] == ' ' || text[begin] == '\t')) ++begin;
+      std::size_t end = begin;
+      while (end < text.size() && identifier_char(text[end])) ++end;
+      if (end > begin) symbols.emplace_back(text.substr(begin, end - begin));
+    }
   }
   return symbols;
 }

@@ -5,7 +5,8 @@
 // link step (emit::DeviceCode, compiler/emit/link.hpp).
 //
 // The sources say which kernels they define: each entry is
-// `TESSERA_DEVICE_KERNEL(symbol, body)` (kernels/device/device_abi.hpp), so
+// `TESSERA_DEVICE_KERNEL(symbol, body)` (kernels/device/device_abi.hpp) or
+// `TESSERA_DEVICE_SUPERVISED_KERNEL(symbol, …)` (supervised_entry.hpp), so
 // the map symbol → source is read from the sources themselves and cannot
 // drift from them. A source defines a family of kernels and is compiled
 // whole, once, however many of its kernels the package calls: the linker keeps

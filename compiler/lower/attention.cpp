@@ -7,15 +7,19 @@
 //   pack      rearrange_left (Q, A16), and on packer tiles
 //             rearrange_transposed_right (K_b) and rearrange_block_major (V_b):
 //             the rearranges write the zero padding the AMP needs (H8);
-//   per key block b
-//             an exchange phase multicasting packed K_b and V_b from the
-//             packer to the head's other task tiles (the packer's own tasks
-//             read them in place), then on every task tile QK GEMM, softmax,
-//             PV GEMM and the merge stage (single | initial, middle…, final);
+//   per step s (block s of every key part; without a key split, per block)
+//             an exchange phase multicasting each part's packed K_b and V_b
+//             from its packer to the part's other tasks in the head (the
+//             packer reads its own blocks in place), then on every task tile
+//             QK GEMM, softmax, PV GEMM and the merge stage (single | initial,
+//             middle…, final; a key part's walk ends unnormalised in a middle);
 //             (streamed plans instead bring block b's raw rows to every task
 //             of the group in that phase and each task packs them itself);
-//   finish    attention_f32_to_f16 after the last block's merge, then the
-//             output rows moved into the result (default layout).
+//   parts     with a key split, one exchange phase bringing every part's
+//             accumulator to part 0's tile, which combines them in part order
+//             (tessera_attention_combine_middle_f32 …, combine_final_f32);
+//   finish    attention_f32_to_f16 after the last merge (or combine), then
+//             part 0's output rows moved into the result (default layout).
 //
 // More tasks than tiles run in waves (attention_plan.hpp), each wave all of
 // the above; buffers are one per role, one task's worth per tile, reused by
@@ -125,7 +129,7 @@ void lower_attention(LoweringContext& context, OpId id, const std::string& descr
   plan::AttentionShape shape{q_shape[0], q_shape[1], q_shape[2], k_shape[2], q_shape[3]};
   plan::AttentionPlan plan;
   try {
-    plan = plan::plan_attention(shape, context.layouts().tiles());
+    plan = plan::plan_attention(shape, context.layouts().tiles(), context.attention_options());
   } catch (const plan::AttentionPlanError& error) {
     throw LoweringError(fmt::format("{}: {}", described, error.message()));
   }
@@ -158,6 +162,9 @@ void lower_attention(LoweringContext& context, OpId id, const std::string& descr
   const RoleBuffer scores(program, plan, name("scores"), sizes.scores, 1, provenance, true);
   const RoleBuffer weights(program, plan, name("weights"), sizes.weights, 1, provenance);
   const RoleBuffer accumulator(program, plan, name("accumulator"), sizes.accumulator, 1, provenance);
+  const std::uint32_t key_parts = plan.key_parts();
+  std::optional<RoleBuffer> parts;  // part 0's copies of the other parts' accumulators
+  if (key_parts > 1) parts.emplace(program, plan, name("key parts"), sizes.accumulator, key_parts - 1, provenance);
   const RoleBuffer out_rows(program, plan, name("output rows"), sizes.output_rows, 1, provenance);
 
   // The groups (one head's tasks in one wave) of every wave.
@@ -209,6 +216,13 @@ void lower_attention(LoweringContext& context, OpId id, const std::string& descr
   };
   const std::uint32_t scale_bits = std::bit_cast<std::uint32_t>(scale_f32);
   const auto key_blocks = static_cast<std::uint32_t>(plan.key_blocks.size());
+  // Where a task's accumulator ends up f16: f32_to_f16 into its output rows.
+  const auto finish = [&](std::vector<KernelRun>& runs, const plan::AttentionTask& task) {
+    runs.push_back(KernelRun{std::string(kernels::kAttentionF32ToF16),
+                             {out_rows.at(kernels::kConvertOut), accumulator.at(kernels::kConvertIn)},
+                             {{kernels::kConvertCount, plan.query_blocks[task.query_block].rows * d}},
+                             provenance});
+  };
   for (const std::vector<std::uint32_t>& groups : wave_groups) {
     // ---- gather and pack
     {
@@ -217,7 +231,6 @@ void lower_attention(LoweringContext& context, OpId id, const std::string& descr
       const auto gather_rows = [&](const Storage& from, const plan::AttentionTask& task, plan::RowBlock rows,
                                    const Location& to) { gather(moves, from, task, rows, to); };
       for (const std::uint32_t g : groups) {
-        const auto group_size = static_cast<std::uint32_t>(plan.groups[g].size());
         for (const std::size_t t : plan.groups[g]) {
           const plan::AttentionTask& task = plan.tasks[t];
           const LogicalTile tile = tile_of(task);
@@ -230,95 +243,102 @@ void lower_attention(LoweringContext& context, OpId id, const std::string& descr
                                              {kRearrangePaddedRows, kernels::attention_query_rows(qb.rows)},
                                              {kRearrangePaddedColumns, padded_head}},
                                             provenance});
-          // The key blocks this task packs: j ≡ its rank (mod the group's size).
-          for (std::uint32_t j = task.rank; !plan.streamed && j < key_blocks; j += group_size) {
-            const plan::RowBlock kb = plan.key_blocks[j];
-            const std::uint32_t entry = plan.pack_entry(g, j);
-            gather_rows(k_held, task, kb, k_rows.location(tile, entry));
-            gather_rows(v_held, task, kb, v_rows.location(tile, entry));
-            pack_block(compute[tile], kb, k_packed->at(kRearrangeOut, entry), k_rows.at(kRearrangeIn, entry),
-                       v_packed->at(kRearrangeOut, entry), v_rows.at(kRearrangeIn, entry));
-          }
+        }
+        // Each key block onto the task of its part that packs it.
+        for (std::uint32_t j = 0; !plan.streamed && j < key_blocks; ++j) {
+          const plan::AttentionTask& task = plan.tasks[plan.packer(g, j)];
+          const LogicalTile tile = tile_of(task);
+          const plan::RowBlock kb = plan.key_blocks[j];
+          const std::uint32_t entry = plan.pack_entry(g, j);
+          gather_rows(k_held, task, kb, k_rows.location(tile, entry));
+          gather_rows(v_held, task, kb, v_rows.location(tile, entry));
+          pack_block(compute[tile], kb, k_packed->at(kRearrangeOut, entry), k_rows.at(kRearrangeIn, entry),
+                     v_packed->at(kRearrangeOut, entry), v_rows.at(kRearrangeIn, entry));
         }
       }
       context.finish_steps(moves, std::move(compute), provenance);
     }
 
-    // ---- the key blocks
-    for (std::uint32_t j = 0; j < key_blocks; ++j) {
-      const plan::RowBlock kb = plan.key_blocks[j];
-      const std::uint32_t columns = kernels::attention_key_columns(kb.rows);
-      const std::uint32_t block_words = u32(std::uint64_t{columns} * padded_head * 2 / 4, "key block words");
+    // ---- the key blocks: step s runs block s of every key part
+    for (std::uint32_t step = 0; step < plan.steps(); ++step) {
       std::vector<Transfer> transfers;
       std::map<LogicalTile, std::vector<KernelRun>> compute;
       MoveLowering raw_moves(program, label, provenance, 2);  // streamed: block j's raw rows
       for (const std::uint32_t g : groups) {
-        const std::uint32_t entry = plan.streamed ? 0 : plan.pack_entry(g, j);
-        const LogicalTile packer_tile = tile_of(plan.tasks[plan.packer(g, j)]);
-        Transfer k_send{{}, block_words, {}, provenance};
-        Transfer v_send{{}, block_words, {}, provenance};
-        if (!plan.streamed) {
-          k_send.source = k_packed->location(packer_tile, entry);
-          v_send.source = v_packed->location(packer_tile, entry);
-        }
-        for (const std::size_t t : plan.groups[g]) {
-          const plan::AttentionTask& task = plan.tasks[t];
-          const LogicalTile tile = tile_of(task);
-          // Streamed, every task packs the block itself; otherwise the packer
-          // reads its own blocks in place and multicasts them to the others.
-          const bool local = !plan.streamed && tile == packer_tile;
-          if (plan.streamed) {
-            gather(raw_moves, k_held, task, kb, k_rows.location(tile));
-            gather(raw_moves, v_held, task, kb, v_rows.location(tile));
-            pack_block(compute[tile], kb, k_received.at(kRearrangeOut), k_rows.at(kRearrangeIn),
-                       v_received.at(kRearrangeOut), v_rows.at(kRearrangeIn));
-          } else if (!local) {
-            k_send.destinations.push_back(k_received.location(tile));
-            v_send.destinations.push_back(v_received.location(tile));
+        for (const plan::RowBlock& part : plan.parts) {
+          if (step >= part.rows) continue;
+          const std::uint32_t j = part.start + step;
+          const plan::RowBlock kb = plan.key_blocks[j];
+          const std::uint32_t columns = kernels::attention_key_columns(kb.rows);
+          const std::uint32_t block_words = u32(std::uint64_t{columns} * padded_head * 2 / 4, "key block words");
+          const std::uint32_t entry = plan.streamed ? 0 : plan.pack_entry(g, j);
+          const LogicalTile packer_tile = tile_of(plan.tasks[plan.packer(g, j)]);
+          Transfer k_send{{}, block_words, {}, provenance};
+          Transfer v_send{{}, block_words, {}, provenance};
+          if (!plan.streamed) {
+            k_send.source = k_packed->location(packer_tile, entry);
+            v_send.source = v_packed->location(packer_tile, entry);
           }
-          const PointerOperand k_operand = local ? k_packed->at(kernels::kGemmWeightRegister, entry)
-                                                 : k_received.at(kernels::kGemmWeightRegister);
-          const PointerOperand v_operand = local ? v_packed->at(kernels::kGemmWeightRegister, entry)
-                                                 : v_received.at(kernels::kGemmWeightRegister);
-          const std::uint32_t rows = kernels::attention_query_rows(plan.query_blocks[task.query_block].rows);
-          auto& runs = compute[tile];
-          runs.push_back(KernelRun{std::string(kernels::kGemmF16Init),
-                                   {scores.at(kernels::kGemmOutputRegister), q_block.at(kernels::kGemmLeftRegister),
-                                    k_operand},
-                                   {{kernels::kGemmRowsRegister, rows},
-                                    {kernels::kGemmInnerRegister, padded_head},
-                                    {kernels::kGemmColumnsRegister, columns}},
-                                   provenance});
-          runs.push_back(KernelRun{std::string(kernels::kAttentionSoftmax),
-                                   {weights.at(kernels::kSoftmaxOut), scores.at(kernels::kSoftmaxScores)},
-                                   {{kernels::kSoftmaxRows, rows},
-                                    {kernels::kSoftmaxKeyRows, kb.rows},
-                                    {kernels::kSoftmaxScale, scale_bits}},
-                                   provenance});
-          runs.push_back(KernelRun{std::string(kernels::kGemmF16Init),
-                                   {scores.at(kernels::kGemmOutputRegister), weights.at(kernels::kGemmLeftRegister),
-                                    v_operand},
-                                   {{kernels::kGemmRowsRegister, rows},
-                                    {kernels::kGemmInnerRegister, columns},
-                                    {kernels::kGemmColumnsRegister, padded_head}},
-                                   provenance});
-          runs.push_back(KernelRun{std::string(merge_kernel(stage_of(j, key_blocks))),
-                                   {accumulator.at(kernels::kMergeAccumulator), scores.at(kernels::kMergeValues),
-                                    weights.at(kernels::kMergeWeights)},
-                                   {{kernels::kMergeRows, rows},
-                                    {kernels::kMergeKeyRows, kb.rows},
-                                    {kernels::kMergeHeadDim, d}},
-                                   provenance});
-          if (j + 1 == key_blocks) {
-            runs.push_back(KernelRun{std::string(kernels::kAttentionF32ToF16),
-                                     {out_rows.at(kernels::kConvertOut), accumulator.at(kernels::kConvertIn)},
-                                     {{kernels::kConvertCount, plan.query_blocks[task.query_block].rows * d}},
+          for (const std::size_t t : plan.consumers(g, j)) {
+            const plan::AttentionTask& task = plan.tasks[t];
+            const LogicalTile tile = tile_of(task);
+            // Streamed, every task packs the block itself; otherwise the packer
+            // reads its own blocks in place and multicasts them to the others.
+            const bool local = !plan.streamed && tile == packer_tile;
+            if (plan.streamed) {
+              gather(raw_moves, k_held, task, kb, k_rows.location(tile));
+              gather(raw_moves, v_held, task, kb, v_rows.location(tile));
+              pack_block(compute[tile], kb, k_received.at(kRearrangeOut), k_rows.at(kRearrangeIn),
+                         v_received.at(kRearrangeOut), v_rows.at(kRearrangeIn));
+            } else if (!local) {
+              k_send.destinations.push_back(k_received.location(tile));
+              v_send.destinations.push_back(v_received.location(tile));
+            }
+            const PointerOperand k_operand = local ? k_packed->at(kernels::kGemmWeightRegister, entry)
+                                                   : k_received.at(kernels::kGemmWeightRegister);
+            const PointerOperand v_operand = local ? v_packed->at(kernels::kGemmWeightRegister, entry)
+                                                   : v_received.at(kernels::kGemmWeightRegister);
+            const std::uint32_t rows = kernels::attention_query_rows(plan.query_blocks[task.query_block].rows);
+            auto& runs = compute[tile];
+            runs.push_back(KernelRun{std::string(kernels::kGemmF16Init),
+                                     {scores.at(kernels::kGemmOutputRegister), q_block.at(kernels::kGemmLeftRegister),
+                                      k_operand},
+                                     {{kernels::kGemmRowsRegister, rows},
+                                      {kernels::kGemmInnerRegister, padded_head},
+                                      {kernels::kGemmColumnsRegister, columns}},
                                      provenance});
+            runs.push_back(KernelRun{std::string(kernels::kAttentionSoftmax),
+                                     {weights.at(kernels::kSoftmaxOut), scores.at(kernels::kSoftmaxScores)},
+                                     {{kernels::kSoftmaxRows, rows},
+                                      {kernels::kSoftmaxKeyRows, kb.rows},
+                                      {kernels::kSoftmaxScale, scale_bits}},
+                                     provenance});
+            runs.push_back(KernelRun{std::string(kernels::kGemmF16Init),
+                                     {scores.at(kernels::kGemmOutputRegister), weights.at(kernels::kGemmLeftRegister),
+                                      v_operand},
+                                     {{kernels::kGemmRowsRegister, rows},
+                                      {kernels::kGemmInnerRegister, columns},
+                                      {kernels::kGemmColumnsRegister, padded_head}},
+                                     provenance});
+            // A whole walk ends in the final (or single) stage; a key part's
+            // walk stays unnormalised for part 0 to combine.
+            const kernels::AttentionMergeStage stage =
+                key_parts == 1 ? stage_of(step, key_blocks)
+                               : (step == 0 ? kernels::AttentionMergeStage::kInitial
+                                            : kernels::AttentionMergeStage::kMiddle);
+            runs.push_back(KernelRun{std::string(merge_kernel(stage)),
+                                     {accumulator.at(kernels::kMergeAccumulator), scores.at(kernels::kMergeValues),
+                                      weights.at(kernels::kMergeWeights)},
+                                     {{kernels::kMergeRows, rows},
+                                      {kernels::kMergeKeyRows, kb.rows},
+                                      {kernels::kMergeHeadDim, d}},
+                                     provenance});
+            if (key_parts == 1 && step + 1 == key_blocks) finish(runs, task);
           }
-        }
-        if (!k_send.destinations.empty()) {
-          transfers.push_back(std::move(k_send));
-          transfers.push_back(std::move(v_send));
+          if (!k_send.destinations.empty()) {
+            transfers.push_back(std::move(k_send));
+            transfers.push_back(std::move(v_send));
+          }
         }
       }
       if (plan.streamed) {
@@ -337,11 +357,44 @@ void lower_attention(LoweringContext& context, OpId id, const std::string& descr
       program.steps.push_back(Step{StepKind::kCompute, 0, {}, std::move(compute), provenance});
     }
 
+    // ---- key parts: every part's accumulator to part 0, combined in part order
+    if (key_parts > 1) {
+      std::vector<Transfer> transfers;
+      std::map<LogicalTile, std::vector<KernelRun>> compute;
+      for (const std::uint32_t g : groups) {
+        for (const std::size_t t : plan.groups[g]) {
+          const plan::AttentionTask& task = plan.tasks[t];
+          if (task.part != 0) continue;
+          const LogicalTile home = tile_of(task);
+          const std::uint32_t rows = kernels::attention_query_rows(plan.query_blocks[task.query_block].rows);
+          // O, m and l: f32, one word each (kernels' attention_accumulator_bytes).
+          const std::uint32_t words = u32(kernels::attention_accumulator_bytes(rows, d) / 4, "accumulator words");
+          auto& runs = compute[home];
+          for (std::uint32_t p = 1; p < key_parts; ++p) {
+            const plan::AttentionTask& other =
+                plan.tasks[plan.task_index(task.batch, task.head, task.query_block, p)];
+            transfers.push_back(Transfer{accumulator.location(tile_of(other)), words,
+                                         {parts->location(home, p - 1)}, provenance});
+            runs.push_back(KernelRun{std::string(p + 1 == key_parts ? kernels::kAttentionCombineFinal
+                                                                    : kernels::kAttentionCombineMiddle),
+                                     {accumulator.at(kernels::kCombineAccumulator),
+                                      parts->at(kernels::kCombinePart, p - 1)},
+                                     {{kernels::kCombineRows, rows}, {kernels::kCombineHeadDim, d}},
+                                     provenance});
+          }
+          finish(runs, task);
+        }
+      }
+      program.steps.push_back(Step{StepKind::kExchange, 0, std::move(transfers), {}, provenance});
+      program.steps.push_back(Step{StepKind::kCompute, 0, {}, std::move(compute), provenance});
+    }
+
     // ---- the output rows into the result
     MoveLowering moves(program, label, provenance, 2);
     for (const std::uint32_t g : groups) {
       for (const std::size_t t : plan.groups[g]) {
         const plan::AttentionTask& task = plan.tasks[t];
+        if (task.part != 0) continue;  // part 0 holds the combined rows
         const plan::RowBlock qb = plan.query_blocks[task.query_block];
         const Location from = out_rows.location(tile_of(task));
         for_each_row_run(out, task, qb,

@@ -78,8 +78,13 @@ std::map<LogicalTile, std::vector<KernelRun>> binary_elementwise_runs(
 }
 
 LoweringContext::LoweringContext(const Graph& graph, LayoutPolicy layouts, Program& program,
-                                 std::optional<bool> gemm_a_homes)
-    : graph_(graph), layouts_(std::move(layouts)), gemm_a_homes_(gemm_a_homes), program_(program) {}
+                                 std::optional<bool> gemm_a_homes,
+                                 plan::AttentionPlanOptions attention)
+    : graph_(graph),
+      layouts_(std::move(layouts)),
+      gemm_a_homes_(gemm_a_homes),
+      attention_(std::move(attention)),
+      program_(program) {}
 
 Storage& LoweringContext::allocate(ValueId value, const TensorType& type, std::string name,
                                    std::uint32_t provenance, bool binding) {

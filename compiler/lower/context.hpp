@@ -20,6 +20,7 @@
 #include "compiler/lower/layout_policy.hpp"
 #include "compiler/lower/moves.hpp"
 #include "compiler/lower/program.hpp"
+#include "compiler/plan/attention_plan.hpp"
 
 namespace tessera::compiler::lower {
 
@@ -66,7 +67,8 @@ std::map<LogicalTile, std::vector<KernelRun>> binary_elementwise_runs(
 class LoweringContext {
  public:
   LoweringContext(const Graph& graph, LayoutPolicy layouts, Program& program,
-                  std::optional<bool> gemm_a_homes = std::nullopt);
+                  std::optional<bool> gemm_a_homes = std::nullopt,
+                  plan::AttentionPlanOptions attention = {});
   virtual ~LoweringContext() = default;
 
   const Graph& graph() const { return graph_; }
@@ -75,6 +77,8 @@ class LoweringContext {
   const LayoutPolicy& layouts() const { return layouts_; }
   // LowerOptions::gemm_a_homes.
   std::optional<bool> gemm_a_homes() const { return gemm_a_homes_; }
+  // LowerOptions::attention.
+  const plan::AttentionPlanOptions& attention_options() const { return attention_; }
 
   // Lowers one operation (and, for a repeat, its body): lower.cpp's dispatch.
   virtual void lower(OpId op) = 0;
@@ -87,6 +91,9 @@ class LoweringContext {
   struct BlockScaled {
     const Storage* codes = nullptr;
     const Storage* scales = nullptr;
+    // How the codes hold each [K, N] matrix (BlockScaleAttributes::panels):
+    // 0 row-major, m = 16 or 32 the weight panels B_m×16.
+    std::uint32_t panels = 0;
   };
   void bind_block_scaled(ValueId value, BlockScaled held) { block_scaled_[value] = held; }
   // nullptr when `value` has none bound.
@@ -144,6 +151,7 @@ class LoweringContext {
   const Graph& graph_;
   LayoutPolicy layouts_;
   std::optional<bool> gemm_a_homes_;
+  plan::AttentionPlanOptions attention_;
   Program& program_;
 
  private:

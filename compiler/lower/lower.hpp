@@ -42,6 +42,7 @@
 
 #include "compiler/ir/graph.hpp"
 #include "compiler/lower/program.hpp"
+#include "compiler/plan/attention_plan.hpp"
 #include "support/error.hpp"
 #include "target/topology.hpp"
 
@@ -62,6 +63,10 @@ struct LowerOptions {
   // (plan::GemmProblem::a_homes): nullopt lets each GEMM's planner choose;
   // tests fix it to exercise both gathers.
   std::optional<bool> gemm_a_homes = std::nullopt;
+  // What every attention's plan must be (plan::AttentionPlanOptions: query
+  // and key blocks, key parts, packing); the default lets the planner
+  // choose, tests force blockings it would not pick (uneven key parts).
+  plan::AttentionPlanOptions attention = {};
 };
 
 Program lower_graph(const Graph& graph, const LowerOptions& options);

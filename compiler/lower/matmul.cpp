@@ -130,6 +130,10 @@ class GemmLowering {
     problem.columns = n_;
     problem.tiles = context_.layouts().tiles();
     problem.a_homes = context_.gemm_a_homes();
+    if (family_ == GemmFamily::kF16ExpandedF143) {
+      const LoweringContext::BlockScaled* held = context_.block_scaled(op.inputs[1]);
+      problem.panel_weights = held != nullptr && held->panels != 0;
+    }
     try {
       plan_ = plan::plan_gemm(problem);
     } catch (const UsageError& e) {
@@ -151,6 +155,12 @@ class GemmLowering {
       }
       codes_ = held->codes;
       scales_ = held->scales;
+      panels_ = held->panels;
+      if (panels_ != 0 && panels_ != format_.pass) {
+        throw LoweringError(fmt::format(
+            "{}: weights {} come in panels of {} inner values, but the {} GEMM reads panels of {}",
+            described_, format_value(op.inputs[1]), panels_, format_.name, format_.pass));
+      }
     } else {
       b_ = &context_.storage(op.inputs[1]);
     }
@@ -338,6 +348,7 @@ class GemmLowering {
     staging_slot_ = u32(kernels::amp::round_up(std::uint64_t{plan_.choice.block_inner} * columns * 2, 8),
                         "B staging slot");
     codes_slot_ = u32(kernels::amp::round_up(std::uint64_t{plan_.choice.block_inner} * columns, 8), "codes slot");
+    if (panels_ != 0) return prepare_task_codes();
     std::map<LogicalTile, std::uint32_t> slots;
     std::vector<const WeightKey*> order;
     for (const Task& task : tasks_) {
@@ -510,10 +521,23 @@ class GemmLowering {
       } else {
         gather_rows(moves, task, k0, extent, Location{task.tile, left, 0});
       }
+      auto& runs = compute[task.tile];
+      PointerOperand weights{kernels::kGemmWeightRegister, weights_.at(extent), 0};
+      if (panels_ != 0) {
+        // Panel codes straight from the weights' shards (a multicast to the
+        // row blocks that share them), expanded here.
+        const WeightKey key{weight_lead(task.product), k0, task.column_begin};
+        gather_panels(moves, key, inner, task.columns, Location{task.tile, codes_buffer_, 0});
+        expand_panels(key, inner, task.columns, codes_buffer_, 0, weights_.at(extent), 0,
+                      [&](std::uint64_t k_block, std::uint64_t n_block) {
+                        return task_scale_words_.at(task.tile).at(scale_index(key.lead, k_block, n_block));
+                      },
+                      runs);
+      } else {
       // The packed weight block: read in place at home, else copied whole
       // (one multicast per block and phase) into this extent's slot.
       const WeightBlock& packed = packed_.at(WeightKey{weight_lead(task.product), k0, task.column_begin});
-      PointerOperand weights{kernels::kGemmWeightRegister, packed_buffer_, packed.slot * packed_slot_};
+      weights = PointerOperand{kernels::kGemmWeightRegister, packed_buffer_, packed.slot * packed_slot_};
       if (packed.home != task.tile) {
         const auto bytes = u32(kernels::gemm_weight_bytes(family_, plan_.call_rows, inner, columns), "B block");
         if (bytes > 0) {
@@ -522,7 +546,7 @@ class GemmLowering {
         }
         weights = PointerOperand{kernels::kGemmWeightRegister, weights_.at(extent), 0};
       }
-      auto& runs = compute[task.tile];
+      }
       const bool init = block == 0;
       runs.push_back(KernelRun{std::string(gemm_kernel(family_, init)),
                                {{kernels::kGemmOutputRegister, output_, 0},
@@ -793,11 +817,135 @@ class GemmLowering {
     std::uint32_t slot = 0, extent = 0, columns = 0;
   };
   std::map<WeightKey, WeightBlock> packed_;
+
+  // Weights whose codes the host packed in weight panels
+  // (BlockScaleAttributes::panels = m = the family's pass): panel (column
+  // group G, inner group P) of the product's matrix is 16·m contiguous codes
+  // at [lead…, G, P, 0, 0], and a weight block's B_m×16 order is its column
+  // groups one after another, each its K panels in order — so the block is
+  // one run of panels per column group (fewer where a shard ends), and since
+  // an expansion keeps the order, expanding the codes in place gives the
+  // packed f16 block: no rearrange. Each task receives its blocks' codes in
+  // its K-block phases (a byte per weight: half an f16 block's words) and
+  // expands them itself (lower_block); no home packs anything. Only the
+  // block scales the expand calls load come first, one phase per op.
+  // Column groups past N and the panels' K padding are the zeros the codes
+  // slot is filled with at the op's start and the codes hold.
+
+  // Block (key, inner, columns)'s codes from the weights into B_m×16 order at `to`.
+  void gather_panels(MoveLowering& moves, const WeightKey& key, std::uint32_t inner, std::uint32_t columns,
+                     const Location& to) const {
+    const std::uint32_t m = panels_;
+    const std::uint32_t panel = kernels::amp::kPanelColumns * m;  // codes per panel
+    const std::uint64_t bytes = std::uint64_t{inner / m} * panel;     // one column group's panels
+    const std::uint32_t groups = (columns + kernels::amp::kPanelColumns - 1) / kernels::amp::kPanelColumns;
+    Index index = key.lead;
+    index.resize(key.lead.size() + 4);
+    for (std::uint32_t g = 0; g < groups; ++g) {
+      index[key.lead.size()] = key.column_begin / kernels::amp::kPanelColumns + g;
+      // A run per stretch inside one shard (small matrices may cut a panel
+      // itself over tiles).
+      for (std::uint64_t at = 0; at < bytes;) {
+        index[key.lead.size() + 1] = key.k0 / m + at / panel;
+        index[key.lead.size() + 2] = at % panel / m;
+        index[key.lead.size() + 3] = at % m;
+        const Storage::Run in = codes_->run(index);
+        const std::uint64_t run = std::min<std::uint64_t>(in.elements, bytes - at);
+        moves.move_run(Location{to.tile, to.buffer, u32(to.offset + g * bytes + at, "codes offset")}, in.location,
+                       u32(run, "codes run"));
+        at += run;
+      }
+    }
+  }
+
+  // The expand calls of block (key, inner) from its codes at `codes` into its
+  // f16 B16×16 block at `packed`: one per column group of the block (padding
+  // groups included: their zero codes expand to zeros under any scale) and
+  // 64-deep scale block, each loading its scale from the word `scale_at`
+  // names on the tile.
+  template <typename ScaleAt>
+  void expand_panels(const WeightKey& key, std::uint32_t inner, std::uint32_t columns, BufferId codes,
+                     std::uint64_t codes_offset, BufferId packed, std::uint64_t packed_offset,
+                     const ScaleAt& scale_at, std::vector<KernelRun>& runs) const {
+    const std::uint32_t m = panels_;
+    const std::uint32_t panel = kernels::amp::kPanelColumns * m;
+    const std::uint32_t inner_panels = inner / m;
+    const std::uint32_t groups = plan_.choice.block_columns / kernels::amp::kPanelColumns;
+    const std::uint64_t last_n_block = (std::uint64_t{key.column_begin} + columns - 1) / kScaleBlock;
+    for (std::uint32_t g = 0; g < groups; ++g) {
+      const std::uint64_t n_block =
+          std::min<std::uint64_t>((std::uint64_t{key.column_begin} + g * kernels::amp::kPanelColumns) / kScaleBlock,
+                                  last_n_block);
+      for (std::uint32_t p = 0; p < inner_panels;) {
+        const std::uint64_t k = std::uint64_t{key.k0} + std::uint64_t{p} * m;
+        const auto end = static_cast<std::uint32_t>(
+            std::min<std::uint64_t>(inner_panels, ((k / kScaleBlock + 1) * kScaleBlock - key.k0) / m));
+        const std::uint64_t element = (std::uint64_t{g} * inner_panels + p) * panel;
+        runs.push_back(KernelRun{
+            std::string(kernels::kExpandF143ToF16),
+            {{2, packed, u32(packed_offset + element * 2, "expand offset")},
+             {3, codes, u32(codes_offset + element, "codes offset")}},
+            {{4, u32(std::uint64_t{end - p} * panel, "expand count")}},
+            provenance_,
+            {{5, scales_buffer_, scale_at(k / kScaleBlock, n_block)}}});
+        p = end;
+      }
+    }
+  }
+
+  // Scale block (k_block, n_block) of the product whose weights' leading
+  // index is `lead`, as a key of the scale words.
+  static Index scale_index(const Index& lead, std::uint64_t k_block, std::uint64_t n_block) {
+    Index at = lead;
+    at.push_back(k_block);
+    at.push_back(n_block);
+    return at;
+  }
+
+  // Panel codes: every task tile gets a codes slot (zeroed at the op's
+  // start) and, in one phase, a word for each scale block its blocks meet.
+  void prepare_task_codes() {
+    codes_buffer_ = add_buffer("B codes in panels (zero padded)", codes_slot_, false, false);
+    std::map<LogicalTile, std::uint32_t> codes_bytes;
+    for (std::uint32_t t = 0; t < plan_.tiles_used; ++t) codes_bytes[LogicalTile(static_cast<std::uint16_t>(t))] = codes_slot_;
+    zero_codes_staging(codes_bytes);
+    scales_buffer_ = add_buffer_on("B scales", {}, false);
+    MoveLowering scale_moves(program_, fmt::format("op {} weight scales", id_.index), provenance_, 4);
+    for (const Task& task : tasks_) {
+      auto& words = task_scale_words_[task.tile];
+      const Index lead = weight_lead(task.product);
+      for (std::uint32_t j = 0; j < plan_.inner_blocks; ++j) {
+        const std::uint32_t extent = block_extent(task, j);
+        if (extent == 0) continue;
+        const std::uint64_t k0 = task.k_begin + std::uint64_t{j} * plan_.choice.block_inner;
+        const std::uint64_t last_n_block = (std::uint64_t{task.column_begin} + task.columns - 1) / kScaleBlock;
+        for (std::uint64_t kb = k0 / kScaleBlock; kb * kScaleBlock < k0 + extent; ++kb) {
+          for (std::uint64_t nb = task.column_begin / kScaleBlock; nb <= last_n_block; ++nb) {
+            const Index at = scale_index(lead, kb, nb);
+            const auto offset = u32(words.size() * std::uint64_t{4}, "scale offset");
+            if (words.emplace(at, offset).second) {
+              scale_moves.move(Location{task.tile, scales_buffer_, offset}, scales_->location(at));
+            }
+          }
+        }
+      }
+    }
+    for (const auto& [tile, words] : task_scale_words_) {
+      program_.buffers[scales_buffer_].bytes[tile] = u32(words.size() * std::uint64_t{4}, "scale words");
+    }
+    context_.finish_steps(scale_moves, {}, provenance_);
+  }
+
   BufferId packed_buffer_ = 0, staging_buffer_ = 0, codes_buffer_ = 0, scales_buffer_ = 0;
   std::uint32_t packed_slot_ = 0, staging_slot_ = 0, codes_slot_ = 0;
   const Storage* codes_ = nullptr;
   const Storage* scales_ = nullptr;
   BufferId output_ = 0, partials_ = 0;
+  // The weights' codes in panels of this many inner values (0: row-major).
+  std::uint32_t panels_ = 0;
+  // Panel codes: per task tile, the scale word of each scale block its
+  // weight blocks meet → its offset in scales_buffer_.
+  std::map<LogicalTile, std::map<Index, std::uint32_t>> task_scale_words_;
 };
 
 }  // namespace
@@ -825,7 +973,8 @@ void lower_matmul(LoweringContext& context, OpId id, const std::string& describe
       }
     }
     context.bind_block_scaled(scaled, {&context.storage(graph.operation(id).inputs[0]),
-                                       &context.storage(graph.operation(id).inputs[1])});
+                                       &context.storage(graph.operation(id).inputs[1]),
+                                       std::get<BlockScaleAttributes>(graph.operation(id).attributes).panels});
     return;
   }
   GemmLowering(context, id, described).run();

@@ -11,10 +11,9 @@
 //                the first row tile first when they are spread over tiles,
 //                then multicast whole from there —, ε as its Q30
 //                register (kernels/layer_norm.hpp's encoding), and
-//     f32        tessera_layer_norm_rows_f32 on the row-major shard;
-//     f16        tessera_layer_norm_f16 on an A16 scratch block of the
-//                shard: tessera_rearrange_left_f16 into it (padding zero),
-//                the LayerNorm in place, tessera_unpack_left_f16 back out.
+//                then tessera_layer_norm_rows_{f32,f16} on the row-major
+//                shard (the f16 kernel has the A16 kernel's numerics, and on
+//                SigLIP's one row per tile its six workers share the row).
 //
 // Their numerics are plan-dependent: docs/GRAPH_FORMAT.md's bounds, which the
 // kernels' arithmetic meets (single-pass variance, f32 sums, Q30 ε).
@@ -25,9 +24,7 @@
 
 #include "compiler/lower/lower.hpp"
 #include "compiler/lower/operations.hpp"
-#include "kernels/amp_layout.hpp"
 #include "kernels/layer_norm.hpp"
-#include "kernels/layout_kernels.hpp"
 #include "kernels/row_normalisation.hpp"
 #include "support/checked.hpp"
 
@@ -191,38 +188,15 @@ void lower_layer_norm(LoweringContext& context, OpId id, const std::string& desc
   }
 
   std::map<LogicalTile, std::vector<KernelRun>> compute;
-  if (type.dtype() == DType::kF32) {
-    for (const RowShard& piece : pieces) {
-      const std::uint32_t offset = offset_of(*piece.shard);
-      compute[piece.shard->tile].push_back(
-          KernelRun{std::string(kernels::kLayerNormRowsF32),
-                    {{2, out.buffer, offset}, {3, in.buffer, offset}, {4, affine, 0}},
-                    {{5, piece.rows}, {6, columns}, {7, epsilon_register}},
-                    provenance});
-    }
-  } else {
-    // The A16 block of each tile's rows (padded columns W, kernels' amp_layout).
-    const auto padded = checked_cast<std::uint32_t>(kernels::amp::padded_columns(columns), "padded columns");
-    std::map<LogicalTile, std::uint64_t> block_bytes;
-    for (const RowShard& piece : pieces) {
-      block_bytes[piece.shard->tile] = 2ull * piece.rows * padded;
-    }
-    const BufferId block =
-        scratch(program, fmt::format("A16 block (op {})", id.index), provenance, block_bytes, memory_class);
-    for (const RowShard& piece : pieces) {
-      const std::uint32_t offset = offset_of(*piece.shard);
-      auto& runs = compute[piece.shard->tile];
-      const std::vector<std::pair<unsigned, std::uint32_t>> shape{
-          {4, piece.rows}, {5, columns}, {6, piece.rows}, {7, padded}};
-      runs.push_back(KernelRun{std::string(kernels::kRearrangeLeftF16),
-                               {{2, block, 0}, {3, in.buffer, offset}}, shape, provenance});
-      runs.push_back(KernelRun{std::string(kernels::kLayerNormF16),
-                               {{2, block, 0}, {3, block, 0}, {4, affine, 0}},
-                               {{5, piece.rows}, {6, columns}, {7, epsilon_register}},
-                               provenance});
-      runs.push_back(KernelRun{std::string(kernels::kUnpackLeftF16),
-                               {{2, out.buffer, offset}, {3, block, 0}}, shape, provenance});
-    }
+  const std::string_view kernel =
+      type.dtype() == DType::kF32 ? kernels::kLayerNormRowsF32 : kernels::kLayerNormRowsF16;
+  for (const RowShard& piece : pieces) {
+    const std::uint32_t offset = offset_of(*piece.shard);
+    compute[piece.shard->tile].push_back(
+        KernelRun{std::string(kernel),
+                  {{2, out.buffer, offset}, {3, in.buffer, offset}, {4, affine, 0}},
+                  {{5, piece.rows}, {6, columns}, {7, epsilon_register}},
+                  provenance});
   }
   context.finish_steps(moves, std::move(compute), provenance);
 }

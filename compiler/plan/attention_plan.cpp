@@ -49,7 +49,8 @@ kernels::MergeInstructions merge_stage(std::size_t block, std::size_t blocks) {
 }
 
 AttentionBuffers buffers_of(const AttentionShape& shape, std::uint32_t query_rows,
-                            std::uint32_t key_rows, std::uint32_t packs_per_task, bool streamed) {
+                            std::uint32_t key_rows, std::uint32_t packs_per_task, bool streamed,
+                            std::uint32_t parts) {
   const std::uint32_t d = shape.head_dim;
   const std::uint32_t rows = kernels::attention_query_rows(query_rows);
   const std::uint32_t padded_head = kernels::attention_padded_head_dim(d);
@@ -64,12 +65,13 @@ AttentionBuffers buffers_of(const AttentionShape& shape, std::uint32_t query_row
   b.weights = kernels::attention_weights_buffer_bytes(query_rows, key_rows);
   b.accumulator = kernels::attention_accumulator_bytes(rows, d);
   b.output_rows = std::uint64_t{query_rows} * d * kF16;
+  b.parts = std::uint64_t{parts - 1} * align8(b.accumulator);
   // The scores scratch takes whole 32 KiB interleaved elements (it must share
   // none with the GEMMs' A operands); K_b and V_b are received; a packer
   // keeps the raw rows and packed blocks of each block it packs (streamed:
   // every task the raw rows of one block, packed into the received buffers).
   b.per_tile = align8(b.query_rows) + align8(b.query_block) + 32 * 1024 * ceil_div(b.scores, 32 * 1024) +
-               align8(b.weights) + align8(b.accumulator) + align8(b.output_rows) +
+               align8(b.weights) + align8(b.accumulator) + b.parts + align8(b.output_rows) +
                2 * align8(b.packed_block) +
                (streamed ? 2 * align8(b.key_rows)
                          : packs_per_task * 2 * (align8(b.key_rows) + align8(b.packed_block)));
@@ -79,15 +81,25 @@ AttentionBuffers buffers_of(const AttentionShape& shape, std::uint32_t query_row
 struct Candidate {
   std::uint32_t query_blocks = 0;
   std::uint32_t key_blocks = 0;
+  std::uint32_t key_parts = 1;
   bool streamed = false;
 };
+
+// The merge stage of step s of a part: a whole walk (one part) ends in the
+// final (or single) stage; a key part's walk never finishes — part 0
+// combines the parts and divides once.
+kernels::MergeInstructions part_merge_stage(std::size_t step, std::size_t steps, std::uint32_t parts) {
+  if (parts == 1) return merge_stage(step, steps);
+  return step == 0 ? kernels::kMergeInitialInstructions : kernels::kMergeMiddleInstructions;
+}
 
 // The modelled cycles of one wave: every phase is a barrier, so each compute
 // step costs its busiest tile and each exchange phase its busiest receiver
 // (a task that packs `packs` blocks; the packer's own reads of its blocks
 // are in place, the busiest receiver is another task).
 AttentionCycles model_wave(const AttentionShape& shape, const std::vector<RowBlock>& query_blocks,
-                           const std::vector<RowBlock>& key_blocks, std::uint32_t packs, bool streamed) {
+                           const std::vector<RowBlock>& key_blocks, const std::vector<RowBlock>& parts,
+                           std::uint32_t packs, bool streamed) {
   const std::uint32_t d = shape.head_dim;
   const std::uint32_t padded_head = kernels::attention_padded_head_dim(d);
   const std::uint32_t q = query_blocks.front().rows;  // the largest block comes first
@@ -101,7 +113,10 @@ AttentionCycles model_wave(const AttentionShape& shape, const std::vector<RowBlo
   c.pack_compute = kernels::rearrange_left_cycles(std::uint64_t{rows} * padded_head) +
                    packs * (kernels::rearrange_transposed_right_cycles(std::uint64_t{columns} * padded_head) +
                             kernels::rearrange_block_major_cycles(std::uint64_t{columns} * padded_head));
-  for (std::size_t b = 0; b < key_blocks.size(); ++b) {
+  // Part 0 holds the most blocks (the first of them the largest): its walk
+  // is every step's busiest tile.
+  const auto key_parts = static_cast<std::uint32_t>(parts.size());
+  for (std::size_t b = 0; b < parts.front().rows; ++b) {
     const std::uint32_t cb = kernels::attention_key_columns(key_blocks[b].rows);
     c.block_exchange += kExchangePhaseCycles +
                         ceil_div(streamed ? 2 * std::uint64_t{key_blocks[b].rows} * d * kF16
@@ -113,7 +128,14 @@ AttentionCycles model_wave(const AttentionShape& shape, const std::vector<RowBlo
     }
     c.block_compute += kernels::gemm_f16_cycles(rows, padded_head, cb) + kernels::attention_softmax_cycles(rows, cb) +
                        kernels::gemm_f16_cycles(rows, cb, padded_head) +
-                       kernels::attention_merge_cycles(rows, d, merge_stage(b, key_blocks.size()));
+                       kernels::attention_merge_cycles(rows, d, part_merge_stage(b, parts.front().rows, key_parts));
+  }
+  if (key_parts > 1) {
+    // Every other part's accumulator into part 0's tile, then one combine each.
+    const std::uint64_t accumulator = kernels::attention_accumulator_bytes(rows, d);
+    c.combine_exchange = kExchangePhaseCycles + ceil_div((key_parts - 1) * align8(accumulator), kExchangeBytesPerCycle);
+    c.combine_compute = (key_parts - 2) * kernels::attention_merge_cycles(rows, d, kernels::kMergeMiddleInstructions) +
+                        kernels::attention_merge_cycles(rows, d, kernels::kMergeFinalInstructions);
   }
   c.finish_compute = kernels::attention_f32_to_f16_cycles(std::uint64_t{q} * d);
   c.output_exchange = kExchangePhaseCycles + ceil_div(std::uint64_t{q} * d * kF16, kExchangeBytesPerCycle);
@@ -122,7 +144,7 @@ AttentionCycles model_wave(const AttentionShape& shape, const std::vector<RowBlo
 
 AttentionCycles times(AttentionCycles c, std::uint64_t waves) {
   for (std::uint64_t* part : {&c.gather_exchange, &c.pack_compute, &c.block_exchange, &c.block_compute,
-                              &c.finish_compute, &c.output_exchange}) {
+                              &c.combine_exchange, &c.combine_compute, &c.finish_compute, &c.output_exchange}) {
     *part = checked_mul(*part, waves, "attention cycles");
   }
   return c;
@@ -145,18 +167,35 @@ Waves waves_of(std::uint64_t heads, std::uint32_t query_blocks, std::uint32_t ti
 
 }  // namespace
 
-std::size_t AttentionPlan::task_index(std::uint32_t batch, std::uint32_t head,
-                                      std::uint32_t query_block) const {
-  return (std::size_t{batch} * shape.heads + head) * query_blocks.size() + query_block;
+std::uint32_t AttentionPlan::part_of(std::uint32_t key_block) const {
+  for (std::uint32_t p = 0; p < parts.size(); ++p) {
+    if (key_block < parts[p].start + parts[p].rows) return p;
+  }
+  throw AttentionPlanError(fmt::format("key block {} of {} is in no part", key_block, key_blocks.size()));
+}
+
+std::size_t AttentionPlan::task_index(std::uint32_t batch, std::uint32_t head, std::uint32_t query_block,
+                                      std::uint32_t part) const {
+  return ((std::size_t{batch} * shape.heads + head) * query_blocks.size() + query_block) * parts.size() + part;
+}
+
+std::vector<std::size_t> AttentionPlan::consumers(std::uint32_t group, std::uint32_t key_block) const {
+  const std::uint32_t part = part_of(key_block);
+  std::vector<std::size_t> tasks_of_part;
+  for (const std::size_t t : groups.at(group)) {
+    if (tasks[t].part == part) tasks_of_part.push_back(t);
+  }
+  return tasks_of_part;
 }
 
 std::size_t AttentionPlan::packer(std::uint32_t group, std::uint32_t key_block) const {
-  const auto& members = groups.at(group);
-  return members[key_block % members.size()];
+  const std::vector<std::size_t> members = consumers(group, key_block);
+  return members[(key_block - parts[part_of(key_block)].start) % members.size()];
 }
 
 std::uint32_t AttentionPlan::pack_entry(std::uint32_t group, std::uint32_t key_block) const {
-  return static_cast<std::uint32_t>(key_block / groups.at(group).size());
+  const std::size_t members = consumers(group, key_block).size();
+  return static_cast<std::uint32_t>((key_block - parts[part_of(key_block)].start) / members);
 }
 
 std::uint64_t prior_art_scores_bytes(std::uint32_t query_rows, std::uint32_t key_rows) {
@@ -236,26 +275,46 @@ AttentionPlan plan_attention(const AttentionShape& shape, std::uint32_t tiles,
                               rows, max_rows, padded_head, columns);
         continue;
       }
-      const std::uint64_t tasks = checked_mul(heads, std::uint64_t{nq}, "attention tasks");
-      const Waves waves = waves_of(heads, nq, tiles);
-      const auto packs = static_cast<std::uint32_t>(ceil_div(nk, waves.smallest_group));
-      for (const bool streamed : {false, true}) {
-        if (streamed && options.streamed == false) continue;
-        if (!streamed && options.streamed == true) continue;
-        const AttentionBuffers buffers =
-            buffers_of(shape, query_blocks.front().rows, key_blocks.front().rows, packs, streamed);
-        if (!options.ignore_memory_budget && buffers.per_tile > kWorkingMemoryBudget) {
-          refused = fmt::format("a task {} needs {} bytes, more than the {}-byte working memory",
-                                streamed ? "streaming its key blocks" : fmt::format("packing {} key blocks", packs),
-                                buffers.per_tile, kWorkingMemoryBudget);
+      // Key parts: 1, or as many as the head's tasks still fit one wave
+      // (a part's blocks are at least one).
+      const std::uint32_t most_parts = nq > tiles ? 1 : std::min(nk, tiles / nq);
+      // A forced blocking (the prior art's) keeps its tasks whole unless
+      // the parts are forced too.
+      const bool forced = options.query_blocks.has_value() || options.key_blocks.has_value();
+      const std::uint32_t parts_from = options.key_parts.value_or(1);
+      const std::uint32_t parts_to = options.key_parts.value_or(forced ? 1 : most_parts);
+      for (std::uint32_t np = parts_from; np <= parts_to; ++np) {
+        if (np == 0 || np > nk || (np > 1 && std::uint64_t{nq} * np > tiles)) {
+          refused = fmt::format("{} key parts of {} key blocks, {} query blocks on {} tiles", np, nk, nq, tiles);
           continue;
         }
-        const std::uint64_t cycles =
-            times(model_wave(shape, query_blocks, key_blocks, packs, streamed), waves.waves).total();
-        const bool better = !best || cycles < best->cycles ||
-                            (cycles == best->cycles &&
-                             (tasks < best->tasks || (tasks == best->tasks && nk < best->candidate.key_blocks)));
-        if (better) best = Scored{{nq, nk, streamed}, cycles, tasks};
+        const std::vector<RowBlock> parts = split(nk, np);
+        const std::uint64_t tasks = checked_mul(heads, std::uint64_t{nq} * np, "attention tasks");
+        const Waves waves = waves_of(heads, nq * np, tiles);
+        // A part's blocks are packed by that part's tasks of the group.
+        const auto packs = static_cast<std::uint32_t>(
+            ceil_div(parts.front().rows, np == 1 ? waves.smallest_group : nq));
+        for (const bool streamed : {false, true}) {
+          if (streamed && options.streamed == false) continue;
+          if (!streamed && options.streamed == true) continue;
+          const AttentionBuffers buffers =
+              buffers_of(shape, query_blocks.front().rows, key_blocks.front().rows, packs, streamed, np);
+          if (!options.ignore_memory_budget && buffers.per_tile > kWorkingMemoryBudget) {
+            refused = fmt::format("a task {} needs {} bytes, more than the {}-byte working memory",
+                                  streamed ? "streaming its key blocks" : fmt::format("packing {} key blocks", packs),
+                                  buffers.per_tile, kWorkingMemoryBudget);
+            continue;
+          }
+          const std::uint64_t cycles =
+              times(model_wave(shape, query_blocks, key_blocks, parts, packs, streamed), waves.waves).total();
+          const Candidate candidate{nq, nk, np, streamed};
+          // Ties: fewer tasks, then fewer key blocks (then the first found:
+          // fewer parts, packed before streamed).
+          const bool better = !best || cycles < best->cycles ||
+                              (cycles == best->cycles &&
+                               (tasks < best->tasks || (tasks == best->tasks && nk < best->candidate.key_blocks)));
+          if (better) best = Scored{candidate, cycles, tasks};
+        }
       }
     }
   }
@@ -266,31 +325,37 @@ AttentionPlan plan_attention(const AttentionShape& shape, std::uint32_t tiles,
   plan.tiles = tiles;
   plan.query_blocks = split(shape.queries, best->candidate.query_blocks);
   plan.key_blocks = split(shape.keys, best->candidate.key_blocks);
+  plan.parts = split(best->candidate.key_blocks, best->candidate.key_parts);
   plan.rows = kernels::attention_query_rows(plan.query_blocks.front().rows);
   plan.padded_head = padded_head;
   plan.key_columns = kernels::attention_key_columns(plan.key_blocks.front().rows);
   const std::uint32_t nq = best->candidate.query_blocks;
-  const Waves waves = waves_of(heads, nq, tiles);
+  const std::uint32_t np = best->candidate.key_parts;
+  const std::uint32_t head_tasks = nq * np;  // ≤ tiles whenever np > 1
+  const Waves waves = waves_of(heads, head_tasks, tiles);
   plan.waves = static_cast<std::uint32_t>(waves.waves);
-  plan.packs_per_task = static_cast<std::uint32_t>(ceil_div(plan.key_blocks.size(), waves.smallest_group));
+  plan.packs_per_task =
+      static_cast<std::uint32_t>(ceil_div(plan.parts.front().rows, np == 1 ? waves.smallest_group : nq));
   plan.streamed = best->candidate.streamed;
   if (plan.streamed) plan.packs_per_task = 0;
   plan.buffers = buffers_of(shape, plan.query_blocks.front().rows, plan.key_blocks.front().rows,
-                            plan.packs_per_task, plan.streamed);
-  plan.cycles = times(model_wave(shape, plan.query_blocks, plan.key_blocks, plan.packs_per_task, plan.streamed),
+                            plan.packs_per_task, plan.streamed, np);
+  plan.cycles = times(model_wave(shape, plan.query_blocks, plan.key_blocks, plan.parts, plan.packs_per_task,
+                                 plan.streamed),
                       waves.waves);
-  const std::uint32_t heads_per_wave = nq <= tiles ? tiles / nq : 0;
+  const std::uint32_t heads_per_wave = head_tasks <= tiles ? tiles / head_tasks : 0;
   for (std::uint64_t g = 0; g < heads; ++g) {
-    for (std::uint32_t i = 0; i < nq; ++i) {
+    for (std::uint32_t i = 0; i < head_tasks; ++i) {
       AttentionTask task;
       task.batch = static_cast<std::uint32_t>(g / shape.heads);
       task.head = static_cast<std::uint32_t>(g % shape.heads);
-      task.query_block = i;
+      task.query_block = i / np;
+      task.part = i % np;
       if (heads_per_wave > 0) {
         task.wave = static_cast<std::uint32_t>(g / heads_per_wave);
-        task.tile = static_cast<std::uint32_t>(g % heads_per_wave) * nq + i;
+        task.tile = static_cast<std::uint32_t>(g % heads_per_wave) * head_tasks + i;
       } else {
-        const std::uint64_t parts = ceil_div(nq, tiles);
+        const std::uint64_t parts = ceil_div(head_tasks, tiles);
         task.wave = static_cast<std::uint32_t>(g * parts + i / tiles);
         task.tile = i % tiles;
       }
@@ -309,14 +374,15 @@ std::string describe(const AttentionPlan& plan) {
   const AttentionCycles& c = plan.cycles;
   return fmt::format(
       "attention [{}, {}, {}|{}, {}]: {} tasks on {} tiles in {} waves, {} query blocks of ≤ {} rows "
-      "(R = {}), {} key blocks of ≤ {} keys (C = {}), {}, D = {}; modelled {} cycles (gather {}, pack {}, "
-      "key-block exchange {}, key-block compute {}, convert {}, output {})",
+      "(R = {}), {} key blocks of ≤ {} keys (C = {}) in {} key parts of ≤ {} blocks, {}, D = {}; modelled {} "
+      "cycles (gather {}, pack {}, key-block exchange {}, key-block compute {}, parts exchange {}, combine {}, "
+      "convert {}, output {})",
       plan.shape.batch, plan.shape.heads, plan.shape.queries, plan.shape.keys, plan.shape.head_dim,
       plan.tasks.size(), plan.tiles, plan.waves, plan.query_blocks.size(), plan.query_blocks.front().rows,
-      plan.rows, plan.key_blocks.size(), plan.key_blocks.front().rows, plan.key_columns,
-      plan.streamed ? "streamed (each task packs every block)" : "packed once per group and multicast", plan.padded_head,
-      c.total(), c.gather_exchange, c.pack_compute, c.block_exchange, c.block_compute, c.finish_compute,
-      c.output_exchange);
+      plan.rows, plan.key_blocks.size(), plan.key_blocks.front().rows, plan.key_columns, plan.key_parts(),
+      plan.steps(), plan.streamed ? "streamed (each task packs every block)" : "packed once per group and multicast",
+      plan.padded_head, c.total(), c.gather_exchange, c.pack_compute, c.block_exchange, c.block_compute,
+      c.combine_exchange, c.combine_compute, c.finish_compute, c.output_exchange);
 }
 
 }  // namespace tessera::compiler::plan

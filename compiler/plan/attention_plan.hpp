@@ -43,7 +43,21 @@
 // one block of memory. The planner models both and takes the cheaper that
 // fits.
 //
-// Choice: every feasible (query blocks, key blocks) pair is modelled —
+// Key parts. A (batch, head, query block) may be cut further by its key
+// blocks into `key_parts` tasks on as many tiles, each walking a contiguous
+// share of the key blocks (balanced, the first parts one longer) into its
+// own f32 accumulator — so short query blocks, which leave the GEMMs'
+// weight term dominant, and few query blocks per head still fill the chip.
+// Block j is packed by one of the tasks of its part (the group's tasks of
+// that part, j's place in the part mod their count) and multicast to the
+// others; step s of the key-block loop runs block s of every part at once.
+// Then every part p > 0 sends its accumulator to part 0's tile, which folds
+// them in, in part order (tessera_attention_combine_middle_f32 …,
+// combine_final_f32: the online softmax of the merges across parts), and
+// finishes as an unsplit task does. Part 0 holds the most blocks, so it sets
+// the steps.
+//
+// Choice: every feasible (query blocks, key blocks, key parts) is modelled —
 // query blocks within the GEMMs' row limits (gemm_maximum_rows of both the QK
 // and the PV call), key blocks of ≤ 128 keys (C ≤ 128), the per-tile working
 // memory within kWorkingMemoryBudget — and the fewest modelled cycles wins
@@ -83,6 +97,9 @@ struct AttentionPlanOptions {
   // Model a blocking whatever its memory (the prior art's plan at batch 8,
   // whose tasks outnumber the tiles seven times); never for lowering.
   bool ignore_memory_budget = false;
+  // Force the key parts per query block (nullopt: the cheapest, or 1 when
+  // the query or key blocks are forced).
+  std::optional<std::uint32_t> key_parts;
 };
 
 // A contiguous range of rows [start, start + rows).
@@ -96,6 +113,7 @@ struct AttentionTask {
   std::uint32_t batch = 0;
   std::uint32_t head = 0;
   std::uint32_t query_block = 0;
+  std::uint32_t part = 0;   // which key part (0 … key_parts − 1)
   std::uint32_t tile = 0;   // logical tile
   std::uint32_t wave = 0;
   std::uint32_t group = 0;  // index into AttentionPlan::groups
@@ -113,6 +131,7 @@ struct AttentionBuffers {
   std::uint64_t scores = 0;       // THE scores scratch: both GEMM outputs
   std::uint64_t weights = 0;      // P_b and the block state (and the PV read tail)
   std::uint64_t accumulator = 0;  // O (f32 R × d), m, l
+  std::uint64_t parts = 0;        // the other key parts' accumulators, on part 0's tile
   std::uint64_t output_rows = 0;  // row-major q × d f16
   // Per-tile bytes: everything above, with `packs_per_task` packed blocks.
   std::uint64_t per_tile = 0;
@@ -126,11 +145,13 @@ struct AttentionCycles {
   std::uint64_t pack_compute = 0;     // rearranges of Q and of the packed blocks
   std::uint64_t block_exchange = 0;   // every key block's multicast phase
   std::uint64_t block_compute = 0;    // QK, softmax, PV, merge over every key block
+  std::uint64_t combine_exchange = 0; // key parts' accumulators to part 0
+  std::uint64_t combine_compute = 0;  // their combines on part 0
   std::uint64_t finish_compute = 0;   // f32 → f16
   std::uint64_t output_exchange = 0;  // output rows to the result
   std::uint64_t total() const {
-    return gather_exchange + pack_compute + block_exchange + block_compute + finish_compute +
-           output_exchange;
+    return gather_exchange + pack_compute + block_exchange + block_compute + combine_exchange +
+           combine_compute + finish_compute + output_exchange;
   }
 };
 
@@ -139,6 +160,8 @@ struct AttentionPlan {
   std::uint32_t tiles = 0;
   std::vector<RowBlock> query_blocks;  // of one head (every head the same)
   std::vector<RowBlock> key_blocks;    // likewise
+  // The key blocks of each part: parts[p] = {first block, blocks}.
+  std::vector<RowBlock> parts;
   // Padded extents of the largest blocks (kernels' functions).
   std::uint32_t rows = 0;         // R of the largest query block
   std::uint32_t padded_head = 0;  // D
@@ -146,15 +169,23 @@ struct AttentionPlan {
   std::vector<AttentionTask> tasks;  // (batch, head, query block) order
   std::vector<std::vector<std::size_t>> groups;  // task indices, by wave
   std::uint32_t waves = 0;
-  std::uint32_t packs_per_task = 0;  // ⌈key blocks / smallest group⌉ (0 when streamed)
+  std::uint32_t packs_per_task = 0;  // ⌈a part's key blocks / its tasks in the smallest group⌉ (0 when streamed)
   bool streamed = false;
   AttentionBuffers buffers;
   AttentionCycles cycles;
 
-  // The task of (batch, head, query block).
-  std::size_t task_index(std::uint32_t batch, std::uint32_t head, std::uint32_t query_block) const;
-  // The task of `group` that packs key block j, and which of its packed
-  // blocks it is (0 … packs_per_task − 1).
+  std::uint32_t key_parts() const { return static_cast<std::uint32_t>(parts.size()); }
+  // Steps of the key-block loop: the blocks of the longest part (part 0).
+  std::uint32_t steps() const { return parts.front().rows; }
+  // The part key block j belongs to.
+  std::uint32_t part_of(std::uint32_t key_block) const;
+  // The task of (batch, head, query block, part).
+  std::size_t task_index(std::uint32_t batch, std::uint32_t head, std::uint32_t query_block,
+                         std::uint32_t part = 0) const;
+  // The tasks of `group` that walk key block j (its part's), in query-block
+  // order; the one of them that packs it, and which of its packed blocks it
+  // is (0 … packs_per_task − 1).
+  std::vector<std::size_t> consumers(std::uint32_t group, std::uint32_t key_block) const;
   std::size_t packer(std::uint32_t group, std::uint32_t key_block) const;
   std::uint32_t pack_entry(std::uint32_t group, std::uint32_t key_block) const;
 };

@@ -11,10 +11,21 @@
 // f16v2tanh [INF]). Only tanh is this source's own (device_math.hpp), so results agree with the
 // model's within the GeLU bound, not bit for bit. Not here: stochastic rounding (ESR set around the
 // f16 loops on the device).
+// Fast paths (TESSERA_DEVICE_FAST_PATHS), the f16 GeLUs only: the nine f16 steps on half2 pairs
+// (f16v2 mul and add, each lane one rounding as the scalar steps) with the IPU's f16v2tanh
+// (ipu_f16_functions.hpp, which says why the f32 GeLU keeps device_math.hpp's tanh), NaN lanes
+// made canonical — the flat kernel on every whole pair of a worker's share, the relayout on
+// every whole panel (a logical column pair is a physical pair of C16, σ moves pairs).
 #include "kernels/amp_layout.hpp"
 #include "kernels/device/device_abi.hpp"
 #include "kernels/device/device_float.hpp"
 #include "kernels/device/device_math.hpp"
+#include "kernels/device/ipu_fast_paths.hpp"
+
+#if TESSERA_DEVICE_FAST_PATHS
+#include "kernels/device/canonical_lanes.hpp"
+#include "kernels/device/ipu_f16_functions.hpp"
+#endif
 
 namespace tessera::device {
 namespace {
@@ -47,6 +58,23 @@ std::uint16_t gelu_f16(std::uint16_t x) {
   return mul_f16(h, s);
 }
 
+#if TESSERA_DEVICE_FAST_PATHS
+half2 splat2(std::uint16_t bits) {
+  const std::uint16_t lanes[2] = {bits, bits};
+  half2 v;
+  __builtin_memcpy(&v, lanes, sizeof v);
+  return v;
+}
+
+// gelu_f16's steps, in its order, on two lanes.
+half2 gelu_pair(half2 x) {
+  const half2 x3 = (x * x) * x;
+  const half2 u = x + splat2(kC1F16) * x3;
+  const half2 t = ipu21::f16v2tanh(splat2(kC0F16) * u);
+  return canonical_lanes<std::uint16_t>((splat2(0x3800) * x) * (splat2(0x3C00) + t));
+}
+#endif
+
 template <typename Bits, Bits (*F)(Bits)>
 void gelu_flat(const Registers& r, TileMemory& memory, unsigned worker) {
   const Share share = word_share(r[4], 4 / std::uint32_t{sizeof(Bits)}, worker);
@@ -54,7 +82,19 @@ void gelu_flat(const Registers& r, TileMemory& memory, unsigned worker) {
   const std::uint32_t offset = share.first * std::uint32_t{sizeof(Bits)};
   const auto in = memory.array<const Bits>(r[3] + offset, share.count);
   const auto out = memory.array<Bits>(r[2] + offset, share.count);
-  for (std::uint32_t i = 0; i < share.count; ++i) out[i] = F(in[i]);
+  std::uint32_t i = 0;
+#if TESSERA_DEVICE_FAST_PATHS
+  // Whole words (a share starts on a word; the pointers are word-aligned); a
+  // pair is loaded before it is stored, so out may alias in.
+  if constexpr (sizeof(Bits) == 2) {
+    const auto* from = reinterpret_cast<const half2*>(in.data());
+    auto* to = reinterpret_cast<half2*>(out.data());
+    for (; i + 2 <= share.count; i += 2) {
+      ipu::store_postinc(&to, gelu_pair(ipu::load_postinc(&from, 1)), 1);
+    }
+  }
+#endif
+  for (; i < share.count; ++i) out[i] = F(in[i]);
 }
 
 void gelu_relayout(const Registers& r, TileMemory& memory, unsigned worker) {
@@ -68,6 +108,17 @@ void gelu_relayout(const Registers& r, TileMemory& memory, unsigned worker) {
       const std::uint32_t at = 2 * 16 * (j * rows + row);
       const auto source = memory.array<const std::uint16_t>(r[3] + at, 16);
       const auto target = memory.array<std::uint16_t>(r[2] + at, 16);
+#if TESSERA_DEVICE_FAST_PATHS
+      if (16 * (j + 1) <= columns) {
+        const auto* from = reinterpret_cast<const half2*>(source.data());
+        auto* to = reinterpret_cast<half2*>(target.data());
+        for (unsigned q = 0; q < 8; ++q) {
+          const half2* pair = from + kernels::amp::physical_pair(q);
+          ipu::store_postinc(&to, gelu_pair(ipu::load_postinc(&pair, 1)), 1);
+        }
+        continue;
+      }
+#endif
       for (unsigned n = 0; n < 16; ++n) {
         target[n] = 16 * j + n < columns ? gelu_f16(source[kernels::amp::physical_column(n)]) : 0;
       }

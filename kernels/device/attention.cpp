@@ -13,6 +13,8 @@
 //     accumulator (O row-major R × d f32, then m[R], l[R]), $m3 block values
 //     (C16, R × D), $m4 block weights (its state is read), $m5 R, $m6 k,
 //     $m7 d.
+//   tessera_attention_combine_{middle,final}_f32: $m2 accumulator, $m3
+//     another part's accumulator (the same layout), $m4 R, $m5 d.
 //   tessera_attention_f32_to_f16: $m2 out, $m3 in, $m4 count.
 // The padded extents are attention.hpp's: R = max(q, 12) (0 for q = 0),
 // D = d and C = k rounded up to 16 — computed here from the same rule
@@ -26,12 +28,21 @@
 // model's order for its stochastic draws; to nearest even, as here, the
 // order does not change a bit). exp is device_math.hpp's, so the softmax's
 // P and the middle/final merges agree with the models within their stated
-// bounds rather than bit for bit; everything else is bit for bit. Any NaN
+// bounds rather than bit for bit; everything else is bit for bit. Fast path
+// (TESSERA_DEVICE_FAST_PATHS): the softmax's P by the IPU's f16v2exp on
+// pairs of real keys (ipu_f16_functions.hpp: P's semantics is exp_f16 of an
+// f16, the instruction's; the merges' f32 exps keep device_math.hpp's). Any NaN
 // written is canonical (f16 0x7E00 positive, as AttentionRounding makes it).
 #include "kernels/amp_layout.hpp"
 #include "kernels/device/device_abi.hpp"
 #include "kernels/device/device_float.hpp"
 #include "kernels/device/device_math.hpp"
+#include "kernels/device/ipu_fast_paths.hpp"
+
+#if TESSERA_DEVICE_FAST_PATHS
+#include "kernels/device/canonical_lanes.hpp"
+#include "kernels/device/ipu_f16_functions.hpp"
+#endif
 
 namespace tessera::device {
 namespace {
@@ -137,7 +148,25 @@ void softmax(const Registers& r, TileMemory& memory, unsigned worker) {
     }
     if (nan) maximum = f32_from_bits(kF32CanonicalNan);
     float sum = 0.0f;
-    for (std::uint32_t n = 0; n < columns; ++n) {
+    std::uint32_t n = 0;
+#if TESSERA_DEVICE_FAST_PATHS
+    // Real keys in pairs: the two shifted scores, one f16v2exp (ipu_f16_
+    // functions.hpp), the sum still in key order.
+    for (; n + 2 <= keys; n += 2) {
+      const std::uint16_t t[2] = {to_f16((score(row, n) - maximum) * scale),
+                                  to_f16((score(row, n + 1) - maximum) * scale)};
+      half2 shifted;
+      __builtin_memcpy(&shifted, t, sizeof shifted);
+      const half2 exps = canonical_lanes<std::uint16_t>(ipu21::f16v2exp(shifted));
+      std::uint16_t p[2];
+      __builtin_memcpy(p, &exps, sizeof p);
+      for (std::uint32_t i = 0; i < 2; ++i) {
+        sum = sum + f32_from_bits(widen_f16(p[i]));
+        weights[at32(amp::left_offset(row, n + i, rows, kPanel))] = p[i];
+      }
+    }
+#endif
+    for (; n < columns; ++n) {
       std::uint16_t p = 0;  // padding keys: weight +0
       if (n < keys) {
         const std::uint16_t t = to_f16((score(row, n) - maximum) * scale);
@@ -197,6 +226,35 @@ void merge(const Registers& r, TileMemory& memory, unsigned worker) {
   }
 }
 
+// A key split's part folded in: the middle/final update with the part's
+// f32 O, m and l (rows strided, as the merges).
+template <bool Final>
+void combine(const Registers& r, TileMemory& memory, unsigned worker) {
+  const std::uint32_t rows = r[4], d = r[5];
+  if (rows <= worker) return;
+  const auto part = memory.array<const std::uint32_t>(r[3], (d + 2) * rows);
+  const auto accumulator = memory.array<std::uint32_t>(r[2], (d + 2) * rows);
+  const std::uint32_t maxima = rows * d, sums = maxima + rows;
+  for (std::uint32_t row = worker; row < rows; row += kWorkers) {
+    const float m = f32_from_bits(accumulator[maxima + row]);
+    const float l = f32_from_bits(accumulator[sums + row]);
+    const float part_max = f32_from_bits(part[maxima + row]);
+    const float part_sum = f32_from_bits(part[sums + row]);
+    const float merged = nan_max(m, part_max);
+    const float alpha = exp_f32(m - merged);
+    const float beta = exp_f32(part_max - merged);
+    const float sum = l * alpha + part_sum * beta;
+    const float scale = Final ? 1.0f / sum : 1.0f;
+    for (std::uint32_t c = 0; c < d; ++c) {
+      const float updated =
+          f32_from_bits(accumulator[row * d + c]) * alpha + f32_from_bits(part[row * d + c]) * beta;
+      accumulator[row * d + c] = canonical_f32(Final ? updated * scale : updated);
+    }
+    accumulator[maxima + row] = canonical_f32(merged);
+    accumulator[sums + row] = canonical_f32(sum);
+  }
+}
+
 void f32_to_f16(const Registers& r, TileMemory& memory, unsigned worker) {
   const std::uint32_t count = r[4];
   const std::uint32_t pairs = (count + 1) / 2;
@@ -230,3 +288,5 @@ TESSERA_DEVICE_KERNEL(tessera_attention_merge_final_f16,
 TESSERA_DEVICE_KERNEL(tessera_attention_merge_single_f16,
                       ::tessera::device::merge<::tessera::device::Stage::kSingle>)
 TESSERA_DEVICE_KERNEL(tessera_attention_f32_to_f16, ::tessera::device::f32_to_f16)
+TESSERA_DEVICE_KERNEL(tessera_attention_combine_middle_f32, ::tessera::device::combine<false>)
+TESSERA_DEVICE_KERNEL(tessera_attention_combine_final_f32, ::tessera::device::combine<true>)

@@ -39,6 +39,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #endif
 
 namespace tessera::device {
@@ -95,6 +96,18 @@ class Array {
   std::uint32_t count_ = 0;
 };
 
+#ifndef __IPU__
+// Told of every range TileMemory::array hands out (writable unless T is
+// const) while an emulated call runs: the IPU emulation's fast paths load
+// and store through raw pointers, and the emulation checks each access
+// against these ranges (tests/kernels/ipu_emulation/), as Array checks the
+// portable part's indices. Null otherwise. Set only by the entries of
+// sources built with the emulation, so TileMemory is the same in every
+// translation unit.
+using GrantedHook = void (*)(const void* data, std::size_t bytes, bool writable);
+inline GrantedHook granted_hook = nullptr;
+#endif
+
 // Tile memory by byte address.
 class TileMemory {
  public:
@@ -123,7 +136,9 @@ class TileMemory {
                         std::to_string(alignof(T)) + "-byte elements");
     }
     // The image is raw tile memory (an implicit-lifetime array of T).
-    return Array<T>(reinterpret_cast<T*>(bytes_ + (address - base_)), count);  // NOLINT
+    T* data = reinterpret_cast<T*>(bytes_ + (address - base_));  // NOLINT
+    if (granted_hook != nullptr) granted_hook(data, size, !std::is_const_v<T>);
+    return Array<T>(data, count);
   }
 
   // The value the host says the tile's cycle counter holds when a worker
@@ -217,6 +232,13 @@ inline Share word_share(std::uint32_t n, std::uint32_t per_word, unsigned worker
       ".size " TESSERA_DEVICE_STRINGIFY(symbol) ", .-" TESSERA_DEVICE_STRINGIFY(symbol) "\n" \
       ".section .text\n");
 #else
+// A call starts with no ranges granted (the emulation's record, above).
+#ifdef TESSERA_IPU_EMULATION
+#define TESSERA_DEVICE_EMULATION_CALL_SCOPE() \
+  ::tessera::ipu_emulation::CallScope emulated_call(::tessera::device::granted_hook)
+#else
+#define TESSERA_DEVICE_EMULATION_CALL_SCOPE() static_cast<void>(0)
+#endif
 // The body sees only $m2…$m9, as the device's frame carries only those: any
 // other register reads 0 here (and garbage on silicon).
 #define TESSERA_DEVICE_KERNEL(symbol, body)                                                      \
@@ -224,6 +246,7 @@ inline Share word_share(std::uint32_t n, std::uint32_t per_word, unsigned worker
   void symbol(const ::tessera::device::Registers& call, ::tessera::device::TileMemory& memory) { \
     ::tessera::device::Registers registers;                                                      \
     for (unsigned i = 2; i <= 9; ++i) registers.m[i] = call.m[i];                                \
+    TESSERA_DEVICE_EMULATION_CALL_SCOPE();                                                       \
     for (unsigned worker = 0; worker < ::tessera::device::kWorkers; ++worker) {                  \
       body(registers, memory, worker);                                                           \
     }                                                                                            \

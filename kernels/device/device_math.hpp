@@ -9,9 +9,10 @@
 // its model within the documented bound).
 //
 // Built from f32 +, −, ×, ÷ and √ only, never contracted, so the portable
-// build gives the same bits on every host. [INF] On silicon the fast path
-// would be f32v2exp / f16v2exp / f32v2tanh, whose accuracy Graphcore does
-// not document; until that is measured the sources call these.
+// build gives the same bits on every host. The f16 kernels' fast paths use
+// the IPU's f16v2exp / f16v2tanh instead (ipu_f16_functions.hpp, which says
+// why); the f32 kernels call these on silicon too, since no f32 instruction
+// is documented to meet their 2-ulp semantics [INF].
 
 #include <cmath>
 #include <cstdint>

@@ -16,6 +16,7 @@
 // hardware assumptions (tests/kernels/ipu_emulation/ipu_emulation.hpp).
 #include <type_traits>
 
+#include "kernels/device/canonical_lanes.hpp"
 #include "kernels/device/device_abi.hpp"
 #include "kernels/device/device_float.hpp"
 #include "kernels/device/ipu_fast_paths.hpp"
@@ -51,30 +52,9 @@ struct MulF16 {
 };
 
 #if TESSERA_DEVICE_FAST_PATHS
-// A lane's NaN made canonical (0x7E00 / 0x7FC00000, the models' rule): the
-// hardware's NaN payloads are not assumed [INF].
-inline std::uint16_t canonical_lane(std::uint16_t bits) {
-  return (bits & 0x7C00u) == 0x7C00u && (bits & 0x03FFu) != 0 ? kF16CanonicalNan : bits;
-}
-inline std::uint32_t canonical_lane(std::uint32_t bits) {
-  return (bits & 0x7F800000u) == 0x7F800000u && (bits & 0x007FFFFFu) != 0 ? kF32CanonicalNan
-                                                                             : bits;
-}
-
-template <typename Vector, typename Bits>
-Vector canonical(const Vector& value) {
-  constexpr unsigned kLanes = sizeof(Vector) / sizeof(Bits);
-  Bits lanes[kLanes];
-  __builtin_memcpy(lanes, &value, sizeof value);
-  for (unsigned i = 0; i < kLanes; ++i) lanes[i] = canonical_lane(lanes[i]);
-  Vector out;
-  __builtin_memcpy(&out, lanes, sizeof out);
-  return out;
-}
-
 template <typename Op, typename Vector>
 Vector apply_vector(const Vector& x, const Vector& y) {
-  return canonical<Vector, typename Op::Bits>(Op::kIsAdd ? x + y : x * y);
+  return canonical_lanes<typename Op::Bits>(Op::kIsAdd ? x + y : x * y);
 }
 
 // out[i] = a[i] op b[i] for whole Vector groups of `count` elements; the

@@ -13,9 +13,13 @@
 // The codec here works on the f16's integer significand and exponent (the
 // host's f143::encode works on f32 with frexp): one rounding to the F143 grid
 // whose unit is 2^(e−3) for a normal F143 exponent e, 2^−10 below 2^−7.
-// [INF] On silicon the fast path would be f16v4tof8 / f8v4tof16 with the
-// scale in the FP8 metadata; whether their rounding, saturation and NaN are
-// these is unconfirmed, so this source keeps the integer codec.
+// Decided: no hardware fast path. On silicon it would be f16v8tof8 /
+// f8v4tof16 with the scale in the FP8 metadata (the prior art's, reference
+// §1.3); whether their rounding, saturation (±240, or NaN?) and NaN rule are
+// these is undocumented [INF], and F143 results are defined bit for bit —
+// no bound to absorb a difference — so an emulation of those instructions
+// could only restate this codec as an assumption. This source keeps the
+// integer codec, on the device too, until silicon shows they match.
 #include "kernels/device/device_abi.hpp"
 #include "kernels/device/device_float.hpp"
 

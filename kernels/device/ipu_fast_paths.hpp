@@ -12,6 +12,8 @@
 //   force-included), so the fast paths compile with g++ and run against the
 //   host models (tests/kernels/CMakeLists.txt, device_kernels_emulated_tests);
 // - the host otherwise: no fast paths, the portable part only.
+// The AMP (ipu_amp.hpp) and the f16 transcendentals (ipu_f16_functions.hpp)
+// follow the same three-way rule.
 //
 // The emulation states what the sources assume of the hardware — f16 lanes
 // are correctly rounded IEEE binary16 (round to nearest even), f32 lanes

@@ -6,6 +6,7 @@
 #define TESSERA_DEVICE_KERNEL_LIST(X)          \
   X(tessera_worker_barrier)                    \
   X(tessera_sample_cycles)                     \
+  X(tessera_profile_sample)                    \
   X(tessera_copy_words)                        \
   X(tessera_fill_words)                        \
   X(tessera_add_u32)                           \
@@ -28,6 +29,7 @@
   X(tessera_softmax_rows_f32)                  \
   X(tessera_softmax_rows_f16)                  \
   X(tessera_layer_norm_rows_f32)               \
+  X(tessera_layer_norm_rows_f16)               \
   X(tessera_gelu_f32)                          \
   X(tessera_gelu_f16)                          \
   X(tessera_gelu_c16_to_a16_f16)               \
@@ -63,4 +65,6 @@
   X(tessera_attention_merge_middle_f16)        \
   X(tessera_attention_merge_final_f16)         \
   X(tessera_attention_merge_single_f16)        \
+  X(tessera_attention_combine_middle_f32)      \
+  X(tessera_attention_combine_final_f32)       \
   X(tessera_attention_f32_to_f16)

@@ -4,6 +4,12 @@
 //     [γ | β] f16, $m5 rows, $m6 columns, $m7 ε (Q30).
 //   tessera_add_layer_norm_f16: $m2 out, $m3 residual (read, written back as
 //     residual + right), $m4 right, $m5 affine, $m6 rows, $m7 columns, $m8 ε.
+//   tessera_layer_norm_rows_f16: $m2 out, $m3 in (rows × columns, row-major),
+//     $m4 affine, $m5 rows, $m6 columns, $m7 ε: the same numerics on
+//     row-major rows; kernels/layer_norm_rows.hpp says whether a call's
+//     workers take whole rows or parts of every row — then each worker sums
+//     the whole row itself and writes its words only (the output shares no
+//     byte with the input).
 // Rows are strided over the workers (row r on worker r mod 6, the model's
 // partition). Per row, with nothing row-sized on the worker's stack: (fused)
 // residual ← f16(residual + right), padding +0; Σx and Σx² in f32 in four
@@ -19,10 +25,12 @@
 // lanes made canonical (a NaN anywhere in the chain stays NaN to the end, so
 // canonicalising once gives the scalar path's bits). The sums stay scalar.
 // Not here: stochastic rounding (ESR on the device).
+#include "kernels/device/canonical_lanes.hpp"
 #include "kernels/device/device_abi.hpp"
 #include "kernels/device/device_float.hpp"
 #include "kernels/device/device_math.hpp"
 #include "kernels/device/ipu_fast_paths.hpp"
+#include "kernels/layer_norm_rows.hpp"
 
 namespace tessera::device {
 namespace {
@@ -54,17 +62,6 @@ half4 splat(std::uint16_t bits) {
   return v;
 }
 
-half4 canonical(const half4& v) {
-  std::uint16_t lanes[4];
-  __builtin_memcpy(lanes, &v, sizeof lanes);
-  for (auto& lane : lanes) {
-    if ((lane & 0x7C00u) == 0x7C00u && (lane & 0x03FFu) != 0) lane = kF16CanonicalNan;
-  }
-  half4 out;
-  __builtin_memcpy(&out, lanes, sizeof out);
-  return out;
-}
-
 // x ← x + y over one panel row (16 f16, four groups).
 void add_panel(std::uint16_t* x, const std::uint16_t* y) {
   const auto* from_x = reinterpret_cast<const half4*>(x);
@@ -72,7 +69,7 @@ void add_panel(std::uint16_t* x, const std::uint16_t* y) {
   auto* to = reinterpret_cast<half4*>(x);
   for (std::uint32_t g = 0; g < kPanel / 4; ++g) {
     const half4 u = ipu::load_postinc(&from_x, 1);
-    ipu::store_postinc(&to, canonical(u + ipu::load_postinc(&from_y, 1)), 1);
+    ipu::store_postinc(&to, canonical_lanes<std::uint16_t>(u + ipu::load_postinc(&from_y, 1)), 1);
   }
 }
 
@@ -87,7 +84,7 @@ void normalise_panel(std::uint16_t* out, const std::uint16_t* x, const std::uint
   for (std::uint32_t group = 0; group < kPanel / 4; ++group) {
     const half4 scaled = (ipu::load_postinc(&from, 1) - m) * s;
     const half4 y = scaled * ipu::load_postinc(&g, 1) + ipu::load_postinc(&b, 1);
-    ipu::store_postinc(&to, canonical(y), 1);
+    ipu::store_postinc(&to, canonical_lanes<std::uint16_t>(y), 1);
   }
 }
 #endif
@@ -159,6 +156,68 @@ void layer_norm(const Registers& r, TileMemory& memory, unsigned worker) {
   }
 }
 
+// Row `x`'s f16 mean and 1/√(var + ε), both rounded to f16 (layer_norm.hpp
+// steps 1–3: Σx and Σx² in four lanes by column mod 4).
+struct RowStatistics {
+  std::uint16_t mean, rstd;
+};
+RowStatistics row_statistics(Array<const std::uint16_t> x, float epsilon) {
+  const std::uint32_t columns = x.size();
+  float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  float squares[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  for (std::uint32_t c = 0; c < columns; ++c) {
+    const float v = f32_from_bits(widen_f16(x[c]));
+    sum[c % 4] += v;
+    squares[c % 4] += v * v;
+  }
+  const float count = static_cast<float>(columns);
+  const float mean = ((sum[0] + sum[1]) + (sum[2] + sum[3])) / count;
+  float variance = ((squares[0] + squares[1]) + (squares[2] + squares[3])) / count - mean * mean;
+  if (variance < 0.0f) variance = 0.0f;
+  return {narrow_f32(canonical_f32(mean)), narrow_f32(canonical_f32(rsqrt_f32(variance + epsilon)))};
+}
+
+// Step 4 on columns [first, first + count) of one row, one f16 rounding
+// per operation.
+void normalise_columns(Array<const std::uint16_t> x, Array<std::uint16_t> y,
+                       Array<const std::uint16_t> gamma, Array<const std::uint16_t> beta,
+                       RowStatistics s, std::uint32_t first, std::uint32_t count) {
+  for (std::uint32_t c = first; c < first + count; ++c) {
+    const std::uint16_t scaled = mul_f16(sub_f16(x[c], s.mean), s.rstd);
+    y[c] = add_f16(mul_f16(scaled, gamma[c]), beta[c]);
+  }
+}
+
+void layer_norm_rows_f16(const Registers& r, TileMemory& memory, unsigned worker) {
+  const std::uint32_t rows_in_call = r[5], columns = r[6];
+  if (rows_in_call == 0 || columns == 0) return;
+  const float epsilon = static_cast<float>(r[7]) * exact_power_of_two(-30);
+  const auto gamma = memory.array<const std::uint16_t>(r[4], columns);
+  const auto beta = memory.array<const std::uint16_t>(r[4] + 2 * columns, columns);
+  const std::uint32_t row_bytes = 2 * columns;
+  const auto row_x = [&](std::uint32_t row) {
+    return memory.array<const std::uint16_t>(r[3] + row * row_bytes, columns);
+  };
+  const auto row_y = [&](std::uint32_t row) {
+    return memory.array<std::uint16_t>(r[2] + row * row_bytes, columns);
+  };
+  if (::tessera::kernels::layer_norm_rows_f16_splits_rows(rows_in_call, columns, kWorkers)) {
+    // Odd-length rows go in pairs: no two workers store into one word.
+    const Share rows = word_share(rows_in_call, columns % 2 == 0 ? 1 : 2, worker);
+    for (std::uint32_t row = rows.first; row < rows.first + rows.count; ++row) {
+      const auto x = row_x(row);
+      normalise_columns(x, row_y(row), gamma, beta, row_statistics(x, epsilon), 0, columns);
+    }
+    return;
+  }
+  const Share mine = word_share(columns, 2, worker);  // the row's words (rows start on words)
+  if (mine.count == 0) return;
+  for (std::uint32_t row = 0; row < rows_in_call; ++row) {
+    const auto x = row_x(row);
+    normalise_columns(x, row_y(row), gamma, beta, row_statistics(x, epsilon), mine.first, mine.count);
+  }
+}
+
 }  // namespace
 }  // namespace tessera::device
 
@@ -166,3 +225,4 @@ TESSERA_DEVICE_KERNEL(tessera_layer_norm_f16,
                       ::tessera::device::layer_norm<::tessera::device::kPlain>)
 TESSERA_DEVICE_KERNEL(tessera_add_layer_norm_f16,
                       ::tessera::device::layer_norm<::tessera::device::kFused>)
+TESSERA_DEVICE_KERNEL(tessera_layer_norm_rows_f16, ::tessera::device::layer_norm_rows_f16)

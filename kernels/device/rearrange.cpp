@@ -72,12 +72,44 @@ void rearrange(const Registers& r, TileMemory& memory, unsigned worker) {
   }
 }
 
+// A16 and C16 with an even number of columns: every logical column pair
+// is one 32-bit word on both sides (σ permutes pairs), so a worker copies
+// its words — a panel row's eight from a fixed table of physical pairs —
+// with one load and one store each (the cost model's unpack_pairs_cycles).
+template <Layout L>
+void unpack_pairs(const Shape& s, const Registers& r, TileMemory& memory, unsigned worker) {
+  const std::uint32_t pairs = s.columns / 2;
+  const Share mine = balanced_share(s.rows * pairs, worker);
+  if (mine.count == 0) return;
+  constexpr std::uint32_t kPanelPairs = amp::kPanelColumns / 2;
+  // The word of a panel row that logical pair p (0..7) lives in.
+  std::uint32_t slot[kPanelPairs];
+  for (std::uint32_t p = 0; p < kPanelPairs; ++p) {
+    slot[p] = L == Layout::kOutput ? amp::physical_pair(p) : p;
+  }
+  const std::uint32_t panel_words = s.padded_rows * kPanelPairs;  // one panel of the block
+  const auto block = memory.array<const std::uint32_t>(r[3], s.padded_rows * s.padded_columns / 2);
+  const auto matrix = memory.array<std::uint32_t>(r[2] + 4 * mine.first, mine.count);
+  std::uint32_t row = mine.first / pairs;
+  std::uint32_t p = mine.first % pairs;
+  for (std::uint32_t i = 0; i < mine.count; ++i) {
+    matrix[i] = block[(p / kPanelPairs) * panel_words + row * kPanelPairs + slot[p % kPanelPairs]];
+    if (++p == pairs) {
+      p = 0;
+      ++row;
+    }
+  }
+}
+
 // The row-major matrix's elements split in whole words (an odd row length
 // ends mid-word).
 template <Layout L>
 void unpack(const Registers& r, TileMemory& memory, unsigned worker) {
   const Shape s(r);
   if (s.rows == 0 || s.columns == 0) return;
+  if constexpr (L == Layout::kLeft || L == Layout::kOutput) {
+    if (s.columns % 2 == 0) return unpack_pairs<L>(s, r, memory, worker);
+  }
   const Share mine = word_share(s.rows * s.columns, 2, worker);
   if (mine.count == 0) return;
   const auto block = memory.array<const std::uint16_t>(r[3], s.padded_rows * s.padded_columns);

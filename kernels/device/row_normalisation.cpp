@@ -4,6 +4,8 @@
 //     row-major), $m4 rows, $m5 columns.
 //   tessera_layer_norm_rows_f32: $m2 out, $m3 in, $m4 affine [γ | β] f32,
 //     $m5 rows, $m6 columns, $m7 ε (Q30).
+//   (tessera_layer_norm_rows_f16, the f16 form, is a LayerNorm of
+//   layer_norm.hpp's numerics: kernels/device/layer_norm.cpp.)
 // Rows go to the workers balanced contiguous (odd-length f16 rows in pairs:
 // no two workers store into one word). A row is read whole before any
 // of it is written (out may alias in exactly), and nothing row-sized is kept

@@ -9,6 +9,7 @@
 #include "kernels/f143.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/half.hpp"
+#include "kernels/weight_panels.hpp"
 #include "support/checked.hpp"
 #include "support/error.hpp"
 
@@ -169,10 +170,15 @@ std::uint32_t scale_blocks(std::uint32_t extent, std::uint32_t block) {
   return (extent + block - 1) / block;
 }
 
+// The inner extent of the weight panels a GEMM weight's F143 codes come in
+// (block_scale's panels): the expanded GEMM's 16-deep passes.
+constexpr unsigned kCodePanels = 16;
+
 // The graph parameters one spec becomes, with `leading` axes before its
-// shape: the spec's own, or at f143 a GEMM weight's codes (u8) and its block
-// scales (i32, one per 64 × 64 block). The one owner of the parameters'
-// types: the builder declares these and vision_weight_bytes sums them.
+// shape: the spec's own, or at f143 a GEMM weight's codes (u8, packed in
+// weight panels: kernels/weight_panels.hpp) and its block scales (i32, one
+// per 64 × 64 block). The one owner of the parameters' types: the builder
+// declares these and vision_weight_bytes sums them.
 std::vector<std::pair<std::string, TensorType>> parameter_types(const ParameterSpec& spec,
                                                                  const Shape& leading,
                                                                  GraphPrecision precision) {
@@ -184,7 +190,12 @@ std::vector<std::pair<std::string, TensorType>> parameter_types(const ParameterS
   Shape scales = leading;
   scales.push_back(scale_blocks(spec.shape[0], kernels::f143::kBlockRows));
   scales.push_back(scale_blocks(spec.shape[1], kernels::f143::kBlockColumns));
-  return {{codes_name(spec.name), TensorType{{DType::kU8}, shape}},
+  Shape panels = leading;
+  panels.push_back(scale_blocks(spec.shape[1], kernels::amp::kPanelColumns));
+  panels.push_back(scale_blocks(spec.shape[0], kCodePanels));
+  panels.push_back(kernels::amp::kPanelColumns);
+  panels.push_back(kCodePanels);
+  return {{codes_name(spec.name), TensorType{{DType::kU8}, panels}},
           {scales_name(spec.name), TensorType{{DType::kI32}, scales}}};
 }
 
@@ -229,12 +240,13 @@ class Builder {
   ValueId param(const std::string& name) const { return parameters_.at(name); }
 
   // The spec's parameter with `leading` axes before its shape: a plain one,
-  // or at f143 a GEMM weight's codes and block scales joined by block_scale.
+  // or at f143 a GEMM weight's panel codes and block scales joined by block_scale.
   ValueId parameter(const ParameterSpec& spec, const Shape& leading) {
     auto types = parameter_types(spec, leading, precision_);
     if (types.size() == 1) return g_.parameter(std::move(types[0].first), std::move(types[0].second));
     const ValueId codes = g_.parameter(std::move(types[0].first), std::move(types[0].second));
-    return g_.block_scale(codes, g_.parameter(std::move(types[1].first), std::move(types[1].second)));
+    return g_.block_scale_panels(codes, g_.parameter(std::move(types[1].first), std::move(types[1].second)),
+                                 kCodePanels, spec.shape);
   }
 
   ValueId to_f32(Graph& graph, ValueId v) const {
@@ -338,8 +350,9 @@ struct Packing {
   std::map<const FloatTensor*, std::string> names;
 };
 
-// A GEMM weight, `entries` of [K, N] one after the other, as F143 codes and
-// i32 block scales. An entry the quantizer rewrote takes its recorded scales
+// A GEMM weight, `entries` of [K, N] one after the other, as F143 codes in
+// weight panels (kernels/weight_panels.hpp, kCodePanels deep) and i32 block
+// scales. An entry the quantizer rewrote takes its recorded scales
 // and the codes read_quantization encoded at them (exactly the quantizer's:
 // its weights lie on that grid); any other has its scales chosen from its
 // own values by the one F143 rule, kernels::f143::BlockScales::choose.
@@ -366,14 +379,16 @@ void pack_f143(const ParameterSpec& spec, const std::vector<float>& values, std:
                                            recorded.scales.inner(), recorded.scales.columns(),
                                            recorded.codes.size(), k, n));
       }
-      codes.insert(codes.end(), recorded.codes.begin(), recorded.codes.end());
+      const auto panels = kernels::amp::to_weight_panels<std::uint8_t>(recorded.codes, k, n, kCodePanels);
+      codes.insert(codes.end(), panels.begin(), panels.end());
       append_scales(recorded.scales, scales);
       continue;
     }
     const std::span<const float> one(values.data() + e * entry, entry);
     const auto block_scales = kernels::f143::BlockScales::choose(one, k, n);
     const std::vector<std::uint8_t> encoded = kernels::f143::encode(one, block_scales);
-    codes.insert(codes.end(), encoded.begin(), encoded.end());
+    const auto panels = kernels::amp::to_weight_panels<std::uint8_t>(encoded, k, n, kCodePanels);
+    codes.insert(codes.end(), panels.begin(), panels.end());
     append_scales(block_scales, scales);
   }
 }

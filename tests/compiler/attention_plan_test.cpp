@@ -34,7 +34,8 @@ void expect_waves_and_groups(const AttentionPlan& plan) {
     const AttentionTask& task = plan.tasks[i];
     EXPECT_LT(task.tile, plan.tiles);
     EXPECT_TRUE(used.insert({task.wave, task.tile}).second) << "two tasks on one tile in one wave";
-    EXPECT_EQ(plan.task_index(task.batch, task.head, task.query_block), i);
+    EXPECT_EQ(plan.task_index(task.batch, task.head, task.query_block, task.part), i);
+    EXPECT_LT(task.part, plan.key_parts());
     EXPECT_EQ(plan.groups.at(task.group).at(task.rank), i);
     waves = std::max(waves, task.wave + 1);
   }
@@ -50,10 +51,35 @@ void expect_waves_and_groups(const AttentionPlan& plan) {
     }
     for (std::uint32_t j = 0; j < plan.key_blocks.size() && !plan.streamed; ++j) {
       EXPECT_EQ(plan.tasks[plan.packer(g, j)].group, g);
+      EXPECT_EQ(plan.tasks[plan.packer(g, j)].part, plan.part_of(j));  // it walks the block too
       EXPECT_LT(plan.pack_entry(g, j), plan.packs_per_task);
     }
   }
   EXPECT_EQ(grouped, plan.tasks.size());
+}
+
+// The key parts cut the key blocks into contiguous runs, the first the
+// longest (part 0 sets the steps), every part at least one block; a split
+// head's tasks share one wave.
+void expect_parts(const AttentionPlan& plan) {
+  std::uint32_t next = 0;
+  for (const RowBlock& part : plan.parts) {
+    EXPECT_EQ(part.start, next);
+    EXPECT_GE(part.rows, 1u);
+    EXPECT_LE(part.rows, plan.steps());
+    next += part.rows;
+  }
+  EXPECT_EQ(next, plan.key_blocks.size());
+  for (std::uint32_t j = 0; j < plan.key_blocks.size(); ++j) {
+    const RowBlock& part = plan.parts.at(plan.part_of(j));
+    EXPECT_TRUE(j >= part.start && j < part.start + part.rows);
+  }
+  if (plan.key_parts() > 1) {
+    for (const AttentionTask& task : plan.tasks) {
+      const AttentionTask& first = plan.tasks[plan.task_index(task.batch, task.head, task.query_block, 0)];
+      EXPECT_EQ(task.wave, first.wave);
+    }
+  }
 }
 
 TEST(AttentionPlan, BlockingsStayInsideTheKernelsLimits) {
@@ -75,7 +101,8 @@ TEST(AttentionPlan, BlockingsStayInsideTheKernelsLimits) {
           EXPECT_LE(plan.rows, kernels::gemm_maximum_rows(GemmFamily::kF16, plan.key_columns, plan.padded_head));
           EXPECT_LE(plan.buffers.per_tile, kWorkingMemoryBudget);
           expect_waves_and_groups(plan);
-          EXPECT_EQ(plan.tasks.size(), 6 * plan.query_blocks.size());
+          expect_parts(plan);
+          EXPECT_EQ(plan.tasks.size(), 6 * plan.query_blocks.size() * plan.key_parts());
         }
       }
     }
@@ -127,9 +154,48 @@ TEST(AttentionPlan, SigLipAttentionFillsTheChipInOneWave) {
   EXPECT_EQ(again.cycles.total(), plan.cycles.total());
 }
 
+TEST(AttentionPlan, SigLipAttentionSplitsItsKeysToFillTheChip) {
+  // so400m: 16 heads × 72, 729 tokens. Whole (head, query block) tasks of
+  // the GEMMs' 12-row minimum leave the weight term dominant; key parts let
+  // longer query blocks fill the tiles instead.
+  const AttentionShape shape{1, 16, 729, 729, 72};
+  const AttentionPlan plan = plan_attention(shape, 1472);
+  SCOPED_TRACE(describe(plan));
+  EXPECT_GT(plan.key_parts(), 1u);
+  EXPECT_EQ(plan.waves, 1u);
+  EXPECT_LE(plan.tasks.size(), 1472u);
+  expect_waves_and_groups(plan);
+  expect_parts(plan);
+  const AttentionPlan whole = plan_attention(shape, 1472, {.query_blocks = {}, .key_blocks = {}, .streamed = {}, .ignore_memory_budget = false, .key_parts = 1});
+  EXPECT_EQ(whole.key_parts(), 1u);
+  EXPECT_LT(plan.cycles.total(), whole.cycles.total()) << describe(whole);
+  // The parts' accumulators come to part 0: its tile holds key_parts − 1 of them.
+  EXPECT_EQ(plan.buffers.parts, (plan.key_parts() - 1) * ((plan.buffers.accumulator + 7) / 8 * 8));
+  EXPECT_GT(plan.cycles.combine_exchange, 0u);
+  EXPECT_EQ(whole.cycles.combine_exchange + whole.cycles.combine_compute, 0u);
+}
+
+TEST(AttentionPlan, ForcedKeyPartsAreBalancedAndTheirPackersWalkTheirBlocks) {
+  // 7 key blocks in 3 parts: 3, 2, 2.
+  const AttentionPlan plan =
+      plan_attention({2, 2, 30, 7 * 16, 64}, 64, {.query_blocks = 2, .key_blocks = 7, .streamed = {}, .ignore_memory_budget = false, .key_parts = 3});
+  SCOPED_TRACE(describe(plan));
+  ASSERT_EQ(plan.key_parts(), 3u);
+  EXPECT_EQ(plan.parts[0].rows, 3u);
+  EXPECT_EQ(plan.parts[1].rows, 2u);
+  EXPECT_EQ(plan.parts[2].rows, 2u);
+  EXPECT_EQ(plan.steps(), 3u);
+  EXPECT_EQ(plan.tasks.size(), 2u * 2 * 2 * 3);
+  expect_waves_and_groups(plan);
+  expect_parts(plan);
+  // Part 1's blocks (3, 4) are walked by part 1's two tasks of the group.
+  EXPECT_EQ(plan.consumers(0, 3).size(), 2u);
+  for (const std::size_t t : plan.consumers(0, 4)) EXPECT_EQ(plan.tasks[t].part, 1u);
+}
+
 TEST(AttentionPlan, ThePriorArtBlockingCanBeForcedAndCostsMore) {
   const AttentionShape shape{1, 16, 1024, 1024, 72};
-  const AttentionPlan prior = plan_attention(shape, 1472, {.query_blocks = 86, .key_blocks = 11, .streamed = false, .ignore_memory_budget = false});
+  const AttentionPlan prior = plan_attention(shape, 1472, {.query_blocks = 86, .key_blocks = 11, .streamed = false, .ignore_memory_budget = false, .key_parts = {}});
   EXPECT_EQ(prior.query_blocks.front().rows, 12u);
   EXPECT_EQ(prior.key_blocks.front().rows, 94u);
   EXPECT_EQ(prior.key_blocks.back().rows, 93u);
@@ -143,11 +209,11 @@ TEST(AttentionPlan, RefusesWhatTheKernelsCannotRun) {
   EXPECT_THROW(plan_attention({1, 1, 4, 4, 70}, 4), AttentionPlanError);   // not a multiple of 4
   EXPECT_THROW(plan_attention({1, 1, 4, 4, 132}, 4), AttentionPlanError);  // D > 128
   // 129 keys in one block: C = 144 > 128.
-  EXPECT_THROW(plan_attention({1, 1, 4, 129}, 4, {.query_blocks = {}, .key_blocks = 1, .streamed = {}, .ignore_memory_budget = false}), AttentionPlanError);
+  EXPECT_THROW(plan_attention({1, 1, 4, 129}, 4, {.query_blocks = {}, .key_blocks = 1, .streamed = {}, .ignore_memory_budget = false, .key_parts = {}}), AttentionPlanError);
   // 1024 keys of 128 columns on one tile, packed: every packed block in one task.
   try {
     plan_attention({1, 1, 12, 1024, 128}, 1,
-                   {.query_blocks = {}, .key_blocks = {}, .streamed = false, .ignore_memory_budget = false});
+                   {.query_blocks = {}, .key_blocks = {}, .streamed = false, .ignore_memory_budget = false, .key_parts = {}});
     FAIL();
   } catch (const AttentionPlanError& error) {
     EXPECT_NE(std::string(error.what()).find("more than the 327680-byte working memory"), std::string::npos)
@@ -155,7 +221,7 @@ TEST(AttentionPlan, RefusesWhatTheKernelsCannotRun) {
   }
   // 200 query rows in one block: beyond both GEMMs' row limits.
   try {
-    plan_attention({1, 1, 200, 64, 64}, 4, {.query_blocks = 1, .key_blocks = {}, .streamed = {}, .ignore_memory_budget = false});
+    plan_attention({1, 1, 200, 64, 64}, 4, {.query_blocks = 1, .key_blocks = {}, .streamed = {}, .ignore_memory_budget = false, .key_parts = {}});
     FAIL();
   } catch (const AttentionPlanError& error) {
     EXPECT_NE(std::string(error.what()).find("exceed the GEMMs' limit"), std::string::npos) << error.what();

@@ -63,14 +63,16 @@ TensorBytes random_bindings(const Case& c, std::uint32_t seed, float range = 1.0
   return bindings;
 }
 
-// Compiles, runs on the simulator and compares with the reference.
-void expect_matches_reference(const Case& c, std::uint32_t seed, float range = 1.0f) {
+// Compiles (with `key_parts` forced, or as planned), runs on the simulator
+// and compares with the reference.
+void expect_matches_reference(const Case& c, std::uint32_t seed, float range = 1.0f,
+                              const plan::AttentionPlanOptions& options = {}) {
   const double scale = 1.0 / std::sqrt(static_cast<double>(c.head_dim));
   const Graph g = attention_graph(c, scale);
   const plan::AttentionPlan plan =
-      plan::plan_attention({c.batch, c.heads, c.queries, c.keys, c.head_dim}, c.tiles);
+      plan::plan_attention({c.batch, c.heads, c.queries, c.keys, c.head_dim}, c.tiles, options);
   SCOPED_TRACE(plan::describe(plan));
-  const CompileResult compiled = compile(g, {.tiles = c.tiles});
+  const CompileResult compiled = compile(g, {.tiles = c.tiles, .attention = options});
   const TensorBytes bindings = random_bindings(c, seed, range);
   const auto run = run_on_simulator(compiled.application, bindings);
   const auto reference = tessera::testing::evaluate_graph_with_bounds(g, bindings);
@@ -106,7 +108,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AttentionCompiled,
                                            Case{2, 2, 200, 200, 64, 5},  // waves, several key blocks
                                            Case{1, 1, 13, 200, 72, 1},   // everything on one tile
                                            Case{1, 1, 12, 1024, 64, 1},  // streamed key blocks
-                                           Case{2, 1, 1, 300, 72, 2}),
+                                           Case{2, 1, 1, 300, 72, 2},
+                                           Case{1, 2, 46, 729, 72, 64}),  // key parts (SigLIP's head)
+
                          case_name);
 
 TEST(AttentionCompiled, LargerInputsStayWithinTheBound) {
@@ -197,6 +201,26 @@ TEST(AttentionCompiled, TheShapesCoverBothPackingsAndWaves) {
   EXPECT_TRUE(streamed.streamed) << plan::describe(streamed);
   const plan::AttentionPlan waves = plan_of({2, 2, 200, 200, 64, 5});
   EXPECT_GT(waves.waves, 1u) << plan::describe(waves);
+  const plan::AttentionPlan parts = plan_of({1, 2, 46, 729, 72, 64});
+  EXPECT_GT(parts.key_parts(), 1u) << plan::describe(parts);
+}
+
+// Key parts forced, each of 2 … 5 parts: with 7 key blocks forced too, of
+// different lengths (the planner prefers even ones) — part 0 walks more
+// blocks than the last, whose tasks idle through the last steps.
+TEST(AttentionCompiled, ForcedKeyPartsEqualTheReferenceWithinItsBound) {
+  const Case c{1, 2, 30, 400, 72, 16};
+  for (std::uint32_t parts = 2; parts <= 5; ++parts) {
+    plan::AttentionPlanOptions options;
+    options.key_blocks = 7;
+    options.key_parts = parts;
+    const plan::AttentionPlan plan =
+        plan::plan_attention({c.batch, c.heads, c.queries, c.keys, c.head_dim}, c.tiles, options);
+    SCOPED_TRACE(plan::describe(plan));
+    ASSERT_EQ(plan.key_parts(), parts);
+    EXPECT_GT(plan.parts.front().rows, plan.parts.back().rows);
+    expect_matches_reference(c, 5 + parts, 1.0f, options);
+  }
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "kernels/activation_math.hpp"
 #include "kernels/amp_layout.hpp"
 #include "kernels/attention.hpp"
+#include "kernels/attention_costs.hpp"
 #include "kernels/attention_numerics.hpp"
 #include "kernels/half.hpp"
 #include "kernels/rounding.hpp"
@@ -568,6 +569,110 @@ TEST(AttentionMerge, TheOnlineUpdateByHand) {
   EXPECT_EQ(single.o[1], 2.0F * 0.25F);
   EXPECT_EQ(single.max[0], 1.0F);
   EXPECT_EQ(single.sum[0], 4.0F);
+}
+
+// ---- Combine (a key split's parts)
+
+Accumulator run_combine(bool final, const Accumulator& before, const Accumulator& part) {
+  Registers r{};
+  r[kCombineAccumulator] = kShardAt;
+  r[kCombinePart] = kScoresAt;
+  r[kCombineRows] = before.rows;
+  r[kCombineHeadDim] = before.head_dim;
+  const auto bytes = static_cast<std::uint32_t>(attention_accumulator_bytes(before.rows, before.head_dim));
+  const std::string_view kernel = final ? kAttentionCombineFinal : kAttentionCombineMiddle;
+  KernelRun run(kernel, r,
+                {Buffer{"accumulator", kShardAt, bytes, before.bytes()},
+                 Buffer{"part", kScoresAt, bytes, part.bytes()}});
+  EXPECT_TRUE(run.halted()) << kernel << ": " << run.fault_text();
+  EXPECT_EQ(run.total_cycles() - run.supervisor_cycles(),
+            attention_merge_cycles(before.rows, before.head_dim,
+                                   final ? kMergeFinalInstructions : kMergeMiddleInstructions));
+  return Accumulator::from_bytes(run.read(kShardAt, bytes), before.rows, before.head_dim);
+}
+
+Accumulator random_accumulator(std::uint32_t rows, std::uint32_t head_dim, Halves& halves) {
+  Accumulator a;
+  a.rows = rows;
+  a.head_dim = head_dim;
+  for (std::uint32_t i = 0; i < rows * head_dim; ++i) a.o.push_back(halves.f32(-8, 8));
+  for (std::uint32_t r = 0; r < rows; ++r) {
+    a.max.push_back(halves.f32(-10, 10));
+    a.sum.push_back(halves.f32(1, 300));
+  }
+  return a;
+}
+
+TEST(AttentionCombine, BothStagesOnEdgeShapesMatchTheReference) {
+  std::uint64_t seed = 700;
+  for (const bool final : {false, true}) {
+    for (const std::uint32_t rows : {1u, 6u, 7u, 12u, 13u, 46u}) {
+      for (const std::uint32_t head_dim : {72u, 64u, 4u}) {
+        Halves halves(++seed, 0.0);
+        const Accumulator before = random_accumulator(rows, head_dim, halves);
+        const Accumulator part = random_accumulator(rows, head_dim, halves);
+        expect_same(run_combine(final, before, part), reference_combine(final, before, part),
+                    std::string(final ? "combine final" : "combine middle") + " rows " +
+                        std::to_string(rows) + " d " + std::to_string(head_dim));
+      }
+    }
+  }
+}
+
+RC_GTEST_PROP(AttentionCombine, RandomStatesWithSpecialValuesMatchTheReference, ()) {
+  const bool final = *rc::gen::arbitrary<bool>();
+  const std::uint32_t rows = *rc::gen::inRange(1u, 40u);
+  const std::uint32_t head_dim = 4 * *rc::gen::inRange(1u, 33u);
+  Halves halves(*rc::gen::arbitrary<std::uint64_t>(), 0.0);
+  Accumulator before = random_accumulator(rows, head_dim, halves);
+  Accumulator part = random_accumulator(rows, head_dim, halves);
+  const float specials[] = {NAN, INFINITY, -INFINITY, 0.0F, 65504.0F, -65504.0F};
+  const auto special = [&] { return *rc::gen::elementOf(std::vector<float>(std::begin(specials), std::end(specials))); };
+  for (std::uint32_t r = 0; r < rows; ++r) {
+    if (*rc::gen::inRange(0, 8) == 0) before.max[r] = special();
+    if (*rc::gen::inRange(0, 8) == 0) part.max[r] = special();
+    if (*rc::gen::inRange(0, 8) == 0) part.sum[r] = special();
+    if (*rc::gen::inRange(0, 16) == 0) part.o[std::size_t{r} * head_dim] = special();
+  }
+  const Accumulator got = run_combine(final, before, part);
+  const Accumulator expected = reference_combine(final, before, part);
+  for (std::size_t i = 0; i < got.o.size(); ++i) {
+    RC_ASSERT(std::bit_cast<std::uint32_t>(got.o[i]) == std::bit_cast<std::uint32_t>(expected.o[i]));
+  }
+  for (std::uint32_t r = 0; r < rows; ++r) {
+    RC_ASSERT(std::bit_cast<std::uint32_t>(got.max[r]) == std::bit_cast<std::uint32_t>(expected.max[r]));
+    RC_ASSERT(std::bit_cast<std::uint32_t>(got.sum[r]) == std::bit_cast<std::uint32_t>(expected.sum[r]));
+  }
+}
+
+// Two parts of one row, by hand: the part with the larger max keeps its
+// weight exactly, the other is rescaled by e^(−gap); combining the parts
+// is the same as merging their blocks one after another.
+TEST(AttentionCombine, TheOnlineUpdateByHand) {
+  Accumulator before{1, 4, {2.0F, -4.0F, 0.5F, 0.0F}, {3.0F}, {2.0F}};
+  const Accumulator part{1, 4, {1.0F, 2.0F, 0.0F, 0.0F}, {1.0F}, {4.0F}};
+  const float beta = exp_f32(-2.0F);
+  const Accumulator middle = run_combine(false, before, part);
+  EXPECT_EQ(middle.max[0], 3.0F);
+  EXPECT_EQ(middle.sum[0], 2.0F + 4.0F * beta);
+  EXPECT_EQ(middle.o[0], 2.0F + 1.0F * beta);
+  EXPECT_EQ(middle.o[1], -4.0F + 2.0F * beta);
+  EXPECT_EQ(middle.o[2], 0.5F);
+  const Accumulator final = run_combine(true, before, part);
+  EXPECT_EQ(final.o[0], (2.0F + 1.0F * beta) * (1.0F / (2.0F + 4.0F * beta)));
+}
+
+TEST(AttentionCombine, TheOutputSharesNoByteWithThePart) {
+  Registers r{};
+  r[kCombineAccumulator] = kShardAt;
+  r[kCombinePart] = kShardAt + 16;
+  r[kCombineRows] = 2;
+  r[kCombineHeadDim] = 4;
+  const auto violation = attention_combine_violation(r);
+  ASSERT_TRUE(violation.has_value());
+  EXPECT_NE(violation->find("overlaps"), std::string::npos) << *violation;
+  r[kCombinePart] = kShardAt + 0x1000;
+  EXPECT_FALSE(attention_combine_violation(r).has_value());
 }
 
 // ---- f32 → f16

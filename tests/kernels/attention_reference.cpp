@@ -290,6 +290,30 @@ Accumulator reference_merge(AttentionMergeStage stage, const Accumulator& before
   return after;
 }
 
+Accumulator reference_combine(bool final, const Accumulator& before, const Accumulator& part) {
+  Accumulator after = before;
+  for (std::uint32_t r = 0; r < before.rows; ++r) {
+    const float m = before.max[r], l = before.sum[r];
+    const float merged = std::isnan(m) || std::isnan(part.max[r]) ? std::numeric_limits<float>::quiet_NaN()
+                                                                  : std::max(m, part.max[r]);
+    const float alpha = exp_f32(m - merged);
+    const float beta = exp_f32(part.max[r] - merged);
+    const float la = l * alpha, lb = part.sum[r] * beta;
+    const float sum = la + lb;
+    for (std::uint32_t c = 0; c < before.head_dim; ++c) {
+      const std::size_t at = std::size_t{r} * before.head_dim + c;
+      const float oa = before.o[at] * alpha;
+      const float ob = part.o[at] * beta;
+      float updated = oa + ob;
+      if (final) updated = updated * (1.0F / sum);
+      after.o[at] = canonical(updated);
+    }
+    after.max[r] = canonical(merged);
+    after.sum[r] = canonical(sum);
+  }
+  return after;
+}
+
 std::vector<std::uint16_t> reference_f32_to_f16(const std::vector<float>& values) {
   std::vector<std::uint16_t> out;
   for (const float v : values) out.push_back(round_f16(v));

@@ -93,6 +93,9 @@ Accumulator reference_merge(AttentionMergeStage stage, const Accumulator& before
                             const F16Matrix& values, const std::vector<float>& block_max,
                             const std::vector<float>& block_sum, std::uint32_t head_dim);
 
+// A key split's part folded into `before` (final: then divided by the sum).
+Accumulator reference_combine(bool final, const Accumulator& before, const Accumulator& part);
+
 std::vector<std::uint16_t> reference_f32_to_f16(const std::vector<float>& values);
 
 // The shard after unpacking rows [source_start, source_start + copy) of a

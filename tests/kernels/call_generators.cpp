@@ -125,7 +125,7 @@ CallCase any_case() {
            {3, rc::gen::inRange(1u, 130u)}});
       c.registers[3] = kIn;
       c.registers[4] = kThird;
-      switch (*rc::gen::inRange(0, 5)) {
+      switch (*rc::gen::inRange(0, 6)) {
         case 0: {  // packs: some rows of a shard's head slice into a block
           const auto pack =
               *rc::gen::element(AttentionPack::kQuery, AttentionPack::kKey, AttentionPack::kValue);
@@ -164,6 +164,12 @@ CallCase any_case() {
           c.touches_nothing = rows == 0;
           break;
         }
+        case 5:  // a key split's part folded in: $m3 the part, $m4 rows, $m5 d
+          c.kernel = *rc::gen::element(kAttentionCombineMiddle, kAttentionCombineFinal);
+          c.registers[kCombineRows] = rows;
+          c.registers[kCombineHeadDim] = head_dim;
+          c.touches_nothing = rows == 0;
+          break;
         case 3:
           c.kernel = kAttentionF32ToF16;
           c.registers[kConvertCount] = *small_count();
@@ -338,7 +344,9 @@ CallCase row_normalisation_case() {
     r[4] = *rows();
     r[5] = *columns();
   } else {
-    c.kernel = kLayerNormRowsF32;
+    // The f16 form's output shares no byte with its input.
+    c.kernel = *rc::gen::element(kLayerNormRowsF32, kLayerNormRowsF16);
+    if (c.kernel == kLayerNormRowsF16) r[3] = kIn;
     r[4] = kThird;
     r[5] = *rows();
     r[6] = *columns();
@@ -351,7 +359,7 @@ CallCase integer_and_helper_case() {
   CallCase c;
   Registers& r = c.registers;
   const std::uint32_t words = *small_count();
-  switch (*rc::gen::inRange(0, 5)) {
+  switch (*rc::gen::inRange(0, 6)) {
     case 0:  // add_u32: the output may alias an input
       c.kernel = kAddU32;
       r[2] = kOut;
@@ -377,6 +385,14 @@ CallCase integer_and_helper_case() {
     case 3:
       c.kernel = kSampleCycles;
       r[2] = kOut;
+      break;
+    case 4:  // profile sample: a buffer of `words` records (0: the header only)
+      c.kernel = kProfileSample;
+      r[2] = kOut;
+      r[3] = *rc::gen::arbitrary<std::uint32_t>();
+      r[4] = words;
+      r[5] = *rc::gen::element(kSampleTheCounter, kSampleTheRegister);
+      r[6] = *rc::gen::arbitrary<std::uint32_t>();
       break;
     default:  // no operands at all
       c.kernel = kWorkerBarrier;

@@ -3,7 +3,9 @@
 // middle and final merges use the source's own exp (device_math.hpp, within
 // 4u32 relative of e^x, as the model's exp_f32), so they are compared within
 // what two such exps can differ by, derived per element below; every other
-// byte of their outputs bit for bit.
+// byte of their outputs bit for bit. In device_kernels_emulated_tests the
+// softmax's P comes from the emulated f16v2exp (the f16 nearest e^t,
+// ipu_emulation.hpp) instead: the same one-step comparison holds.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -272,6 +274,73 @@ TEST(DeviceKernels, AttentionMerges) {
       }
     }
     merge_case(p, stage, 13, 92, 72, true);
+  }
+}
+
+// ---- Combines: the middle and final updates with another part's f32 O,
+// within the same exp-sized bound as the merges.
+
+void combine_case(Patterns& p, bool final, std::uint32_t rows, std::uint32_t d) {
+  const std::string kernel = final ? "tessera_attention_combine_final_f32" : "tessera_attention_combine_middle_f32";
+  std::vector<float> accumulator(std::size_t{rows} * (d + 2)), part(accumulator.size());
+  for (auto* a : {&accumulator, &part}) {
+    for (std::size_t i = 0; i < std::size_t{rows} * d; ++i) {
+      const std::uint32_t bits = p.f32_finite(3.0f);
+      std::memcpy(&(*a)[i], &bits, 4);
+    }
+    for (std::uint32_t row = 0; row < rows; ++row) {
+      (*a)[std::size_t{rows} * d + row] = static_cast<float>(p.below(2000)) / 100.0f - 10.0f;
+      (*a)[std::size_t{rows} * d + rows + row] = 1.0f + static_cast<float>(p.below(9000)) / 100.0f;
+    }
+  }
+  const auto bytes = static_cast<std::uint32_t>(4 * accumulator.size());
+  const std::vector<Buffer> buffers = {Buffer{"accumulator", kBufferBase, bytes, bytes_of(accumulator)},
+                                       Buffer{"part", kBufferBase + 0x10000, bytes, bytes_of(part)}};
+  Registers r{};
+  r[2] = kBufferBase;
+  r[3] = kBufferBase + 0x10000;
+  r[4] = rows;
+  r[5] = d;
+  SCOPED_TRACE(fmt::format("{}: {} rows, d {}", kernel, rows, d));
+  KernelRun model(kernel, r, buffers);
+  ASSERT_TRUE(model.halted()) << model.fault_text();
+  const DeviceResult device = run_device(kernel, r, buffers);
+  ASSERT_EQ(device.fault, "");
+  EXPECT_TRUE(device.stray_writes.empty());
+  const auto mb = model.read(kBufferBase, bytes);
+  const auto& db = device.buffers.at(0);
+  std::size_t failures = 0;
+  for (std::uint32_t row = 0; row < rows; ++row) {
+    const double m = accumulator[std::size_t{rows} * d + row], l = accumulator[std::size_t{rows} * d + rows + row];
+    const double pm = part[std::size_t{rows} * d + row], pl = part[std::size_t{rows} * d + rows + row];
+    const double merged = std::max(m, pm);
+    const double alpha = std::exp(m - merged), beta = std::exp(pm - merged);
+    const double l_new = l * alpha + pl * beta;
+    const double scale = final ? 1 / l_new : 1;
+    auto check = [&](std::size_t index, double magnitude) {
+      if (std::memcmp(&mb[4 * index], &db[4 * index], 4) == 0) return;
+      const float a = f32_at(mb, 4 * index), b = f32_at(db, 4 * index);
+      const bool close = std::isfinite(a) && std::isfinite(b) &&
+                         std::fabs(double{a} - double{b}) <= 0x1p-20 * magnitude + 0x1p-140;
+      if (!close && ++failures <= 5) ADD_FAILURE() << fmt::format("element {}: model {}, device {}", index, a, b);
+    };
+    for (std::uint32_t c = 0; c < d; ++c) {
+      const std::size_t at = std::size_t{row} * d + c;
+      check(at, (std::fabs(double{accumulator[at]}) * alpha + std::fabs(double{part[at]}) * beta) * scale);
+    }
+    EXPECT_EQ(std::memcmp(&mb[4 * (std::size_t{rows} * d + row)], &db[4 * (std::size_t{rows} * d + row)], 4), 0)
+        << "running max of row " << row;
+    check(std::size_t{rows} * d + rows + row, l_new);
+  }
+  EXPECT_EQ(failures, 0u);
+}
+
+TEST(DeviceKernels, AttentionCombines) {
+  Patterns p(105);
+  for (const bool final : {false, true}) {
+    for (std::uint32_t rows : {0u, 1u, 12u, 13u, 46u}) {
+      for (std::uint32_t d : {72u, 64u, 8u}) combine_case(p, final, rows, d);
+    }
   }
 }
 

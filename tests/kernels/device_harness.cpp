@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 #include "kernels/device/device_kernels.hpp"
 #include "tests/kernels/kernel_runner.hpp"
@@ -58,6 +60,10 @@ DeviceResult run_device(std::string_view kernel_name, const Registers& r,
     kernel->entry(registers, memory);
   } catch (const device::DeviceFault& fault) {
     result.fault = fault.what();
+  } catch (const std::runtime_error& fault) {
+    // The IPU emulation's refusals (ipu_emulation/ipu_amp_emulation.hpp):
+    // a fast path that breaks the AMP's protocol.
+    result.fault = std::string("emulation: ") + fault.what();
   }
   std::vector<bool> inside(image.size(), false);
   for (const Buffer& buffer : buffers) {

@@ -27,62 +27,8 @@ constexpr GemmFamily kFamilies[] = {GemmFamily::kF32, GemmFamily::kF16,
                                     GemmFamily::kF16ExpandedF143, GemmFamily::kF143};
 constexpr GemmVariant kVariants[] = {GemmVariant::kInit, GemmVariant::kAccumulate};
 
-// ---- The CPU reference. Per output element: start from +0 (init) or the
-// partial; add the products in K order in f32, one rounding per add (f32
-// products rounded first; f16 and F143 products are exact); hiho families
-// round the sum to f16 after every pass of 16 (f16) or 32 (F143) and carry
-// on from that f16. Any NaN result is the canonical quiet NaN.
-
-bool hiho(GemmFamily family) { return family != GemmFamily::kF32; }
-
-float value(GemmFamily family, std::uint32_t bits) {
-  switch (family) {
-    case GemmFamily::kF32:
-      return std::bit_cast<float>(bits);
-    case GemmFamily::kF16:
-    case GemmFamily::kF16ExpandedF143:
-      return f16_to_f32(static_cast<std::uint16_t>(bits));
-    case GemmFamily::kF143:
-      return f143::decode(static_cast<std::uint8_t>(bits), 0);
-  }
-  return 0.0F;
-}
-
-std::vector<std::uint32_t> reference(const GemmOperands& c) {
-  const unsigned pass = c.family == GemmFamily::kF143 ? 32 : 16;
-  const float product_scale = std::ldexp(1.0F, c.scale);  // f143 only; exact
-  std::vector<std::uint32_t> out(std::size_t{c.rows} * c.columns);
-  for (std::uint32_t r = 0; r < c.rows; ++r) {
-    for (std::uint32_t n = 0; n < c.columns; ++n) {
-      const std::size_t at = std::size_t{r} * c.columns + n;
-      const bool init = c.variant == GemmVariant::kInit;
-      if (!hiho(c.family)) {
-        float acc = init ? 0.0F : std::bit_cast<float>(c.partials[at]);
-        for (std::uint32_t k = 0; k < c.inner; ++k) {
-          const float product = value(c.family, c.left[std::size_t{r} * c.inner + k]) *
-                                value(c.family, c.weights[std::size_t{k} * c.columns + n]);
-          acc = acc + product;
-        }
-        out[at] = std::isnan(acc) ? 0x7FC00000u : std::bit_cast<std::uint32_t>(acc);
-        continue;
-      }
-      float acc = init ? 0.0F : f16_to_f32(static_cast<std::uint16_t>(c.partials[at]));
-      std::uint16_t partial = 0;
-      for (std::uint32_t k0 = 0; k0 < c.inner; k0 += pass) {
-        for (std::uint32_t k = k0; k < std::min(k0 + pass, c.inner); ++k) {
-          float product = value(c.family, c.left[std::size_t{r} * c.inner + k]) *
-                          value(c.family, c.weights[std::size_t{k} * c.columns + n]);
-          if (c.family == GemmFamily::kF143) product = product * product_scale;
-          acc = acc + product;
-        }
-        partial = f32_to_f16(acc);
-        acc = f16_to_f32(partial);
-      }
-      out[at] = f16_is_nan(partial) ? 0x7E00u : partial;
-    }
-  }
-  return out;
-}
+// ---- The CPU reference: gemm_testing.hpp's gemm_reference (the semantics
+// above, written from kernels/README.md "GEMM").
 
 // ---- Data
 
@@ -181,7 +127,7 @@ RC_GTEST_PROP(GemmKernels, EveryFamilyMatchesTheReferenceBitForBit, ()) {
   const double special = *rc::gen::element(0.0, 0.01, 0.1);
   const auto call = random_gemm(family, variant, rows, inner, columns,
                                 *rc::gen::arbitrary<std::uint64_t>(), special);
-  RC_ASSERT(run_gemm(call) == reference(call));
+  RC_ASSERT(run_gemm(call) == gemm_reference(call));
 }
 
 // rows 12, 13 and 6k+1 (a worker with one row more than the others), K of
@@ -197,7 +143,7 @@ TEST(GemmKernels, EdgeShapesMatchTheReference) {
           if (rows > gemm_maximum_rows(family, inner, columns)) continue;
           for (const GemmVariant variant : kVariants) {
             const auto call = random_gemm(family, variant, rows, inner, columns, ++seed);
-            ASSERT_EQ(run_gemm(call), reference(call)) << describe(call);
+            ASSERT_EQ(run_gemm(call), gemm_reference(call)) << describe(call);
           }
         }
       }
@@ -217,7 +163,7 @@ TEST(GemmKernels, TheF16GemmComputesEveryMultipleOf16UpTo128) {
         for (const GemmVariant variant : kVariants) {
           const auto call =
               random_gemm(GemmFamily::kF16, variant, rows, inner, columns, ++seed, 0.01);
-          ASSERT_EQ(run_gemm(call), reference(call)) << describe(call);
+          ASSERT_EQ(run_gemm(call), gemm_reference(call)) << describe(call);
         }
       }
     }
@@ -239,7 +185,7 @@ TEST(GemmKernels, TheLargestShardOfEachShapeMatchesTheReference) {
       const std::uint32_t inner = 64;
       const std::uint32_t rows = gemm_maximum_rows(family, inner, columns);
       const auto call = random_gemm(family, GemmVariant::kAccumulate, rows, inner, columns, ++seed);
-      EXPECT_EQ(run_gemm(call), reference(call)) << describe(call);
+      EXPECT_EQ(run_gemm(call), gemm_reference(call)) << describe(call);
     }
   }
   // §1.1: 129 rows for f16 at K = N = 64.
@@ -270,7 +216,8 @@ TEST(GemmKernels, ZeroPaddedKIsTheLogicalProduct) {
                     padded.left.begin() + std::ptrdiff_t{r} * inner);
       }
       padded.weights.resize(std::size_t{inner} * columns, 0);
-      EXPECT_EQ(run_gemm(padded), reference(unpadded)) << describe(padded) << " of " << logical;
+      EXPECT_EQ(run_gemm(padded), gemm_reference(unpadded))
+          << describe(padded) << " of " << logical;
     }
   }
 }
@@ -324,7 +271,7 @@ TEST(GemmKernels, SpecialValuesPropagateAsTheReferenceSays) {
   for (std::uint32_t k = 0; k < 16; ++k) call.left[4 * 16 + k] = 0x8000;  // row 4: A = -0
   call.partials[4 * N + 2] = 0x8000;
   const auto out = run_gemm(call);
-  EXPECT_EQ(out, reference(call));
+  EXPECT_EQ(out, gemm_reference(call));
   EXPECT_EQ(out[0 * N + 0], 0x7C00u);  // Inf·65504
   EXPECT_EQ(out[0 * N + 1], 0x7C00u);  // Inf·2^-24
   EXPECT_EQ(out[0 * N + 3], 0x7E00u);  // Inf·0
@@ -338,20 +285,7 @@ TEST(GemmKernels, SpecialValuesPropagateAsTheReferenceSays) {
 }
 
 // ---- f16 (and F143) against an FP64 product: the hiho error bound
-// (kernels/README.md). With P = K/d passes of d products, u = 2^-11 (f16)
-// and γ_d = d·2^-24/(1 − d·2^-24) (d sequential f32 adds), θ = (1+u)(1+γ_d):
-//   |C − exact| ≤ (θ^P − 1)·S + P·θ^P·2^-25,  S = |C0| + Σ_k |a_k·b_k|,
-// the second term for f16 roundings in the subnormal range (absolute error
-// ≤ 2^-25), as long as no partial overflows.
-
-double hiho_bound(std::uint32_t inner, unsigned pass, double sum_of_magnitudes) {
-  const double passes = static_cast<double>(inner / pass);
-  const double u = std::ldexp(1.0, -11);
-  const double d = static_cast<double>(pass) * std::ldexp(1.0, -24);
-  const double theta = (1 + u) * (1 + d / (1 - d));
-  return (std::pow(theta, passes) - 1) * sum_of_magnitudes +
-         passes * std::pow(theta, passes) * std::ldexp(1.0, -25);
-}
+// (gemm_testing.hpp's hiho_bound, kernels/README.md).
 
 TEST(GemmKernels, F16ErrorAgainstAnFp64ProductIsWithinTheHihoBound) {
   std::mt19937_64 rng(0x05EEDF16);
@@ -464,7 +398,7 @@ TEST(GemmKernels, ExpandedF143WeightsComposeWithOneExpandPerScaleBlock) {
       dequantized.weights[i] = f32_to_f16(f143::decode(codes[i], scales.scale_at(k, n)));
     }
   }
-  EXPECT_EQ(run_gemm(call), reference(dequantized));
+  EXPECT_EQ(run_gemm(call), gemm_reference(dequantized));
 }
 
 // Review-findings #19: quantizer (BlockScales, encode) → packer (B32×16,
@@ -496,7 +430,7 @@ TEST(GemmKernels, NativeF143RoundTripsTheQuantizersBlockScales) {
         }
       }
       const auto out = run_gemm(call);
-      EXPECT_EQ(out, reference(call));
+      EXPECT_EQ(out, gemm_reference(call));
       // The same numbers from the dequantized operands: hiho in passes of 32
       // over a_f32 · w_f32 (both exact), written out here once more.
       for (std::uint32_t r = 0; r < kRows; ++r) {

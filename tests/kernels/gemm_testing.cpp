@@ -2,7 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
 #include "kernels/amp_layout.hpp"
+#include "kernels/f143.hpp"
+#include "kernels/half.hpp"
 
 namespace tessera::kernels::testing {
 namespace {
@@ -19,6 +25,27 @@ std::uint32_t get(const std::vector<std::uint8_t>& bytes, std::uint64_t element,
   for (unsigned b = 0; b < size; ++b)
     bits |= std::uint32_t{bytes.at(element * size + b)} << (8 * b);
   return bits;
+}
+
+// The CPU reference (gemm_reference). Per output element: start from +0
+// (init) or the partial; add the products in K order in f32, one rounding per add (f32
+// products rounded first; f16 and F143 products are exact); hiho families
+// round the sum to f16 after every pass of 16 (f16) or 32 (F143) and carry
+// on from that f16. Any NaN result is the canonical quiet NaN.
+
+bool hiho_family(GemmFamily family) { return family != GemmFamily::kF32; }
+
+float value(GemmFamily family, std::uint32_t bits) {
+  switch (family) {
+    case GemmFamily::kF32:
+      return std::bit_cast<float>(bits);
+    case GemmFamily::kF16:
+    case GemmFamily::kF16ExpandedF143:
+      return f16_to_f32(static_cast<std::uint16_t>(bits));
+    case GemmFamily::kF143:
+      return f143::decode(static_cast<std::uint8_t>(bits), 0);
+  }
+  return 0.0F;
 }
 
 std::uint32_t weights_address(GemmFamily family) {
@@ -94,6 +121,52 @@ std::vector<Buffer> GemmOperands::buffers(unsigned short_reg) const {
     if (buffer.contents.size() > buffer.size) buffer.contents.resize(buffer.size);
   }
   return result;
+}
+
+std::vector<std::uint32_t> gemm_reference(const GemmOperands& c) {
+  const unsigned pass = c.family == GemmFamily::kF143 ? 32 : 16;
+  const float product_scale = std::ldexp(1.0F, c.scale);  // f143 only; exact
+  std::vector<std::uint32_t> out(std::size_t{c.rows} * c.columns);
+  for (std::uint32_t r = 0; r < c.rows; ++r) {
+    for (std::uint32_t n = 0; n < c.columns; ++n) {
+      const std::size_t at = std::size_t{r} * c.columns + n;
+      const bool init = c.variant == GemmVariant::kInit;
+      if (!hiho_family(c.family)) {
+        float acc = init ? 0.0F : std::bit_cast<float>(c.partials[at]);
+        for (std::uint32_t k = 0; k < c.inner; ++k) {
+          const float product = value(c.family, c.left[std::size_t{r} * c.inner + k]) *
+                                value(c.family, c.weights[std::size_t{k} * c.columns + n]);
+          acc = acc + product;
+        }
+        out[at] = std::isnan(acc) ? 0x7FC00000u : std::bit_cast<std::uint32_t>(acc);
+        continue;
+      }
+      float acc = init ? 0.0F : f16_to_f32(static_cast<std::uint16_t>(c.partials[at]));
+      std::uint16_t partial = 0;
+      for (std::uint32_t k0 = 0; k0 < c.inner; k0 += pass) {
+        for (std::uint32_t k = k0; k < std::min(k0 + pass, c.inner); ++k) {
+          float product = value(c.family, c.left[std::size_t{r} * c.inner + k]) *
+                          value(c.family, c.weights[std::size_t{k} * c.columns + n]);
+          if (c.family == GemmFamily::kF143) product = product * product_scale;
+          acc = acc + product;
+        }
+        partial = f32_to_f16(acc);
+        acc = f16_to_f32(partial);
+      }
+      out[at] = f16_is_nan(partial) ? 0x7E00u : partial;
+    }
+  }
+  return out;
+}
+
+
+double hiho_bound(std::uint32_t inner, unsigned pass, double sum_of_magnitudes) {
+  const double passes = static_cast<double>(inner / pass);
+  const double u = std::ldexp(1.0, -11);
+  const double d = static_cast<double>(pass) * std::ldexp(1.0, -24);
+  const double theta = (1 + u) * (1 + d / (1 - d));
+  return (std::pow(theta, passes) - 1) * sum_of_magnitudes +
+         passes * std::pow(theta, passes) * std::ldexp(1.0, -25);
 }
 
 GemmOperands zero_gemm(GemmFamily family, GemmVariant variant, std::uint32_t rows,

@@ -43,6 +43,23 @@ struct GemmOperands {
 GemmOperands zero_gemm(GemmFamily family, GemmVariant variant, std::uint32_t rows,
                        std::uint32_t inner, std::uint32_t columns);
 
+// The CPU reference of a GEMM call, written from kernels/README.md "GEMM" on
+// the logical row-major operands (half.hpp and the F143 codec only
+// convert): per output element +0 (init) or the partial, the products added
+// in K order with one f32 rounding each (f32 products rounded first), the
+// hiho families rounding to f16 after every pass; NaN results canonical.
+// C's element bits in logical row-major order.
+std::vector<std::uint32_t> gemm_reference(const GemmOperands& call);
+
+// The hiho error bound (kernels/README.md "GEMM"): with P = K/d passes of d
+// products, u = 2^-11 (f16) and γ_d = d·2^-24/(1 − d·2^-24) (d sequential
+// f32 adds), θ = (1+u)(1+γ_d):
+//   |C − exact| ≤ (θ^P − 1)·S + P·θ^P·2^-25,  S = |C0| + Σ_k |a_k·b_k|,
+// the second term for f16 roundings in the subnormal range (absolute error
+// ≤ 2^-25), as long as no partial overflows. It holds for any order of the
+// adds inside a pass with the same roundings per pass.
+double hiho_bound(std::uint32_t inner, unsigned pass, double sum_of_magnitudes);
+
 // Runs the call; C's element bits in logical row-major order (a failed
 // expectation when the run faults).
 std::vector<std::uint32_t> run_gemm(const GemmOperands& call, sim::SimOptions options = {});

@@ -15,6 +15,7 @@
 #include "kernels/layer_norm.hpp"
 #include "kernels/pointwise_costs.hpp"
 #include "kernels/registry.hpp"
+#include "kernels/row_normalisation.hpp"
 #include "tests/kernels/footprint_check.hpp"
 #include "tests/kernels/kernel_case.hpp"
 #include "tests/kernels/layout_reference.hpp"
@@ -158,6 +159,43 @@ RC_GTEST_PROP(LayerNorm, MatchesTheReferenceBitForBit, ()) {
   if (fused)
     RC_ASSERT(result.values<std::uint16_t>(3) == a16_with_zero_padding(e.residual, rows, columns));
   RC_ASSERT(result.kernel_cycles == layer_norm_cycles(rows, columns, fused));
+}
+
+// tessera_layer_norm_rows_f16: the same numerics on row-major rows, so the
+// same reference bit for bit, whatever share of each row a worker takes.
+KernelCase rows_case(const Problem& p) {
+  std::vector<std::uint16_t> affine = p.gamma;
+  affine.insert(affine.end(), p.beta.begin(), p.beta.end());
+  KernelCase c{kLayerNormRowsF16, {}, {{5, p.rows}, {6, p.columns}, {7, p.epsilon_q30}}};
+  c.operands.push_back(input(3, "in", 2, bytes_of(p.x)));
+  c.operands.push_back(input(4, "affine", 2, bytes_of(affine)));
+  c.operands.push_back(output(2, "out", 2, static_cast<std::uint32_t>(p.x.size() * 2)));
+  return c;
+}
+
+RC_GTEST_PROP(LayerNorm, RowMajorRowsMatchTheReferenceBitForBit, ()) {
+  const std::uint32_t rows = *rc::gen::elementOf(std::vector<std::uint32_t>{0, 1, 2, 5, 6, 7, 13});
+  const std::uint32_t columns = *rc::gen::weightedOneOf<std::uint32_t>(
+      {{3, rc::gen::elementOf(std::vector<std::uint32_t>{1, 2, 3, 15, 16, 17, 72, 1152})},
+       {1, rc::gen::inRange(1u, 300u)}});
+  const Problem p = any_problem(false, rows, columns, *rc::gen::arbitrary<bool>());
+  const CaseResult result = run_case(rows_case(p));
+  RC_ASSERT(result.halted);
+  RC_ASSERT(result.kernel_cycles == layer_norm_rows_f16_cycles(rows, columns));
+  if (rows == 0) return;
+  RC_ASSERT(result.values<std::uint16_t>(2) == reference(p).y);
+}
+
+TEST(LayerNorm, RowMajorRowsFewerThanTheWorkersAreSplitByColumns) {
+  // One SigLIP row: every worker sums the row (2·576 + 40) and normalises
+  // 96 of its 576 pairs (4 each); six rows go one per worker (6·576 + 40).
+  EXPECT_EQ(layer_norm_rows_f16_cycles(1, 1152), kSixWorkerCallCycles + 6 * (2 * 576 + 40 + 4 * 96));
+  EXPECT_EQ(layer_norm_rows_f16_cycles(6, 1152), kSixWorkerCallCycles + 6 * (6 * 576 + 40));
+  // Odd rows go to the workers in pairs of rows: 5 rows of 77 → 2 on worker 0.
+  EXPECT_EQ(layer_norm_rows_f16_cycles(5, 77), kSixWorkerCallCycles + 6 * 2 * (6 * 39 + 40));
+  EXPECT_EQ(layer_norm_rows_f16_cycles(0, 77), kSixWorkerCallCycles);
+  // The A16 kernel on one row keeps one worker busy with all of it.
+  EXPECT_LT(2 * layer_norm_rows_f16_cycles(1, 1152), layer_norm_cycles(1, 1152, false));
 }
 
 // Against FP64 (exact mean and variance, no f16 steps), on the SigLIP width:
@@ -330,6 +368,10 @@ TEST(LayerNorm, PreconditionViolationsAreFaultsWithTheReason) {
   expect_precondition_failure(kAddLayerNormF16,
                               regs({{2, c + 0x1000}, {3, a}, {4, b + 2}, {5, c}, {6, 2}, {7, 16}}),
                               "$m4 = 0x64002 is not 8-byte aligned");
+  expect_precondition_failure(
+      kLayerNormRowsF16, regs({{2, a}, {3, a}, {4, c}, {5, 1}, {6, 16}}),
+      "$m2 (normalised) [0x60000, 0x60020) overlaps $m3 (source) [0x60000, 0x60020): a short "
+      "row's columns are split over the workers");
 }
 
 }  // namespace

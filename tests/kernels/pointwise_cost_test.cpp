@@ -77,6 +77,15 @@ TEST(PointwiseCosts, ZeroWorkPaysTheLaunchAndMoreWorkNeverCostsLess) {
     EXPECT_LE(quantize_a16_to_a32_cycles(n, 64), quantize_a16_to_a32_cycles(n + 1, 64));
     EXPECT_LE(gelu_relayout_cycles(n, 64), gelu_relayout_cycles(n + 1, 64));
   }
+  // An A16 or C16 unpack of an even number of columns moves words (a so400m
+  // projection's 57 × 32 C block: 912 words, 152 on worker 0, two issues
+  // each); odd columns take the indexed transform of the padded block.
+  EXPECT_EQ(unpack_amp_cycles(57, 32, 64 * 32), kSixWorkerCallCycles + 6 * 2 * 152);
+  EXPECT_EQ(unpack_amp_cycles(5, 7, 16 * 16), unpack_cycles(256));
+  EXPECT_EQ(unpack_amp_cycles(0, 8, 256), unpack_cycles(0));
+  for (std::uint64_t words = 0; words < 300; ++words) {
+    EXPECT_LE(unpack_pairs_cycles(words), unpack_pairs_cycles(words + 1));
+  }
   // A SigLIP LayerNorm row shard (13 × 1152): 3 rows on worker 0, 7·576 + 40
   // instructions each for the fused kernel.
   EXPECT_EQ(layer_norm_cycles(13, 1152, true), kSixWorkerCallCycles + 6 * 3 * (7 * 576 + 40));

@@ -60,6 +60,8 @@ class DeviceSourcesBuild : public ::testing::Test {
                "                        body)\n"
                "// TESSERA_DEVICE_KERNEL(tessera_commented, body)\n");
     write_text(tree() / "kernels/device/single.cpp", "TESSERA_DEVICE_KERNEL(tessera_third, b)\n");
+    write_text(tree() / "kernels/device/supervised.cpp",
+               "TESSERA_DEVICE_SUPERVISED_KERNEL(tessera_fourth, program, body)\n");
     write_text(tree() / "kernels/device/notes.txt", "TESSERA_DEVICE_KERNEL(tessera_text, b)\n");
   }
   void TearDown() override { ::unsetenv("FAKE_POPC_LOG"); }
@@ -74,12 +76,14 @@ class DeviceSourcesBuild : public ::testing::Test {
   fs::path root_;
 };
 
-TEST_F(DeviceSourcesBuild, ScansEntriesAtTheStartOfALineInCppFilesOnly) {
+TEST_F(DeviceSourcesBuild, ScansEntriesOfBothMacrosAtTheStartOfALineInCppFilesOnly) {
   const auto sources = scan_device_sources(tree());
-  ASSERT_EQ(sources.size(), 3u);
+  ASSERT_EQ(sources.size(), 4u);
   EXPECT_EQ(sources.at("tessera_first").filename(), "pair.cpp");
   EXPECT_EQ(sources.at("tessera_second").filename(), "pair.cpp");
   EXPECT_EQ(sources.at("tessera_third").filename(), "single.cpp");
+  // The supervised entries (the AMP GEMM's, kernels/device/supervised_entry.hpp).
+  EXPECT_EQ(sources.at("tessera_fourth").filename(), "supervised.cpp");
 }
 
 TEST_F(DeviceSourcesBuild, EachSourceIsBuiltOnceAndServedFromTheCacheAfter) {

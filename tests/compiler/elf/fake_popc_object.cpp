@@ -22,6 +22,7 @@
 #include <iostream>
 #include <iterator>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tests/testing/elf_writer.hpp"
@@ -30,16 +31,22 @@ namespace {
 
 namespace elf = tessera::compiler::elf;
 
-// The symbols of the source's TESSERA_DEVICE_KERNEL(symbol, …) lines.
+// The symbols of the source's TESSERA_DEVICE_KERNEL(symbol, …) and
+// TESSERA_DEVICE_SUPERVISED_KERNEL(symbol, …) lines.
 std::vector<std::string> device_entries(const std::string& text) {
-  const std::string macro = "TESSERA_DEVICE_KERNEL(";
   std::vector<std::string> symbols;
   std::size_t line = 0;
   while (line < text.size()) {
     std::size_t end = text.find('\n', line);
     if (end == std::string::npos) end = text.size();
     std::size_t at = text.find_first_not_of(" \t", line);
-    if (at < end && text.compare(at, macro.size(), macro) == 0) {
+    std::string_view macro;
+    for (const std::string_view name :
+         {std::string_view("TESSERA_DEVICE_KERNEL("),
+          std::string_view("TESSERA_DEVICE_SUPERVISED_KERNEL(")}) {
+      if (at < end && text.compare(at, name.size(), name) == 0) macro = name;
+    }
+    if (!macro.empty()) {
       at += macro.size();
       std::size_t stop = at;
       while (stop < end &&

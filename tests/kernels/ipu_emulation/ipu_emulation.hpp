@@ -20,12 +20,21 @@
 //                     and the device sources' conversions;
 //   uint2             two u32 lanes, 8 bytes (ld64/st64 payloads);
 //   ipu::load_postinc(&p, n)       *p, then p += n elements (ld64step …);
-//   ipu::store_postinc(&p, v, n)   *p = v, then p += n elements.
+//   ipu::store_postinc(&p, v, n)   *p = v, then p += n elements;
+//   ipu21::f16v2exp, ipu21::f16v2tanh   (kernels/device/ipu_f16_functions.hpp)
+//                     each lane the f16 nearest the exact function (below);
+//   ipu21:: matrix-unit instructions    (kernels/device/ipu_amp.hpp): a
+//                     model of the AMP, in ipu_amp_emulation.hpp.
 // Loads and stores go through memcpy: the host image is raw bytes.
 // Lane NaN payloads are whatever the host makes; the sources canonicalise.
 
+#include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #define TESSERA_IPU_EMULATION 1
 
@@ -35,6 +44,47 @@ namespace tessera::ipu_emulation {
 // checks that the fast paths really are the code the tests ran.
 inline std::uint64_t vector_loads = 0;
 inline std::uint64_t vector_stores = 0;
+
+// The tile memory a call's sources asked for (device_abi.hpp's TileMemory::
+// array reports each range through the hook a CallScope installs; an entry
+// of a source built with the emulation holds one while it runs): every
+// emulated load must lie inside a granted range, every store inside a
+// writable one, or the emulation refuses it — the raw-pointer fast paths get
+// the check Array gives the portable part. Outside a call (the emulation's
+// own tests) nothing is checked.
+struct GrantedRange {
+  const std::uint8_t* first;
+  std::size_t bytes;
+  bool writable;
+};
+inline std::vector<GrantedRange> granted;
+inline bool in_call = false;
+
+inline void grant(const void* data, std::size_t bytes, bool writable) {
+  granted.push_back(GrantedRange{static_cast<const std::uint8_t*>(data), bytes, writable});
+}
+// One call of an entry (device_abi.hpp's and supervised_entry.hpp's host
+// entries hold one while they run): installs `grant` as the hook.
+struct CallScope {
+  using Hook = void (*)(const void*, std::size_t, bool);
+  explicit CallScope(Hook& hook) : hook_(hook) {
+    granted.clear();
+    in_call = true;
+    hook_ = &grant;
+  }
+  ~CallScope() {
+    in_call = false;
+    hook_ = nullptr;
+  }
+  CallScope(const CallScope&) = delete;
+  CallScope& operator=(const CallScope&) = delete;
+
+ private:
+  Hook& hook_;
+};
+// Throws (the harness reports it as the source's fault) when [at, at + bytes)
+// is not inside one granted range (ipu_amp_emulation.hpp).
+inline void check_access(const void* at, std::size_t bytes, bool write);
 
 template <typename Lane, unsigned N>
 struct Vector {
@@ -99,6 +149,7 @@ static_assert(sizeof(float2) == 8 && sizeof(half2) == 4 && sizeof(half4) == 8 &&
 namespace ipu {
 template <typename T>
 T load_postinc(const T** pointer, int stride) {
+  ::tessera::ipu_emulation::check_access(*pointer, sizeof(T), false);
   T value;
   std::memcpy(&value, *pointer, sizeof(T));
   *pointer += stride;
@@ -107,8 +158,44 @@ T load_postinc(const T** pointer, int stride) {
 }
 template <typename T>
 void store_postinc(T** pointer, T value, int stride) {
+  ::tessera::ipu_emulation::check_access(*pointer, sizeof(T), true);
   std::memcpy(*pointer, &value, sizeof(T));
   *pointer += stride;
   ++::tessera::ipu_emulation::vector_stores;
 }
 }  // namespace ipu
+
+// The f16 transcendentals (kernels/device/ipu_f16_functions.hpp): each lane
+// the f16 nearest the exact e^x / tanh x of the lane's value — computed in
+// FP64 by the host's libm (within an ulp of FP64, 2^-42 of an f16 step) and
+// narrowed once by the compiler's FP64 → _Float16 conversion (round to
+// nearest even). That is the accuracy the kernels' bounds assume of the
+// instructions [INF: Graphcore does not document it]; NaN stays NaN (any
+// payload: the sources canonicalise), e^x overflows to +Inf.
+namespace tessera::ipu_emulation {
+inline std::uint64_t f16_function_lanes = 0;
+
+template <typename F>
+half2 each_lane(half2 x, F f) {
+  half2 out;
+  for (unsigned i = 0; i < 2; ++i) {
+    const _Float16 value =
+        static_cast<_Float16>(f(static_cast<double>(half_to_float(x.bits[i]))));
+    std::memcpy(&out.bits[i], &value, 2);
+  }
+  f16_function_lanes += 2;
+  return out;
+}
+}  // namespace tessera::ipu_emulation
+
+namespace ipu21 {
+inline half2 f16v2exp(half2 x) {
+  return ::tessera::ipu_emulation::each_lane(x, [](double v) { return std::exp(v); });
+}
+inline half2 f16v2tanh(half2 x) {
+  return ::tessera::ipu_emulation::each_lane(x, [](double v) { return std::tanh(v); });
+}
+}  // namespace ipu21
+
+// The matrix unit (the GEMM fast path): its own header, the same rules.
+#include "ipu_amp_emulation.hpp"
