@@ -3,6 +3,7 @@
 // the rules). Every function appends the operation's steps to the context's
 // program and allocates its results.
 
+#include <cstdint>
 #include <string>
 
 #include "compiler/lower/context.hpp"
@@ -20,7 +21,11 @@ namespace tessera::compiler::lower {
 // merged into a few multicasts elsewhere). An operand that only gains
 // leading axes of 1 (a [T, H] position embedding added to [1, T, H]) reads
 // each element once: it is read where it is, since gathering it would put
-// the whole tensor on one tile. Anything else is read where it is too.
+// the whole tensor on one tile. So is an operand larger than
+// kMaxGatheredBroadcastBytes (a [T, H] position embedding added to [B, T, H]:
+// its rows are whole runs where they lie, and 1.7 MB fits no tile). Anything
+// else is read where it is too.
+inline constexpr std::uint64_t kMaxGatheredBroadcastBytes = 64 * 1024;
 const Storage& gathered_broadcast(LoweringContext& context, ValueId input, const TensorType& type,
                                   const Storage& out, OpId id, std::uint32_t provenance);
 

@@ -218,7 +218,8 @@ const Storage& gathered_broadcast(LoweringContext& context, ValueId input, const
     return count;
   };
   const bool read_once = element_count(in_type.shape) == element_count(type.shape);
-  if (read_once || tiles(source) <= 1) return source;
+  const bool too_large = element_count(in_type.shape) * element_bytes(in_type) > kMaxGatheredBroadcastBytes;
+  if (read_once || too_large || tiles(source) <= 1) return source;
   const TensorPlacement one{default_layout(in_type, 1), {out.resolved.shards.front().tile}};
   const Storage& gathered = context.scratch_at(
       in_type, one, fmt::format("{} gathered for op {}", format_value(input), id.index),

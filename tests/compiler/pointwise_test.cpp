@@ -81,6 +81,22 @@ TEST(Pointwise, AddGathersASpreadBroadcastOperandOnceForItsResultTiles) {
   }
 }
 
+// SigLIP's position embedding at batch 2: a [T, H] operand added to
+// [2, T, H] is read twice, but gathered on one tile it would not fit
+// (480 KB here against a tile's ~425 KB of interleaved memory; so400m's is
+// 1.7 MB). Above lower::kMaxGatheredBroadcastBytes it is read where it lies.
+TEST(Pointwise, ALargeBroadcastOperandIsReadWhereItLies) {
+  Graph g;
+  const ValueId a = g.host_input("a", DType::kF32, {2, 400, 300});
+  const ValueId b = g.parameter("b", DType::kF32, {400, 300});
+  g.host_output("y", g.add(a, b));
+  const lower::Program program = lower::lower_graph(g, {.tiles = 64});
+  for (const lower::Buffer& buffer : program.buffers) {
+    EXPECT_EQ(buffer.name.find("gathered"), std::string::npos) << buffer.name;
+  }
+  expect_reference(g, 64);
+}
+
 const std::vector<Shape> kShapes = {{1},      {12},     {13},         {71, 72},
                                     {80, 13}, {129, 1}, {3, 13, 71}, {2, 12, 129}};
 
