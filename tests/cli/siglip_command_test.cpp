@@ -117,19 +117,53 @@ TEST_F(SiglipCommand, EverySubcommandHasHelp) {
   EXPECT_NE(unknown.err.find("unknown subcommand 'train'"), std::string::npos) << unknown.err;
 }
 
-// Precisions are checked before any file is read; f8 says what it still needs.
+// Precisions are checked before any file is read.
 TEST_F(SiglipCommand, CompileAndRunRefuseAnUnknownPrecisionClearly) {
   for (const char* sub : {"compile", "run"}) {
-    const auto f8 = run_tessera({"siglip", sub, "--model", model_, "--precision", "f8", "-o",
-                                 scratch_.path("out")});
-    EXPECT_EQ(f8.exit_status, 2) << sub << f8.err;
-    EXPECT_NE(f8.err.find("--precision f8"), std::string::npos) << f8.err;
-    EXPECT_NE(f8.err.find("activation scale"), std::string::npos) << f8.err;
     const auto bad = run_tessera({"siglip", sub, "--model", model_, "--precision", "f64", "-o",
                                   scratch_.path("out")});
     EXPECT_EQ(bad.exit_status, 2) << sub;
-    EXPECT_NE(bad.err.find("--precision 'f64' is not one of f32, f16, f143"), std::string::npos)
+    EXPECT_NE(bad.err.find("--precision 'f64' is not one of f32, f16, f143, f8"), std::string::npos)
         << bad.err;
+  }
+}
+
+// f8 takes its activation scales from the model's quantization.json: a
+// model without one (or quantized without calibration) is one line naming
+// what is missing and how to get it, from compile before the compiler
+// starts and from run before a weight is read.
+TEST_F(SiglipCommand, F8WithoutActivationScalesSaysToQuantizeWithCalibration) {
+  ASSERT_EQ(make_model().exit_status, 0);
+  const std::vector<std::vector<std::string>> commands = {
+      {"siglip", "compile", "--model", model_, "--precision", "f8", "-o",
+       scratch_.path("x.ipuexe")},
+      {"siglip", "run", "--model", model_, "--precision", "f8", "--pixels", pixels_}};
+  for (const auto& command : commands) {
+    const auto refused = run_tessera(command);
+    EXPECT_EQ(refused.exit_status, 1) << refused.err;
+    EXPECT_NE(refused.err.find(model_ +
+                               " has no quantization.json, so no activation scales: "
+                               "--precision f8 quantises each projection's input at the scale "
+                               "the quantizer chose from calibration inputs: run `tessera siglip "
+                               "quantize --model DIR --calibration PIXELS.npy`"),
+              std::string::npos)
+        << refused.err;
+    EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+  }
+  const std::string q = scratch_.path("q");
+  ASSERT_EQ(
+      run_tessera({"siglip", "quantize", "--model", model_, "--algorithm", "nearest", "-o", q})
+          .exit_status,
+      0);
+  for (auto command : commands) {
+    command[3] = q;
+    const auto refused = run_tessera(command);
+    EXPECT_EQ(refused.exit_status, 1) << refused.err;
+    EXPECT_NE(
+        refused.err.find(q + "/quantization.json: tensors.vision_model.encoder.layers.0."
+                             "self_attn.q_proj.weight: has no activation scale: --precision f8"),
+        std::string::npos)
+        << refused.err;
   }
 }
 

@@ -96,6 +96,8 @@ TEST(SiglipFit, WeightBytesAreEveryParameterAtItsPrecision) {
     EXPECT_EQ(vision_weight_bytes(c, GraphPrecision::kF32), 4 * parameter_count(c));
     EXPECT_EQ(vision_weight_bytes(c, GraphPrecision::kF16), 2 * parameter_count(c));
     EXPECT_EQ(vision_weight_bytes(c, GraphPrecision::kF143), expected_f143_bytes(c));
+    // f8's weights are f143's: the activations are what it quantises.
+    EXPECT_EQ(vision_weight_bytes(c, GraphPrecision::kF8), expected_f143_bytes(c));
   }
   // The figures the docs quote.
   EXPECT_EQ(parameter_count(so400m()), 428'225'600u);
@@ -111,7 +113,7 @@ TEST(SiglipFit, WeightBytesAreWhatPackingProduces) {
   for (const SiglipVisionConfig& c : {testing::tiny_config(), no_head}) {
     const SiglipVisionWeights weights = random_weights(c, 3);
     for (const GraphPrecision p :
-         {GraphPrecision::kF32, GraphPrecision::kF16, GraphPrecision::kF143}) {
+         {GraphPrecision::kF32, GraphPrecision::kF16, GraphPrecision::kF143, GraphPrecision::kF8}) {
       std::uint64_t packed = 0;
       for (const auto& [name, bytes] : pack_vision_weights(weights, p)) packed += bytes.size();
       EXPECT_EQ(vision_weight_bytes(c, p), packed) << precision_name(p);
@@ -135,8 +137,9 @@ TEST(SiglipFit, FreeSramIsRegionOneLessTheActivationReserveOnEveryTile) {
   EXPECT_THROW((void)weight_memory(kAllTiles + 1), UsageError);
 }
 
-TEST(SiglipFit, So400mFitsAtF143ButNotAtF16) {
+TEST(SiglipFit, So400mFitsAtF143AndF8ButNotAtF16) {
   EXPECT_NO_THROW(require_weights_fit(so400m(), GraphPrecision::kF143, kAllTiles));
+  EXPECT_NO_THROW(require_weights_fit(so400m(), GraphPrecision::kF8, kAllTiles));
   EXPECT_EQ(precision_that_fits(so400m(), kAllTiles), GraphPrecision::kF143);
   for (const GraphPrecision p : {GraphPrecision::kF16, GraphPrecision::kF32}) {
     try {
