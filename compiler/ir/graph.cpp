@@ -228,7 +228,11 @@ ValueId Graph::convert(ValueId input, ElementType to) {
 }
 
 ValueId Graph::block_scale(ValueId codes, ValueId scales) {
-  return append(OpKind::kBlockScale, {codes, scales}, NoAttributes{})[0];
+  return append(OpKind::kBlockScale, {codes, scales}, BlockScaleAttributes{})[0];
+}
+
+ValueId Graph::block_scale_panels(ValueId codes, ValueId scales, std::uint32_t panels, Shape matrix) {
+  return append(OpKind::kBlockScale, {codes, scales}, BlockScaleAttributes{panels, std::move(matrix)})[0];
 }
 
 std::vector<ValueId> Graph::repeat(std::uint32_t count, const std::vector<ValueId>& carried,

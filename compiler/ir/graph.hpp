@@ -86,6 +86,9 @@ class Graph {
   ValueId convert(ValueId input, DType to) { return convert(input, ElementType{to, 0}); }
   // u8 codes [..., K, N] and i32 scales [..., ⌈K/64⌉, ⌈N/64⌉] → block-scaled f8f143.
   ValueId block_scale(ValueId codes, ValueId scales);
+  // The same from codes packed in weight panels (BlockScaleAttributes):
+  // codes [..., ⌈N/16⌉, ⌈K/m⌉, 16, m] with m = `panels` (16 or 32), matrix [K, N].
+  ValueId block_scale_panels(ValueId codes, ValueId scales, std::uint32_t panels, Shape matrix);
 
   // ---- Reading ------------------------------------------------------------------
   // GraphError for an id that is not in the graph.

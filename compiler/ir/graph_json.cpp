@@ -327,20 +327,28 @@ class Reader {
         read_repeat(op, path, nesting);
         return;
       case OpKind::kMatmul:
-      case OpKind::kMul:
-      case OpKind::kBlockScale: {
+      case OpKind::kMul: {
         object(op, path, {"op", "inputs", "result"}, {});
         const auto inputs = input(2);
         result(build(path, [&] {
-          switch (*kind) {
-            case OpKind::kMatmul:
-              return graph_.matmul(inputs[0], inputs[1]);
-            case OpKind::kMul:
-              return graph_.mul(inputs[0], inputs[1]);
-            default:
-              return graph_.block_scale(inputs[0], inputs[1]);
-          }
+          return *kind == OpKind::kMatmul ? graph_.matmul(inputs[0], inputs[1]) : graph_.mul(inputs[0], inputs[1]);
         }));
+        return;
+      }
+      case OpKind::kBlockScale: {
+        object(op, path, {"op", "inputs", "result"}, {"panels", "matrix"});
+        const auto inputs = input(2);
+        if (op.contains("panels") != op.contains("matrix")) {
+          fail(path, fmt::format("missing key \"{}\": \"panels\" and \"matrix\" go together",
+                                 op.contains("panels") ? "matrix" : "panels"));
+        }
+        if (!op.contains("panels")) {
+          result(build(path, [&] { return graph_.block_scale(inputs[0], inputs[1]); }));
+          return;
+        }
+        const std::uint32_t panels = u32(op.at("panels"), join(path, "panels"));
+        Shape matrix = shape(op.at("matrix"), join(path, "matrix"));
+        result(build(path, [&] { return graph_.block_scale_panels(inputs[0], inputs[1], panels, std::move(matrix)); }));
         return;
       }
       case OpKind::kGelu: {
@@ -527,6 +535,11 @@ Json operation_json(const Graph& graph, OpId id) {
         } else if constexpr (std::is_same_v<T, ConvertAttributes>) {
           out["dtype"] = std::string(schema::dtype_name(attributes.to.dtype));
           if (attributes.to.dtype == DType::kF8F143) out["scale"] = attributes.to.scale;
+        } else if constexpr (std::is_same_v<T, BlockScaleAttributes>) {
+          if (attributes.panels != 0) {
+            out["panels"] = attributes.panels;
+            out["matrix"] = attributes.matrix;
+          }
         } else if constexpr (std::is_same_v<T, RepeatAttributes>) {
           const std::span<const ValueId> inputs(op.inputs);
           out["count"] = attributes.count;

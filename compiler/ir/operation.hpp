@@ -75,7 +75,7 @@ inline constexpr OpKind kLastOpKind = OpKind::kBlockScale;
 
 // ---- Attributes, one struct per family of operations ---------------------------
 
-// copy, add, mul, matmul, block_scale.
+// copy, add, mul, matmul.
 struct NoAttributes {
   friend bool operator==(const NoAttributes&, const NoAttributes&) = default;
 };
@@ -169,10 +169,23 @@ struct ConvertAttributes {
   friend bool operator==(const ConvertAttributes&, const ConvertAttributes&) = default;
 };
 
+// block_scale: how the codes hold the [K, N] matrix. panels = 0: row-major,
+// codes [..., K, N]. panels = m (16 or 32): the AMP's weight panels B_m×16
+// of the whole matrix, as the host packs them for the device
+// (kernels/amp_layout.hpp weight_offset with inner = K padded to m): codes
+// [..., ⌈N/16⌉, ⌈K/m⌉, 16, m], and `matrix` = [K, N] gives the logical
+// extents the padding hides; every padding code is 0.
+struct BlockScaleAttributes {
+  std::uint32_t panels = 0;
+  Shape matrix;  // [K, N] when panels > 0, else empty
+  friend bool operator==(const BlockScaleAttributes&, const BlockScaleAttributes&) = default;
+};
+
 using Attributes = std::variant<NoAttributes, BindingAttributes, SliceAttributes, ConcatAttributes,
                                 ShapeAttributes, TransposeAttributes, ReduceAttributes,
                                 RepeatAttributes, GeluAttributes, LayerNormAttributes,
-                                SoftmaxAttributes, AttentionAttributes, ConvertAttributes>;
+                                SoftmaxAttributes, AttentionAttributes, ConvertAttributes,
+                                BlockScaleAttributes>;
 
 // ---- Values, operations, blocks ------------------------------------------------
 

@@ -68,6 +68,10 @@ class Printer {
             return fmt::format(" axis {}", attributes.axis);
           } else if constexpr (std::is_same_v<T, AttentionAttributes>) {
             return fmt::format(" scale {}", attributes.scale);
+          } else if constexpr (std::is_same_v<T, BlockScaleAttributes>) {
+            return attributes.panels == 0 ? std::string()
+                                          : fmt::format(" panels {} matrix {}", attributes.panels,
+                                                        format_shape(attributes.matrix));
           } else if constexpr (std::is_same_v<T, ShapeAttributes>) {
             // reshape and broadcast_to: the target is the result type.
             return op.results.empty() ? fmt::format(" to {}", format_shape(attributes.shape)) : "";

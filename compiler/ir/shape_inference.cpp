@@ -363,26 +363,53 @@ TensorType infer_convert(const TensorType& input, const ConvertAttributes& conve
   return TensorType{to, input.shape};
 }
 
-TensorType infer_block_scale(std::span<const TensorType> inputs) {
+TensorType infer_block_scale(std::span<const TensorType> inputs, const BlockScaleAttributes& packing) {
   expect_inputs(inputs, 2);
   const TensorType& codes = inputs[0];
   const TensorType& scales = inputs[1];
-  if (codes.element != ElementType{DType::kU8, 0} || codes.shape.size() < 2) {
-    fail(fmt::format("codes are u8 [..., K, N] (F143 bit patterns), not {}", format_type(codes)));
+  std::uint32_t k = 0, n = 0;
+  Shape lead;
+  if (packing.panels == 0) {
+    if (!packing.matrix.empty()) fail("a matrix shape is given only with panels");
+    if (codes.element != ElementType{DType::kU8, 0} || codes.shape.size() < 2) {
+      fail(fmt::format("codes are u8 [..., K, N] (F143 bit patterns), not {}", format_type(codes)));
+    }
+    k = codes.shape[codes.shape.size() - 2];
+    n = codes.shape[codes.shape.size() - 1];
+    lead.assign(codes.shape.begin(), codes.shape.end() - 2);
+  } else {
+    const std::uint32_t m = packing.panels;
+    if (m != 16 && m != 32) fail(fmt::format("panels of {} inner values: the weight panels hold 16 or 32", m));
+    if (packing.matrix.size() != 2 || packing.matrix[0] == 0 || packing.matrix[1] == 0) {
+      fail(fmt::format("matrix {} is not a [K, N] of positive extents", format_shape(packing.matrix)));
+    }
+    k = packing.matrix[0];
+    n = packing.matrix[1];
+    if (codes.element != ElementType{DType::kU8, 0} || codes.shape.size() < 4) {
+      fail(fmt::format("panel codes are u8 [..., ⌈N/16⌉, ⌈K/{}⌉, 16, {}], not {}", m, m, format_type(codes)));
+    }
+    lead.assign(codes.shape.begin(), codes.shape.end() - 4);
+    Shape wanted_codes = lead;
+    for (const std::uint32_t extent : {(n + 15) / 16, (k + m - 1) / m, 16u, m}) wanted_codes.push_back(extent);
+    if (codes.shape != wanted_codes) {
+      fail(fmt::format("a [{}, {}] matrix in panels of {} × 16 is codes {}, not {}", k, n, m,
+                       format_shape(wanted_codes), format_shape(codes.shape)));
+    }
   }
-  const std::size_t rank = codes.shape.size();
-  const std::uint32_t k = codes.shape[rank - 2], n = codes.shape[rank - 1];
-  Shape expected(codes.shape.begin(), codes.shape.end() - 2);
+  Shape expected = lead;
   expected.push_back((k + kernels::f143::kBlockRows - 1) / kernels::f143::kBlockRows);
   expected.push_back((n + kernels::f143::kBlockColumns - 1) / kernels::f143::kBlockColumns);
   const TensorType wanted{{DType::kI32, 0}, expected};
   if (scales != wanted) {
     fail(fmt::format("codes {} have {} × {} blocks of {} × {}, so the scales must be {}, not {}",
-                     format_type(codes), expected[rank - 2], expected[rank - 1],
+                     format_type(codes), expected[expected.size() - 2], expected[expected.size() - 1],
                      kernels::f143::kBlockRows, kernels::f143::kBlockColumns, format_type(wanted),
                      format_type(scales)));
   }
-  return TensorType{kBlockScaledF8, codes.shape};
+  Shape result = lead;
+  result.push_back(k);
+  result.push_back(n);
+  return TensorType{kBlockScaledF8, result};
 }
 
 }  // namespace
@@ -522,8 +549,7 @@ std::vector<TensorType> infer_result_types(OpKind kind, std::span<const TensorTy
       expect_inputs(inputs, 1);
       return {infer_convert(inputs[0], attributes_of<ConvertAttributes>(kind, attributes))};
     case OpKind::kBlockScale:
-      (void)attributes_of<NoAttributes>(kind, attributes);
-      return {infer_block_scale(inputs)};
+      return {infer_block_scale(inputs, attributes_of<BlockScaleAttributes>(kind, attributes))};
   }
   fail(fmt::format("unknown operation kind {}", static_cast<unsigned>(kind)));
 }

@@ -42,6 +42,9 @@
 //   block_scale            codes u8 [..., K, N] and scales i32 [..., ⌈K/64⌉, ⌈N/64⌉] (the same
 //                          leading axes) → block-scaled f8f143 [..., K, N]. That each scale is
 //                          in [−32, 31] is data: the reference checks it when it evaluates.
+//                          With panels m (16 or 32) and matrix [K, N]: codes u8 [...,
+//                          ⌈N/16⌉, ⌈K/m⌉, 16, m] (BlockScaleAttributes); that the padding
+//                          codes are 0 is data too.
 // Data movement (copy … broadcast_to) accepts every dtype and keeps the f8 scale, but refuses
 // block-scaled values: their 64 × 64 scale grid would not follow the moved codes. A
 // block-scaled value is consumed by matmul (as b), convert and repeat only.

@@ -91,6 +91,9 @@ class LoweringContext {
   struct BlockScaled {
     const Storage* codes = nullptr;
     const Storage* scales = nullptr;
+    // How the codes hold each [K, N] matrix (BlockScaleAttributes::panels):
+    // 0 row-major, m = 16 or 32 the weight panels B_m×16.
+    std::uint32_t panels = 0;
   };
   void bind_block_scaled(ValueId value, BlockScaled held) { block_scaled_[value] = held; }
   // nullptr when `value` has none bound.

@@ -130,6 +130,10 @@ class GemmLowering {
     problem.columns = n_;
     problem.tiles = context_.layouts().tiles();
     problem.a_homes = context_.gemm_a_homes();
+    if (family_ == GemmFamily::kF16ExpandedF143) {
+      const LoweringContext::BlockScaled* held = context_.block_scaled(op.inputs[1]);
+      problem.panel_weights = held != nullptr && held->panels != 0;
+    }
     try {
       plan_ = plan::plan_gemm(problem);
     } catch (const UsageError& e) {
@@ -151,6 +155,12 @@ class GemmLowering {
       }
       codes_ = held->codes;
       scales_ = held->scales;
+      panels_ = held->panels;
+      if (panels_ != 0 && panels_ != format_.pass) {
+        throw LoweringError(fmt::format(
+            "{}: weights {} come in panels of {} inner values, but the {} GEMM reads panels of {}",
+            described_, format_value(op.inputs[1]), panels_, format_.name, format_.pass));
+      }
     } else {
       b_ = &context_.storage(op.inputs[1]);
     }
@@ -361,9 +371,12 @@ class GemmLowering {
     // constant's zeros. f16 blocks are written whole by the rearrange.
     packed_buffer_ = add_buffer_on("packed B", packed_bytes, family_ == GemmFamily::kF32);
     if (expanded()) program_.buffers[packed_buffer_].alignment = kExpandedWeightAlignment;
-    if (family_ != GemmFamily::kF32) staging_buffer_ = add_buffer_on("B row-major", staging_bytes, false);
+    if (family_ != GemmFamily::kF32 && panels_ == 0) {
+      staging_buffer_ = add_buffer_on("B row-major", staging_bytes, false);
+    }
     if (expanded()) {
-      codes_buffer_ = add_buffer_on("B codes row-major (zero padded)", codes_bytes, false);
+      codes_buffer_ = add_buffer_on(panels_ == 0 ? "B codes row-major (zero padded)" : "B codes in panels (zero padded)",
+                                    codes_bytes, false);
     }
     // One word per scale block a home's weight blocks meet (sized below).
     if (expanded()) scales_buffer_ = add_buffer_on("B scales", {}, false);
@@ -375,6 +388,10 @@ class GemmLowering {
     for (const WeightKey* key : order) {
       const WeightBlock& block = packed_.at(*key);
       const std::uint32_t inner = call_inner(block.extent);
+      if (panels_ != 0) {
+        pack_panels(*key, block, inner, moves, scale_moves, scale_words, compute[block.home]);
+        continue;
+      }
       const std::uint32_t stride = staging_stride(block.columns);
       Index index = key->lead;
       index.resize(key->lead.size() + 2);
@@ -793,11 +810,88 @@ class GemmLowering {
     std::uint32_t slot = 0, extent = 0, columns = 0;
   };
   std::map<WeightKey, WeightBlock> packed_;
+
+  // One weight block from codes the host packed in weight panels
+  // (BlockScaleAttributes::panels = m = the family's pass): panel (column
+  // group G, inner group P) of the product's matrix is 16·m contiguous codes
+  // at [lead…, G, P, 0, 0], and the block's B_m×16 order is its column groups
+  // one after another, each its K panels in order — so the block arrives as
+  // one run of panels per column group (no element moves), and since an
+  // expansion keeps the order, expanding the codes in place gives the packed
+  // f16 block: no rearrange. Column groups past N stay the staging's zeros
+  // (zero_codes_staging); K padding codes are 0 by the attribute's rule.
+  // One expand call per column group and 64-deep run of K (one scale block).
+  void pack_panels(const WeightKey& key, const WeightBlock& block, std::uint32_t inner, MoveLowering& moves,
+                   MoveLowering& scale_moves, std::map<LogicalTile, std::map<Index, std::uint32_t>>& scale_words,
+                   std::vector<KernelRun>& runs) {
+    const std::uint32_t m = panels_;
+    const std::uint32_t panel = kernels::amp::kPanelColumns * m;  // codes per panel
+    const std::uint32_t inner_panels = inner / m;
+    const std::uint32_t groups = plan_.choice.block_columns / kernels::amp::kPanelColumns;
+    const std::uint32_t real_groups = (block.columns + kernels::amp::kPanelColumns - 1) / kernels::amp::kPanelColumns;
+    const std::uint64_t base = block.slot * std::uint64_t{codes_slot_};
+    const auto scale_word = [&](std::uint64_t k_block, std::uint64_t n_block) {
+      Index at = key.lead;
+      at.push_back(k_block);
+      at.push_back(n_block);
+      auto& words = scale_words[block.home];
+      const auto [found, added] = words.emplace(at, static_cast<std::uint32_t>(words.size()));
+      if (added) {
+        scale_moves.move(Location{block.home, scales_buffer_, u32(found->second * std::uint64_t{4}, "scale offset")},
+                         scales_->location(at));
+      }
+      return u32(found->second * std::uint64_t{4}, "scale offset");
+    };
+    const std::uint64_t last_n_block = (std::uint64_t{key.column_begin} + block.columns - 1) / kScaleBlock;
+    for (std::uint32_t g = 0; g < groups; ++g) {
+      const std::uint64_t group_codes = base + std::uint64_t{g} * inner_panels * panel;
+      if (g < real_groups) {
+        // The group's panels [k0/m, k0/m + inner_panels) are contiguous in
+        // the codes; a run per stretch inside one shard (small matrices may
+        // cut a panel itself over tiles).
+        const std::uint64_t bytes = std::uint64_t{inner_panels} * panel;
+        Index index = key.lead;
+        index.resize(key.lead.size() + 4);
+        index[key.lead.size()] = key.column_begin / kernels::amp::kPanelColumns + g;
+        for (std::uint64_t at = 0; at < bytes;) {
+          index[key.lead.size() + 1] = key.k0 / m + at / panel;
+          index[key.lead.size() + 2] = at % panel / m;
+          index[key.lead.size() + 3] = at % m;
+          const Storage::Run in = codes_->run(index);
+          const std::uint64_t run = std::min<std::uint64_t>(in.elements, bytes - at);
+          moves.move_run(Location{block.home, codes_buffer_, u32(group_codes + at, "codes offset")}, in.location,
+                         u32(run, "codes run"));
+          at += run;
+        }
+      }
+      // Columns past N expand zeros: any scale of the block gives them.
+      const std::uint64_t n_block =
+          std::min<std::uint64_t>((std::uint64_t{key.column_begin} + g * kernels::amp::kPanelColumns) / kScaleBlock,
+                                  last_n_block);
+      for (std::uint32_t p = 0; p < inner_panels;) {
+        const std::uint64_t k = std::uint64_t{key.k0} + std::uint64_t{p} * m;
+        const auto end = static_cast<std::uint32_t>(
+            std::min<std::uint64_t>(inner_panels, ((k / kScaleBlock + 1) * kScaleBlock - key.k0) / m));
+        const std::uint64_t element = group_codes - base + std::uint64_t{p} * panel;
+        runs.push_back(KernelRun{
+            std::string(kernels::kExpandF143ToF16),
+            {{2, packed_buffer_, u32(block.slot * std::uint64_t{packed_slot_} + element * 2, "expand offset")},
+             {3, codes_buffer_, u32(base + element, "codes offset")}},
+            {{4, u32(std::uint64_t{end - p} * panel, "expand count")}},
+            provenance_,
+            {{5, scales_buffer_, scale_word(k / kScaleBlock, n_block)}}});
+        p = end;
+      }
+    }
+  }
+
   BufferId packed_buffer_ = 0, staging_buffer_ = 0, codes_buffer_ = 0, scales_buffer_ = 0;
   std::uint32_t packed_slot_ = 0, staging_slot_ = 0, codes_slot_ = 0;
   const Storage* codes_ = nullptr;
   const Storage* scales_ = nullptr;
   BufferId output_ = 0, partials_ = 0;
+  // The weights' codes in panels of this many inner values (0: row-major).
+  std::uint32_t panels_ = 0;
 };
 
 }  // namespace
@@ -825,7 +919,8 @@ void lower_matmul(LoweringContext& context, OpId id, const std::string& describe
       }
     }
     context.bind_block_scaled(scaled, {&context.storage(graph.operation(id).inputs[0]),
-                                       &context.storage(graph.operation(id).inputs[1])});
+                                       &context.storage(graph.operation(id).inputs[1]),
+                                       std::get<BlockScaleAttributes>(graph.operation(id).attributes).panels});
     return;
   }
   GemmLowering(context, id, described).run();

@@ -171,6 +171,7 @@ void lower_repeat(LoweringContext& context, OpId id, const std::string& describe
             described, format_value(op.inputs[j])));
       }
       LoweringContext::BlockScaled held;
+      held.panels = std::get<BlockScaleAttributes>(graph.operation(*producer).attributes).panels;
       for (const std::size_t part : {std::size_t{0}, std::size_t{1}}) {
         const ValueId input = graph.operation(*producer).inputs[part];
         const Storage& sequence = entry_major(context, input, provenance, id, described);

@@ -102,7 +102,8 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
   // f16 and expanded F143 weights are staged row-major and rearranged (F143
   // as codes, expanded into the f16 staging first).
   const bool expanded = p.family == GemmFamily::kF16ExpandedF143;
-  const bool rearrange = (p.family == GemmFamily::kF16 || expanded) && p.pack_weights;
+  const bool panel_codes = expanded && p.panel_weights;
+  const bool rearrange = (p.family == GemmFamily::kF16 || expanded) && p.pack_weights && !panel_codes;
   const std::uint64_t left = kernels::gemm_left_bytes(p.family, plan.call_rows, call_inner);
   const std::uint64_t weights =
       kernels::gemm_weight_bytes(p.family, plan.call_rows, call_inner, c.block_columns);
@@ -115,14 +116,12 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
   // row-major staging for f16.
   const std::uint64_t packed_slot = kernels::amp::round_up(weights, expanded ? 16 : 8);
   const std::uint64_t staging_slot =
-      kernels::amp::round_up(mul(call_inner, c.block_columns) * 2, 8) +
+      (rearrange ? kernels::amp::round_up(mul(call_inner, c.block_columns) * 2, 8) : 0) +
       (expanded ? kernels::amp::round_up(mul(call_inner, c.block_columns), 8) : 0);
   const std::uint64_t weight_blocks =
       mul(mul(p.batch, mul(c.k_split, plan.inner_blocks)), plan.column_blocks);
   const std::uint64_t blocks_per_home = ceil_div(weight_blocks, plan.tiles_used);
-  if (p.pack_weights) {
-    plan.scratch_bytes += mul(blocks_per_home, packed_slot + (rearrange ? staging_slot : 0));
-  }
+  if (p.pack_weights) plan.scratch_bytes += mul(blocks_per_home, packed_slot + staging_slot);
   // The A blocks gathered on homes (a_block_has_home): a wave's homes are
   // its row blocks' full-panel K blocks, about inner_blocks / column_blocks
   // per tile.
@@ -137,9 +136,17 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
   const std::uint64_t b_words = ceil_div(mul(mul(call_inner, c.block_columns), f.weight_bytes), 4);
   const std::uint64_t call = kernels::gemm_cycles(p.family, plan.call_rows, call_inner, c.block_columns);
   if (p.pack_weights) {
-    const std::uint64_t pack =
+    std::uint64_t pack =
         rearrange ? kernels::rearrange_block_major_cycles(mul(call_inner, c.block_columns)) : 0;
-    plan.packing_cycles = mul(blocks_per_home, b_words + pack) + kExchangePhaseCycles;
+    // Expanded F143 arrives as codes (a byte each), expanded one call per
+    // 16-column group and 64-deep scale block (lower/matmul.cpp).
+    std::uint64_t received = b_words;
+    if (expanded) {
+      received = ceil_div(mul(call_inner, c.block_columns), 4);
+      const std::uint64_t depth = std::min<std::uint64_t>(call_inner, 64);
+      pack += mul(mul(c.block_columns / 16, ceil_div(call_inner, 64)), kernels::f143_convert_cycles(depth * 16));
+    }
+    plan.packing_cycles = mul(blocks_per_home, received + pack) + kExchangePhaseCycles;
   }
   const std::uint64_t steps = mul(plan.waves, plan.inner_blocks);
   plan.compute_cycles = mul(steps, call);

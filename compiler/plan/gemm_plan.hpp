@@ -62,11 +62,16 @@ struct GemmProblem {
   // The weights arrive row-major and the GEMM packs each distinct weight
   // block once into B_m×16 on its home tile before the waves (the lowering's
   // way today; f16 through tessera_rearrange_block_major_f16, expanded F143
-  // as codes expanded into that f16 staging first — the expand calls are not
-  // in the packing cycles yet); false models
+  // as codes expanded into that f16 staging first, or straight into the
+  // packed block from panel codes: panel_weights); false models
   // weights already packed by the host (the prior art's resident,
   // block-major weights).
   bool pack_weights = true;
+  // Expanded F143 weights whose codes the host packed in weight panels
+  // (BlockScaleAttributes::panels): each home receives a block's codes as a
+  // few runs of whole panels and expands them in place into the packed f16
+  // block — no row-major staging, no rearrange.
+  bool panel_weights = false;
   // Whether the A blocks go through homes (GemmChoice::a_homes): nullopt
   // lets the model choose; a value is preferred over every plan without it
   // (kept when no such plan exists, as homes need two column blocks), so

@@ -9,6 +9,7 @@
 #include "kernels/f143.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/half.hpp"
+#include "kernels/weight_panels.hpp"
 #include "support/checked.hpp"
 #include "support/error.hpp"
 
@@ -174,25 +175,21 @@ std::uint32_t scale_blocks(std::uint32_t extent, std::uint32_t block) {
   return (extent + block - 1) / block;
 }
 
-// The codes of a GEMM weight [K, N], with `leading` axes before them: u8
-// [..., K, N] row-major. The one owner of the codes' layout: the builder
-// declares it, vision_weight_bytes sums it and append_codes packs it.
-TensorType codes_type(const ParameterSpec& spec, const Shape& leading) {
-  Shape shape = leading;
-  shape.insert(shape.end(), spec.shape.begin(), spec.shape.end());
-  return TensorType{{DType::kU8}, shape};
-}
-
-// One [K, N] entry's row-major codes appended in codes_type's layout.
-void append_codes(std::span<const std::uint8_t> row_major, std::vector<std::uint8_t>& out) {
-  out.insert(out.end(), row_major.begin(), row_major.end());
+// The inner extent of the weight panels a GEMM weight's F143 codes come in
+// (block_scale's panels): 32, the native FP8 GEMM's passes, for the encoder
+// projections at f8 (the weights the quantizer rewrites, ParameterSpec::
+// source, whose inputs f8 converts to F143); 16, the expanded GEMM's, for
+// every other F143 weight. The one owner of the codes' layout: the builder
+// declares it, vision_weight_bytes sums it and pack_f143 packs it.
+unsigned code_panels(const ParameterSpec& spec, GraphPrecision precision) {
+  return precision == GraphPrecision::kF8 && spec.source ? 32 : 16;
 }
 
 // The graph parameters one spec becomes, with `leading` axes before its
-// shape: the spec's own, or at f143 and f8 a GEMM weight's codes (u8,
-// codes_type) and its block scales (i32, one per 64 × 64 block). The one
-// owner of the parameters' types: the builder declares these and
-// vision_weight_bytes sums them.
+// shape: the spec's own, or at f143 and f8 a GEMM weight's codes (u8, packed
+// in weight panels of code_panels: kernels/weight_panels.hpp) and its block
+// scales (i32, one per 64 × 64 block). The one owner of the parameters'
+// types: the builder declares these and vision_weight_bytes sums them.
 std::vector<std::pair<std::string, TensorType>> parameter_types(const ParameterSpec& spec,
                                                                  const Shape& leading,
                                                                  GraphPrecision precision) {
@@ -204,7 +201,12 @@ std::vector<std::pair<std::string, TensorType>> parameter_types(const ParameterS
   Shape scales = leading;
   scales.push_back(scale_blocks(spec.shape[0], kernels::f143::kBlockRows));
   scales.push_back(scale_blocks(spec.shape[1], kernels::f143::kBlockColumns));
-  return {{codes_name(spec.name), codes_type(spec, leading)},
+  Shape panels = leading;
+  panels.push_back(scale_blocks(spec.shape[1], kernels::amp::kPanelColumns));
+  panels.push_back(scale_blocks(spec.shape[0], code_panels(spec, precision)));
+  panels.push_back(kernels::amp::kPanelColumns);
+  panels.push_back(code_panels(spec, precision));
+  return {{codes_name(spec.name), TensorType{{DType::kU8}, panels}},
           {scales_name(spec.name), TensorType{{DType::kI32}, scales}}};
 }
 
@@ -254,13 +256,14 @@ class Builder {
   ValueId param(const std::string& name) const { return parameters_.at(name); }
 
   // The spec's parameter with `leading` axes before its shape: a plain one,
-  // or at f143 and f8 a GEMM weight's codes and block scales joined by
+  // or at f143 and f8 a GEMM weight's panel codes and block scales joined by
   // block_scale.
   ValueId parameter(const ParameterSpec& spec, const Shape& leading) {
     auto types = parameter_types(spec, leading, precision_);
     if (types.size() == 1) return g_.parameter(std::move(types[0].first), std::move(types[0].second));
     const ValueId codes = g_.parameter(std::move(types[0].first), std::move(types[0].second));
-    return g_.block_scale(codes, g_.parameter(std::move(types[1].first), std::move(types[1].second)));
+    return g_.block_scale_panels(codes, g_.parameter(std::move(types[1].first), std::move(types[1].second)),
+                                 code_panels(spec, precision_), spec.shape);
   }
 
   ValueId to_f32(Graph& graph, ValueId v) const {
@@ -393,8 +396,9 @@ struct Packing {
   std::map<const FloatTensor*, std::string> names;
 };
 
-// A GEMM weight, `entries` of [K, N] one after the other, as F143 codes and
-// i32 block scales. An entry the quantizer rewrote takes its recorded scales
+// A GEMM weight, `entries` of [K, N] one after the other, as F143 codes in
+// weight panels (kernels/weight_panels.hpp, code_panels deep) and i32 block
+// scales. An entry the quantizer rewrote takes its recorded scales
 // and the codes read_quantization encoded at them (exactly the quantizer's:
 // its weights lie on that grid); any other has its scales chosen from its
 // own values by the one F143 rule, kernels::f143::BlockScales::choose.
@@ -421,13 +425,18 @@ void pack_f143(const ParameterSpec& spec, const std::vector<float>& values, std:
                                            recorded.scales.inner(), recorded.scales.columns(),
                                            recorded.codes.size(), k, n));
       }
-      append_codes(recorded.codes, codes);
+      const auto panels =
+          kernels::amp::to_weight_panels<std::uint8_t>(recorded.codes, k, n, code_panels(spec, packing.precision));
+      codes.insert(codes.end(), panels.begin(), panels.end());
       append_scales(recorded.scales, scales);
       continue;
     }
     const std::span<const float> one(values.data() + e * entry, entry);
     const auto block_scales = kernels::f143::BlockScales::choose(one, k, n);
-    append_codes(kernels::f143::encode(one, block_scales), codes);
+    const std::vector<std::uint8_t> encoded = kernels::f143::encode(one, block_scales);
+    const auto panels =
+        kernels::amp::to_weight_panels<std::uint8_t>(encoded, k, n, code_panels(spec, packing.precision));
+    codes.insert(codes.end(), panels.begin(), panels.end());
     append_scales(block_scales, scales);
   }
 }

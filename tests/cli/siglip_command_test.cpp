@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernels/weight_panels.hpp"
 #include "models/siglip/compare.hpp"
 #include "models/siglip/graph.hpp"
 #include "models/siglip/image_processor.hpp"
@@ -451,7 +452,7 @@ TEST_F(SiglipCommand, WeightsThatDoNotFitAreOneLineWithTheBytesNeededAndFree) {
   const std::string so400m_f16 =
       so400m + ": the weights at f16 need 856451200 bytes, but 1472 tiles have 528954368 bytes of "
                "SRAM free for weights (359344 per tile after code, exchange rows and activations): "
-               "--precision f143 would fit (429898576 bytes)\n";
+               "--precision f143 would fit (429903184 bytes)\n";
   struct Case {
     std::vector<std::string> args;
     std::string expected;
@@ -465,7 +466,7 @@ TEST_F(SiglipCommand, WeightsThatDoNotFitAreOneLineWithTheBytesNeededAndFree) {
       // The budget is the tiles the model is spread over.
       {{"compile", "--model", so400m, "--precision", "f143", "--tiles", "1000", "-o",
         scratch_.path("x.ipuexe")},
-       "the weights at f143 need 429898576 bytes, but 1000 tiles have 359344000 bytes"},
+       "the weights at f143 need 429903184 bytes, but 1000 tiles have 359344000 bytes"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> args = {"siglip"};
@@ -542,17 +543,23 @@ TEST_F(SiglipCommand, PackingAQuantizedModelAtF143GivesTheQuantizersCodesAndScal
         if (free_choice != bound) ++rescaled;
         chosen_scales.push_back(free_choice);
       }
-      for (std::size_t k = 0; k < in; ++k) {  // the package's codes are [K, N] row-major
-        for (std::size_t n = 0; n < out; ++n, ++code_at) {
+      // The package's codes are [K, N] in 16-deep weight panels
+      // (kernels/weight_panels.hpp), padding zero.
+      const std::uint64_t inner = kernels::amp::padded_inner(in, 16);
+      const std::uint64_t layer_codes = kernels::amp::weight_panels_elements(in, out, 16);
+      for (std::size_t k = 0; k < in; ++k) {
+        for (std::size_t n = 0; n < out; ++n) {
+          const std::size_t at = code_at + kernels::amp::weight_offset(k, n, inner, 16);
           const int scale = block_scales[(k / 64) * n_blocks + n / 64];
           const float value = w.values[n * in + k];
-          ASSERT_EQ(codes.at(code_at), siglip::testing::naive_encode(value, scale)) << k << ", " << n;
-          ASSERT_EQ(siglip::testing::naive_decode(codes[code_at], scale), value) << k << ", " << n;
+          ASSERT_EQ(codes.at(at), siglip::testing::naive_encode(value, scale)) << k << ", " << n;
+          ASSERT_EQ(siglip::testing::naive_decode(codes[at], scale), value) << k << ", " << n;
           const int chosen_scale = chosen_scales[(k / 64) * n_blocks + n / 64];
-          ASSERT_EQ(siglip::testing::naive_decode(chosen_codes.at(code_at), chosen_scale), value);
-          if (chosen_codes[code_at] != codes[code_at]) ++recoded;
+          ASSERT_EQ(siglip::testing::naive_decode(chosen_codes.at(at), chosen_scale), value);
+          if (chosen_codes[at] != codes[at]) ++recoded;
         }
       }
+      code_at += layer_codes;
     }
     EXPECT_EQ(code_at, codes.size());
     EXPECT_EQ(scale_at, scales.size());

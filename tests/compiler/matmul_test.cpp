@@ -16,8 +16,11 @@
 #include "compiler/lower/lower.hpp"
 #include "compiler/plan/gemm_plan.hpp"
 #include "kernels/amp_layout.hpp"
+#include "kernels/f143_kernels.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/half.hpp"
+#include "kernels/layout_kernels.hpp"
+#include "kernels/weight_panels.hpp"
 #include "schema/writer.hpp"
 #include "tests/compiler/graph_runner.hpp"
 #include "tests/testing/graph_reference.hpp"
@@ -287,6 +290,78 @@ TEST(Matmul, F16ByBlockScaledF143WeightsMatchesTheReference) {
     ASSERT_EQ(compiled.plans.size(), 1u);
     EXPECT_NE(compiled.plans[0].find("f16 (expanded F143 weights)"), std::string::npos) << compiled.plans[0];
   }
+}
+
+// The same weights with their codes packed by the host in 16-deep weight
+// panels (block_scale panels, kernels/weight_panels.hpp): gathered as runs of
+// whole panels and expanded in place, no rearrange.
+CompileResult check_panel_weights(const Shape& a_shape, const Shape& codes_shape, std::uint32_t tiles) {
+  SCOPED_TRACE(fmt::format("f16 [{}] · block-scaled panels of [{}] on {} tiles", fmt::join(a_shape, ", "),
+                           fmt::join(codes_shape, ", "), tiles));
+  const std::size_t rank = codes_shape.size();
+  const std::uint32_t k = codes_shape[rank - 2], n = codes_shape[rank - 1];
+  Shape panels_shape(codes_shape.begin(), codes_shape.end() - 2);
+  for (const std::uint32_t extent : {(n + 15) / 16, (k + 15) / 16, 16u, 16u}) panels_shape.push_back(extent);
+  Graph g;
+  const ValueId a = g.host_input("a", DType::kF16, a_shape);
+  const ValueId codes = g.parameter("codes", DType::kU8, panels_shape);
+  const ValueId scales = g.parameter("scales", DType::kI32, scales_shape_of(codes_shape));
+  g.host_output("c", g.matmul(a, g.block_scale_panels(codes, scales, 16, {k, n})));
+  const BlockScaled weights = block_scaled_bytes(codes_shape, scales_shape_of(codes_shape), 3);
+  TensorBytes bindings;
+  bindings["a"] = random_bytes(TensorType{{DType::kF16}, a_shape}, 1);
+  const std::size_t matrix = std::size_t{k} * n;
+  for (std::size_t at = 0; at < weights.codes.size(); at += matrix) {
+    const auto packed = kernels::amp::to_weight_panels<std::uint8_t>(
+        std::span<const std::uint8_t>(weights.codes).subspan(at, matrix), k, n, 16);
+    bindings["codes"].insert(bindings["codes"].end(), packed.begin(), packed.end());
+  }
+  bindings["scales"] = weights.scales;
+  const auto reference = tessera::testing::evaluate_graph_with_bounds(g, bindings);
+  CompileResult compiled = compile(g, {.tiles = tiles});
+  const auto run = testing::run_on_simulator(compiled.application, bindings);
+  const TensorType& type = g.type(g.operation(g.top_level(OpKind::kHostOutput)[0]).inputs[0]);
+  const auto problem = tessera::testing::check_within_bounds(type, run.outputs.at("c"), reference.outputs.at("c"),
+                                                             reference.bounds.at("c"));
+  EXPECT_FALSE(problem.has_value()) << *problem << "\n" << format_report(compiled);
+  // The panels' reference is the row-major weights' (the same matrix).
+  const auto row_major = tessera::testing::evaluate_graph_with_bounds(
+      block_scaled_graph(a_shape, codes_shape),
+      TensorBytes{{"a", bindings["a"]}, {"codes", weights.codes}, {"scales", weights.scales}});
+  EXPECT_EQ(reference.outputs.at("c"), row_major.outputs.at("c"));
+  return compiled;
+}
+
+TEST(Matmul, PanelPackedF143WeightsMatchTheReference) {
+  const std::vector<std::array<std::uint32_t, 3>> shapes = {
+      {1, 64, 64}, {13, 128, 128}, {71, 72, 129}, {13, 129, 72}, {1, 129, 129}, {71, 64, 128}, {12, 600, 40}};
+  for (const auto& [m, k, n] : shapes) {
+    for (const std::uint32_t tiles : {2u, 16u, 64u}) check_panel_weights({m, k}, {k, n}, tiles);
+  }
+  check_panel_weights({2, 13, 129}, {2, 129, 72}, 8);  // one weight per product
+  check_panel_weights({1, 13, 64}, {3, 64, 72}, 8);    // a broadcast over the weights' batch
+}
+
+// Panel codes reach the expand calls as whole panels: no byte moves, no
+// rearrange.
+TEST(Matmul, PanelPackedWeightsAreNeverRearranged) {
+  Graph g;
+  const ValueId a = g.host_input("a", DType::kF16, {13, 129});
+  const ValueId codes = g.parameter("codes", DType::kU8, {(72 + 15) / 16, (129 + 15) / 16, 16, 16});
+  const ValueId scales = g.parameter("scales", DType::kI32, {3, 2});
+  g.host_output("c", g.matmul(a, g.block_scale_panels(codes, scales, 16, {129, 72})));
+  const lower::Program program = lower::lower_graph(g, {.tiles = 8});
+  std::size_t expands = 0;
+  for (const lower::Step& step : program.steps) {
+    for (const auto& [tile, runs] : step.runs) {
+      for (const lower::KernelRun& run : runs) {
+        EXPECT_NE(run.kernel, kernels::kRearrangeBlockMajorF16);
+        EXPECT_NE(run.kernel, "tessera_move_elements_b8");  // byte moves: only codes are bytes
+        if (run.kernel == kernels::kExpandF143ToF16) ++expands;
+      }
+    }
+  }
+  EXPECT_GT(expands, 0u);
 }
 
 TEST(Matmul, BlockScaledWeightsBatchAndBroadcast) {

@@ -59,34 +59,44 @@ SiglipVisionConfig too_large() {
   return c;
 }
 
-// The tower's GEMM weights as [K, N] with their multiplicity, from the
-// module list: the patch embedding, each layer's q, k, v, out, fc1, fc2, the
-// head's q, k, v (thirds of in_proj), out, fc1, fc2.
-std::vector<std::pair<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t>> gemm_weights(
-    const SiglipVisionConfig& c) {
+// The tower's GEMM weights as [K, N] with their multiplicity and whether
+// they are an encoder layer's projections, from the module list: the patch
+// embedding, each layer's q, k, v, out, fc1, fc2, the head's q, k, v (thirds
+// of in_proj), out, fc1, fc2.
+struct GemmWeights {
+  std::uint64_t k, n, count;
+  bool encoder;
+};
+std::vector<GemmWeights> gemm_weights(const SiglipVisionConfig& c) {
   const std::uint64_t h = c.hidden_size, i = c.intermediate_size, l = c.num_hidden_layers;
-  std::vector<std::pair<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t>> w = {
-      {{std::uint64_t{c.num_channels} * c.patch_size * c.patch_size, h}, 1},
-      {{h, h}, 4 * l},
-      {{h, i}, l},
-      {{i, h}, l}};
+  std::vector<GemmWeights> w = {
+      {std::uint64_t{c.num_channels} * c.patch_size * c.patch_size, h, 1, false},
+      {h, h, 4 * l, true},
+      {h, i, l, true},
+      {i, h, l, true}};
   if (c.vision_use_head) {
-    w.push_back({{h, h}, 4});
-    w.push_back({{h, i}, 1});
-    w.push_back({{i, h}, 1});
+    w.push_back({h, h, 4, false});
+    w.push_back({h, i, 1, false});
+    w.push_back({i, h, 1, false});
   }
   return w;
 }
 
-std::uint64_t expected_f143_bytes(const SiglipVisionConfig& c) {
-  std::uint64_t gemm_elements = 0, scales = 0;
-  for (const auto& [kn, count] : gemm_weights(c)) {
-    gemm_elements += kn.first * kn.second * count;
-    scales += ((kn.first + 63) / 64) * ((kn.second + 63) / 64) * count;
+// f143, or with `encoder_panels` 32 f8, whose encoder projections feed the
+// native FP8 GEMM.
+std::uint64_t expected_f143_bytes(const SiglipVisionConfig& c, std::uint64_t encoder_panels = 16) {
+  std::uint64_t gemm_elements = 0, codes = 0, scales = 0;
+  for (const auto& w : gemm_weights(c)) {
+    gemm_elements += w.k * w.n * w.count;
+    // The codes come in m × 16 weight panels: K padded to m (16, or 32 for
+    // the native GEMM's), N to 16.
+    const std::uint64_t m = w.encoder ? encoder_panels : 16;
+    codes += ((w.k + m - 1) / m * m) * ((w.n + 15) / 16 * 16) * w.count;
+    scales += ((w.k + 63) / 64) * ((w.n + 63) / 64) * w.count;
   }
   // Every other parameter (biases, LayerNorms, the position embedding, the
   // probe) stays f16.
-  return gemm_elements + 4 * scales + 2 * (parameter_count(c) - gemm_elements);
+  return codes + 4 * scales + 2 * (parameter_count(c) - gemm_elements);
 }
 
 TEST(SiglipFit, WeightBytesAreEveryParameterAtItsPrecision) {
@@ -96,13 +106,15 @@ TEST(SiglipFit, WeightBytesAreEveryParameterAtItsPrecision) {
     EXPECT_EQ(vision_weight_bytes(c, GraphPrecision::kF32), 4 * parameter_count(c));
     EXPECT_EQ(vision_weight_bytes(c, GraphPrecision::kF16), 2 * parameter_count(c));
     EXPECT_EQ(vision_weight_bytes(c, GraphPrecision::kF143), expected_f143_bytes(c));
-    // f8's weights are f143's: the activations are what it quantises.
-    EXPECT_EQ(vision_weight_bytes(c, GraphPrecision::kF8), expected_f143_bytes(c));
+    EXPECT_EQ(vision_weight_bytes(c, GraphPrecision::kF8), expected_f143_bytes(c, 32));
   }
   // The figures the docs quote.
   EXPECT_EQ(parameter_count(so400m()), 428'225'600u);
   EXPECT_EQ(vision_weight_bytes(so400m(), GraphPrecision::kF16), 856'451'200u);
-  EXPECT_EQ(vision_weight_bytes(so400m(), GraphPrecision::kF143), 429'898'576u);
+  // (K of the patch embedding, 588, padded to 592 in the code panels.)
+  EXPECT_EQ(vision_weight_bytes(so400m(), GraphPrecision::kF143), 429'903'184u);
+  // (and at f8 fc2's K, 4304, padded to 4320 in the native GEMM's panels.)
+  EXPECT_EQ(vision_weight_bytes(so400m(), GraphPrecision::kF8), 429'903'184u + 27u * 16 * 1152);
   EXPECT_EQ(vision_weight_bytes(base(), GraphPrecision::kF16), 185'768'448u);
 }
 
@@ -157,7 +169,7 @@ TEST(SiglipFit, So400mFitsAtF143AndF8ButNotAtF16) {
       EXPECT_NE(text.find("1472 tiles have 528954368 bytes of SRAM free for weights"),
                 std::string::npos)
           << text;
-      EXPECT_NE(text.find("--precision f143 would fit (429898576 bytes)"), std::string::npos)
+      EXPECT_NE(text.find("--precision f143 would fit (429903184 bytes)"), std::string::npos)
           << text;
     }
   }

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "compiler/ir/verifier.hpp"
+#include "kernels/amp_layout.hpp"
 #include "kernels/f143.hpp"
 #include "kernels/float_arith.hpp"
 #include "support/error.hpp"
@@ -338,8 +339,38 @@ Tensor convert(const Tensor& input, const TensorType& type) {
   return result;
 }
 
-Tensor block_scale(const Tensor& codes, const Tensor& scales, const TensorType& type) {
-  Tensor result{type, codes.bytes, {}, {}};
+// Panel codes (BlockScaleAttributes::panels = m) as the row-major [..., K, N]
+// codes they pack: logical (k, n) is at kernels::amp::weight_offset(k, n, K
+// padded to m, m) of its matrix's panels. A padding code other than 0 is
+// refused, as an out-of-range scale is: the device multiplies K padding.
+std::vector<std::uint8_t> unpanel(const Tensor& codes, const compiler::BlockScaleAttributes& packing) {
+  const std::uint32_t m = packing.panels, k = packing.matrix[0], n = packing.matrix[1];
+  const std::uint64_t inner = kernels::amp::padded_inner(k, m);
+  const std::uint64_t per_panels = kernels::amp::padded_columns(n) * inner;
+  const std::uint64_t matrices = codes.bytes.size() / per_panels;
+  std::vector<std::uint8_t> row_major(matrices * k * n);
+  std::vector<bool> used(per_panels);
+  for (std::uint64_t p = 0; p < matrices; ++p) {
+    for (std::uint32_t r = 0; r < k; ++r) {
+      for (std::uint32_t c = 0; c < n; ++c) {
+        const std::uint64_t at = kernels::amp::weight_offset(r, c, inner, m);
+        row_major[(p * k + r) * n + c] = codes.bytes[p * per_panels + at];
+        if (p == 0) used[at] = true;
+      }
+    }
+    for (std::uint64_t at = 0; at < per_panels; ++at) {
+      if (!used[at] && codes.bytes[p * per_panels + at] != 0) {
+        throw UsageError(fmt::format("panel codes element {} is padding of a [{}, {}] matrix but {:#04x}, not 0",
+                                     p * per_panels + at, k, n, codes.bytes[p * per_panels + at]));
+      }
+    }
+  }
+  return row_major;
+}
+
+Tensor block_scale(const Tensor& codes, const Tensor& scales, const TensorType& type,
+                   const compiler::BlockScaleAttributes& packing) {
+  Tensor result{type, packing.panels == 0 ? codes.bytes : unpanel(codes, packing), {}, {}};
   const Shape& shape = type.shape;
   const std::uint32_t k = shape[shape.size() - 2], n = shape[shape.size() - 1];
   const std::uint64_t count = compiler::element_count(scales.type.shape);
@@ -797,7 +828,8 @@ class Evaluator {
         return define_computed(op, std::move(result));
       }
       case OpKind::kBlockScale:
-        return define_computed(op, block_scale(input(op, 0), input(op, 1), *type));
+        return define_computed(op, block_scale(input(op, 0), input(op, 1), *type,
+                                               std::get<compiler::BlockScaleAttributes>(op.attributes)));
       case OpKind::kMatmul:
         return define_computed(op, matmul(input(op, 0), input(op, 1), *type));
       case OpKind::kGelu:

@@ -251,9 +251,15 @@ Graph random_graph() {
     // activations that multiply them.
     const auto k = in_range<std::uint32_t>(1, 130);
     const auto n = in_range<std::uint32_t>(1, 70);
-    const ValueId codes = graph.parameter("codes", DType::kU8, {k, n});
     const ValueId scales = graph.parameter("scales", DType::kI32, {(k + 63) / 64, (n + 63) / 64});
-    pool.push_back(graph.block_scale(codes, scales));
+    if (chance(50)) {
+      pool.push_back(graph.block_scale(graph.parameter("codes", DType::kU8, {k, n}), scales));
+    } else {
+      // Codes the host packed in weight panels.
+      const std::uint32_t m = chance(50) ? 16 : 32;
+      const ValueId codes = graph.parameter("codes", DType::kU8, {(n + 15) / 16, (k + m - 1) / m, 16, m});
+      pool.push_back(graph.block_scale_panels(codes, scales, m, {k, n}));
+    }
     pool.push_back(
         graph.host_input("activations", DType::kF16, {in_range<std::uint32_t>(1, 5), k}));
   }

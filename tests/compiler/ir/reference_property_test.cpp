@@ -13,6 +13,7 @@
 
 #include "compiler/ir/printer.hpp"
 #include "random_graph.hpp"
+#include "kernels/weight_panels.hpp"
 #include "tests/testing/graph_reference.hpp"
 #include "tests/testing/random_compiler_graph.hpp"
 
@@ -40,6 +41,20 @@ tessera::testing::TensorBytes random_bindings(const Graph& g) {
             static_cast<std::uint8_t>(static_cast<std::uint32_t>(scale) >> (8 * b));
       }
     }
+  }
+  // Codes in weight panels: their padding must be 0 (the reference refuses
+  // another: BlockScaleOfPanelCodes), so the random codes are packed from a
+  // random [K, N] as a host packs them.
+  for (std::uint32_t i = 0; i < g.operation_count(); ++i) {
+    const Operation& op = g.operation(OpId{i});
+    if (op.kind != OpKind::kBlockScale) continue;
+    const auto& packing = std::get<BlockScaleAttributes>(op.attributes);
+    if (packing.panels == 0) continue;
+    const auto& name = std::get<BindingAttributes>(g.operation(*g.value(op.inputs[0]).op).attributes).name;
+    auto& codes = bindings.at(name);
+    const std::uint32_t k = packing.matrix[0], n = packing.matrix[1];
+    std::vector<std::uint8_t> matrix(codes.begin(), codes.begin() + std::ptrdiff_t{k} * n);
+    codes = kernels::amp::to_weight_panels<std::uint8_t>(matrix, k, n, packing.panels);
   }
   return bindings;
 }

@@ -102,6 +102,57 @@ TEST(TransformerGraph, ReadsHandWrittenJson) {
   EXPECT_TRUE(read_graph_json(write_graph_json(g)) == g);
 }
 
+// Codes packed by the host in weight panels (block_scale panels): the codes
+// are [⌈N/16⌉, ⌈K/m⌉, 16, m], the result the [K, N] the matrix names.
+TEST(TransformerGraph, BlockScaleOfPanelCodes) {
+  Graph g;
+  const ValueId x = g.host_input("x", DType::kF16, {13, 72});
+  const ValueId codes = g.parameter("codes", DType::kU8, {9, 5, 16, 16});
+  const ValueId scales = g.parameter("scales", DType::kI32, {2, 3});
+  const ValueId weight = g.block_scale_panels(codes, scales, 16, {72, 129});
+  EXPECT_EQ(g.type(weight), (TensorType{kBlockScaledF8, {72, 129}}));
+  g.host_output("y", g.matmul(x, weight));
+  EXPECT_EQ(verification_problems(g), std::vector<std::string>{});
+  EXPECT_NE(print_graph(g).find("block_scale %1, %2 panels 16 matrix [72, 129] : f8f143(64x64 blocks)[72, 129]"),
+            std::string::npos)
+      << print_graph(g);
+  const std::string text = write_graph_json(g);
+  EXPECT_NE(text.find(R"("panels": 16)"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"("matrix": [72, 129])"), std::string::npos) << text;
+  const Graph back = read_graph_json(text);
+  EXPECT_TRUE(back == g);
+  // 32-deep panels (the native FP8 GEMM's B32×16), with leading axes.
+  Graph h;
+  const ValueId c32 = h.parameter("c", DType::kU8, {3, 9, 3, 16, 32});
+  const ValueId s32 = h.parameter("s", DType::kI32, {3, 2, 3});
+  EXPECT_EQ(h.type(h.block_scale_panels(c32, s32, 32, {72, 129})), (TensorType{kBlockScaledF8, {3, 72, 129}}));
+}
+
+TEST(TransformerGraph, BlockScaleOfPanelCodesRefusesWhatDoesNotFit) {
+  Graph g;
+  const ValueId codes = g.parameter("codes", DType::kU8, {9, 5, 16, 16});
+  const ValueId scales = g.parameter("scales", DType::kI32, {2, 3});
+  const auto refused = [&](std::uint32_t panels, Shape matrix, std::string_view message) {
+    try {
+      g.block_scale_panels(codes, scales, panels, std::move(matrix));
+      ADD_FAILURE() << "accepted";
+    } catch (const GraphError& error) {
+      EXPECT_NE(std::string(error.what()).find(message), std::string::npos) << error.what();
+    }
+  };
+  refused(8, {72, 129}, "panels of 8 inner values: the weight panels hold 16 or 32");
+  refused(16, {72, 128}, "a [72, 128] matrix in panels of 16 × 16 is codes [8, 5, 16, 16], not [9, 5, 16, 16]");
+  refused(16, {72}, "matrix [72] is not a [K, N] of positive extents");
+  refused(32, {72, 129}, "is codes [9, 3, 16, 32]");
+  // The JSON keys go together.
+  EXPECT_THROW(read_graph_json(R"({"format": "tessera.graph", "version": 1, "operations": [
+    {"op": "parameter", "name": "c", "dtype": "u8", "shape": [9, 5, 16, 16], "result": "c"},
+    {"op": "parameter", "name": "s", "dtype": "i32", "shape": [2, 3], "result": "s"},
+    {"op": "block_scale", "inputs": ["c", "s"], "panels": 16, "result": "w"},
+    {"op": "host_output", "name": "y", "inputs": ["s"]}]})"),
+               GraphFormatError);
+}
+
 struct Defect {
   const char* what;
   std::string operations;
