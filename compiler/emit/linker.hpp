@@ -116,6 +116,7 @@ struct MainCode {
 struct MovingPointer {
   std::uint32_t cursor = 0;
   std::uint32_t last = 0;
+  std::int32_t add = 0;  // a loaded scalar's addend (lower::LoadedScalar::add)
 };
 
 class Linker {

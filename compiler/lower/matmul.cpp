@@ -66,6 +66,7 @@ std::string_view gemm_kernel(GemmFamily family, bool init) {
   if (family == GemmFamily::kF16ExpandedF143) {
     return init ? kernels::kGemmF16ExpandedF143Init : kernels::kGemmF16ExpandedF143Accumulate;
   }
+  if (family == GemmFamily::kF143) return init ? kernels::kGemmF143Init : kernels::kGemmF143Accumulate;
   return init ? kernels::kGemmF16Init : kernels::kGemmF16Accumulate;
 }
 
@@ -104,14 +105,20 @@ class GemmLowering {
       family_ = GemmFamily::kF16;
     } else if (a.dtype() == DType::kF16 && b.element == kBlockScaledF8) {
       family_ = GemmFamily::kF16ExpandedF143;
+    } else if (a.dtype() == DType::kF8F143 && !a.element.block_scaled() && b.element == kBlockScaledF8) {
+      // The native FP8 GEMM: each call's product scale is the activations'
+      // tensor-wide scale plus its weight block's (loaded into $m8).
+      family_ = GemmFamily::kF143;
+      activation_scale_ = a.element.scale;
     } else {
       throw LoweringError(fmt::format(
-          "{}: only f32·f32, f16·f16 and f16·block-scaled f8f143 matmuls are lowered yet (not {}·{}; "
-          "f8 activations by F143 weights, the native FP8 GEMM, are not)",
+          "{}: only f32·f32, f16·f16, f16·block-scaled f8f143 and f8f143·block-scaled f8f143 "
+          "matmuls are lowered (not {}·{})",
           described_, format_element_type(a.element), format_element_type(b.element)));
     }
     format_ = kernels::gemm_format(family_);
     element_ = format_.left_bytes;
+    out_element_ = format_.output_bytes;
     a_shape_ = a.shape;
     b_shape_ = b.shape;
     const std::size_t rank = type.shape.size();
@@ -130,7 +137,7 @@ class GemmLowering {
     problem.columns = n_;
     problem.tiles = context_.layouts().tiles();
     problem.a_homes = context_.gemm_a_homes();
-    if (family_ == GemmFamily::kF16ExpandedF143) {
+    if (block_scaled()) {
       const LoweringContext::BlockScaled* held = context_.block_scaled(op.inputs[1]);
       problem.panel_weights = held != nullptr && held->panels != 0;
     }
@@ -143,7 +150,7 @@ class GemmLowering {
     provenance_ = program_.add_provenance(described_);
     out_ = &context_.allocate(result, type, format_value(result), provenance_);
     a_ = &context_.storage(op.inputs[0]);
-    if (family_ == GemmFamily::kF16ExpandedF143) {
+    if (block_scaled()) {
       // The weights are the codes and scales a block_scale joined, or a
       // repeat's entries of them (LoweringContext::block_scaled).
       const LoweringContext::BlockScaled* held = context_.block_scaled(op.inputs[1]);
@@ -160,6 +167,14 @@ class GemmLowering {
         throw LoweringError(fmt::format(
             "{}: weights {} come in panels of {} inner values, but the {} GEMM reads panels of {}",
             described_, format_value(op.inputs[1]), panels_, format_.name, format_.pass));
+      }
+      if (family_ == GemmFamily::kF143 && panels_ == 0) {
+        // Its B32×16 blocks are runs of whole panels of the codes; row-major
+        // codes would take a byte move per weight.
+        throw LoweringError(fmt::format(
+            "{}: the native FP8 GEMM takes its weights {} as codes in 32-deep weight panels "
+            "(block_scale with panels 32), not row-major",
+            described_, format_value(op.inputs[1])));
       }
     } else {
       b_ = &context_.storage(op.inputs[1]);
@@ -272,7 +287,7 @@ class GemmLowering {
         // reaches C rows no one reads). A call with a partial last panel
         // reads that panel's padding columns, which other calls write:
         // lower_block zeroes the call's block first.
-        const char* family = family_ == GemmFamily::kF32 ? "f32" : "f16";
+        const char* family = family_ == GemmFamily::kF32 ? "f32" : family_ == GemmFamily::kF143 ? "F143" : "f16";
         left_[extent] = context_.shared_zeros(
             fmt::format("{} A block", family),
             u32(kernels::gemm_left_bytes(family_, plan_.call_rows, inner), "A block"), plan_.tiles_used, true,
@@ -310,6 +325,8 @@ class GemmLowering {
 
   unsigned m_pass() const { return format_.pass; }
   bool expanded() const { return family_ == GemmFamily::kF16ExpandedF143; }
+  // Block-scaled F143 weights: expanded on the tile, or the native GEMM's.
+  bool block_scaled() const { return expanded() || family_ == GemmFamily::kF143; }
   // Rows of the row-major staging of a weight block: its padded columns
   // for F143 codes (so an expand call's rows are whole words and the
   // padding codes, zeros, expand to zeros), its logical ones for f16.
@@ -378,8 +395,9 @@ class GemmLowering {
       codes_buffer_ = add_buffer_on(panels_ == 0 ? "B codes row-major (zero padded)" : "B codes in panels (zero padded)",
                                     codes_bytes, false);
     }
-    // One word per scale block a home's weight blocks meet (sized below).
-    if (expanded()) scales_buffer_ = add_buffer_on("B scales", {}, false);
+    // One word per scale block a home's weight blocks meet, or for the
+    // native GEMM a task's calls do (sized below).
+    if (block_scaled()) scales_buffer_ = add_buffer_on("B scales", {}, false);
 
     MoveLowering moves(program_, fmt::format("op {} weights", id_.index), provenance_, expanded() ? 1 : element_);
     MoveLowering scale_moves(program_, fmt::format("op {} weight scales", id_.index), provenance_, 4);
@@ -475,8 +493,12 @@ class GemmLowering {
                       provenance_});
       }
     }
-    if (expanded()) zero_codes_staging(codes_bytes);
-    if (expanded()) {
+    if (family_ == GemmFamily::kF143) gather_call_scales(scale_moves, scale_words);
+    if (expanded()) zero_codes_staging(codes_buffer_, codes_bytes);
+    // The native GEMM's blocks land in the packed slots as they are: their
+    // column groups past N must read as zeros too.
+    if (family_ == GemmFamily::kF143) zero_codes_staging(packed_buffer_, packed_bytes);
+    if (block_scaled()) {
       for (const auto& [tile, words] : scale_words) {
         program_.buffers[scales_buffer_].bytes[tile] = u32(words.size() * std::uint64_t{4}, "scale words");
       }
@@ -549,6 +571,14 @@ class GemmLowering {
                                 {kernels::kGemmInnerRegister, inner},
                                 {kernels::kGemmColumnsRegister, columns}},
                                provenance_});
+      if (family_ == GemmFamily::kF143) {
+        // ISCL: the weight block's scale, from its word on this tile, plus
+        // the activations' scale.
+        runs.back().loaded.push_back(LoadedScalar{
+            kernels::kGemmScaleRegister, scales_buffer_,
+            call_scale_words_.at(task.tile).at(scale_block(task.product, k0, task.column_begin)),
+            activation_scale_});
+      }
     }
     context_.finish_steps(moves, std::move(compute), provenance_);
   }
@@ -669,10 +699,10 @@ class GemmLowering {
                      provenance_};
   }
 
-  void zero_codes_staging(const std::map<LogicalTile, std::uint32_t>& codes_bytes) {
+  void zero_codes_staging(BufferId buffer, const std::map<LogicalTile, std::uint32_t>& codes_bytes) {
     std::map<LogicalTile, std::vector<KernelRun>> fills;
     for (const auto& [tile, bytes] : codes_bytes) {
-      if (bytes > 0) fills[tile].push_back(zero_run(codes_buffer_, bytes));
+      if (bytes > 0) fills[tile].push_back(zero_run(buffer, bytes));
     }
     if (fills.empty()) return;
     MoveLowering none(program_, fmt::format("op {} zero padding", id_.index), provenance_, element_);
@@ -685,7 +715,7 @@ class GemmLowering {
   void reduce_parts(std::uint32_t wave) {
     const std::uint32_t split = plan_.choice.k_split;
     const std::uint32_t block = c_bytes();
-    MoveLowering moves(program_, fmt::format("op {} partials", id_.index), provenance_, element_);
+    MoveLowering moves(program_, fmt::format("op {} partials", id_.index), provenance_, out_element_);
     for (std::size_t t = 0; t < tasks_.size(); ++t) {
       const Task& task = tasks_[t];
       if (task.part == 0 || task.wave != wave) continue;
@@ -701,7 +731,7 @@ class GemmLowering {
         compute[task.tile].push_back(
             KernelRun{add,
                       {{2, output_, 0}, {3, output_, 0}, {4, partials_, (part - 1) * block}},
-                      {{5, block / element_}},
+                      {{5, block / out_element_}},
                       provenance_});
       }
     }
@@ -722,7 +752,7 @@ class GemmLowering {
       if (!rows_) {
         rows_ = add_buffer("C row-major",
                            u32(checked_mul<std::uint64_t>(plan_.call_rows,
-                                                          plan_.choice.block_columns * element_,
+                                                          plan_.choice.block_columns * out_element_,
                                                           "C row-major bytes"),
                                "C row-major bytes"),
                            false, false);
@@ -738,10 +768,10 @@ class GemmLowering {
              {7, u32(kernels::amp::padded_columns(plan_.choice.block_columns), "padded columns")}},
             provenance_});
       }
-      MoveLowering none(program_, fmt::format("op {} unpack", id_.index), provenance_, element_);
+      MoveLowering none(program_, fmt::format("op {} unpack", id_.index), provenance_, out_element_);
       context_.finish_steps(none, std::move(unpacks), provenance_);
     }
-    MoveLowering moves(program_, fmt::format("op {} out", id_.index), provenance_, element_);
+    MoveLowering moves(program_, fmt::format("op {} out", id_.index), provenance_, out_element_);
     Index lead(lead_shape_.size(), 0);
     for (const Task& task : tasks_) {
       if (task.part != 0 || task.wave != wave) continue;
@@ -770,8 +800,8 @@ class GemmLowering {
           std::uint32_t elements = 1;
           while (elements < most && source_offset(n + elements) == offset + elements) ++elements;
           moves.move_run(to.location,
-                         Location{task.tile, unpack ? *rows_ : output_, u32(offset * element_, "C offset")},
-                         elements * element_);
+                         Location{task.tile, unpack ? *rows_ : output_, u32(offset * out_element_, "C offset")},
+                         elements * out_element_);
           n += elements;
         }
       }
@@ -786,7 +816,8 @@ class GemmLowering {
   const std::string& described_;
   GemmFamily family_ = GemmFamily::kF16;
   kernels::GemmFormat format_{};
-  std::uint32_t element_ = 2;
+  std::uint32_t element_ = 2;      // bytes of an A element (the operand's)
+  std::uint32_t out_element_ = 2;  // bytes of a C element (the result's)
   Shape a_shape_, b_shape_;
   std::vector<std::uint32_t> lead_shape_;
   std::uint32_t m_ = 0, k_ = 0, n_ = 0;
@@ -829,7 +860,10 @@ class GemmLowering {
     const std::uint32_t inner_panels = inner / m;
     const std::uint32_t groups = plan_.choice.block_columns / kernels::amp::kPanelColumns;
     const std::uint32_t real_groups = (block.columns + kernels::amp::kPanelColumns - 1) / kernels::amp::kPanelColumns;
-    const std::uint64_t base = block.slot * std::uint64_t{codes_slot_};
+    // Expanded: into the codes staging, then expanded into the packed slot.
+    // Native: the codes are the packed B32×16 block.
+    const BufferId into = expanded() ? codes_buffer_ : packed_buffer_;
+    const std::uint64_t base = block.slot * std::uint64_t{expanded() ? codes_slot_ : packed_slot_};
     const auto scale_word = [&](std::uint64_t k_block, std::uint64_t n_block) {
       Index at = key.lead;
       at.push_back(k_block);
@@ -859,11 +893,12 @@ class GemmLowering {
           index[key.lead.size() + 3] = at % m;
           const Storage::Run in = codes_->run(index);
           const std::uint64_t run = std::min<std::uint64_t>(in.elements, bytes - at);
-          moves.move_run(Location{block.home, codes_buffer_, u32(group_codes + at, "codes offset")}, in.location,
+          moves.move_run(Location{block.home, into, u32(group_codes + at, "codes offset")}, in.location,
                          u32(run, "codes run"));
           at += run;
         }
       }
+      if (!expanded()) continue;
       // Columns past N expand zeros: any scale of the block gives them.
       const std::uint64_t n_block =
           std::min<std::uint64_t>((std::uint64_t{key.column_begin} + g * kernels::amp::kPanelColumns) / kScaleBlock,
@@ -892,6 +927,49 @@ class GemmLowering {
   BufferId output_ = 0, partials_ = 0;
   // The weights' codes in panels of this many inner values (0: row-major).
   std::uint32_t panels_ = 0;
+  // The native GEMM: the activations' tensor-wide F143 scale, and per task
+  // tile the byte offset in scales_buffer_ of each scale block's word its
+  // calls load (gather_call_scales).
+  int activation_scale_ = 0;
+  std::map<LogicalTile, std::map<Index, std::uint32_t>> call_scale_words_;
+
+  // The scale block [lead…, K block, N block] of the weights that product's
+  // call at K offset k0 and column block column_begin reads: one block per
+  // call, as the plan keeps every call inside one (plan::evaluate_gemm).
+  Index scale_block(std::uint64_t product, std::uint32_t k0, std::uint32_t column_begin) const {
+    Index at = weight_lead(product);
+    at.push_back(k0 / kScaleBlock);
+    at.push_back(column_begin / kScaleBlock);
+    return at;
+  }
+
+  // The native GEMM's product scales: each task tile gets a word per scale
+  // block its calls read, brought with the weight scales' moves before the
+  // waves, from which every call loads $m8 and adds the activation scale
+  // (KernelRun::loaded). The sum's range depends on the weight scales, which
+  // are bound at run time: the kernel's ABI check refuses an ISCL outside
+  // [−32, 31] (kernels::gemm_violation), a fault naming the call.
+  void gather_call_scales(MoveLowering& scale_moves,
+                          std::map<LogicalTile, std::map<Index, std::uint32_t>>& scale_words) {
+    for (const Task& task : tasks_) {
+      for (std::uint32_t j = 0; j < plan_.inner_blocks; ++j) {
+        if (block_extent(task, j) == 0) continue;
+        const std::uint32_t k0 = task.k_begin + j * plan_.choice.block_inner;
+        if (k0 % kScaleBlock + call_inner(block_extent(task, j)) > kScaleBlock ||
+            task.column_begin % kScaleBlock + plan_.choice.block_columns > kScaleBlock) {
+          throw LoweringError(fmt::format(
+              "internal: {}: an F143 GEMM call at K {} and column {} leaves its 64 x 64 scale block",
+              described_, k0, task.column_begin));
+        }
+        const Index at = scale_block(task.product, k0, task.column_begin);
+        auto& words = scale_words[task.tile];
+        const auto [found, added] = words.emplace(at, static_cast<std::uint32_t>(words.size()));
+        const std::uint32_t offset = u32(found->second * std::uint64_t{4}, "scale offset");
+        if (added) scale_moves.move(Location{task.tile, scales_buffer_, offset}, scales_->location(at));
+        call_scale_words_[task.tile][at] = offset;
+      }
+    }
+  }
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <limits>
 #include <set>
 #include <tuple>
+#include <vector>
 
 #include "kernels/amp_layout.hpp"
 #include "kernels/costs.hpp"
@@ -58,15 +59,26 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
       c.block_inner % f.pass != 0 || c.k_split == 0) {
     return std::nullopt;
   }
+  // The native F143 GEMM applies one weight scale per call ($m8 ISCL =
+  // activation scale + the weight block's scale, kernels::
+  // gemm_f143_product_scale), so every call's K block and column block lie
+  // inside one 64 × 64 scale block: K blocks of 32 or 64 at multiples of
+  // themselves (each K part a whole number of them), N of 32 or 64.
+  const bool one_scale_per_call = p.family == GemmFamily::kF143;
+  if (one_scale_per_call &&
+      (c.block_columns > kernels::f143::kBlockColumns || kernels::f143::kBlockRows % c.block_inner != 0)) {
+    return std::nullopt;
+  }
   GemmPlan plan;
   plan.problem = p;
   plan.call_rows = std::max(c.block_rows, kernels::kGemmMinimumRows);
   plan.row_blocks = static_cast<std::uint32_t>(ceil_div(p.rows, c.block_rows));
   plan.column_blocks = static_cast<std::uint32_t>(ceil_div(p.columns, c.block_columns));
   plan.padded_inner = static_cast<std::uint32_t>(kernels::amp::padded_inner(p.inner, f.pass));
-  // Every part a whole number of passes and none empty.
+  // Every part a whole number of passes (of K blocks for the native F143
+  // GEMM) and none empty.
   plan.part_inner = static_cast<std::uint32_t>(
-      kernels::amp::round_up(ceil_div(plan.padded_inner, c.k_split), f.pass));
+      kernels::amp::round_up(ceil_div(plan.padded_inner, c.k_split), one_scale_per_call ? c.block_inner : f.pass));
   if (ceil_div(plan.padded_inner, plan.part_inner) != c.k_split) return std::nullopt;
   // Balanced K blocks within a part, each a whole number of passes.
   const std::uint64_t blocks = ceil_div(plan.part_inner, std::min(c.block_inner, plan.part_inner));
@@ -224,8 +236,18 @@ GemmPlan plan_gemm(const GemmProblem& p) {
             kernels::amp::round_up(ceil_div(padded_inner, split), f.pass));
         const std::uint64_t fewest = ceil_div(part, std::min<std::uint64_t>(deepest, part));
         const std::uint64_t most = std::min<std::uint64_t>(part / f.pass, fewest + 64);
-        for (std::uint64_t blocks_k = fewest; blocks_k <= most; ++blocks_k) {
-          const auto inner = static_cast<std::uint32_t>(kernels::amp::round_up(ceil_div(part, blocks_k), f.pass));
+        // The native F143 GEMM's K blocks are 32 or 64 (evaluate_gemm).
+        std::vector<std::uint32_t> inners;
+        if (p.family == GemmFamily::kF143) {
+          for (const std::uint32_t inner : {32u, 64u}) {
+            if (inner <= deepest) inners.push_back(inner);
+          }
+        } else {
+          for (std::uint64_t blocks_k = fewest; blocks_k <= most; ++blocks_k) {
+            inners.push_back(static_cast<std::uint32_t>(kernels::amp::round_up(ceil_div(part, blocks_k), f.pass)));
+          }
+        }
+        for (const std::uint32_t inner : inners) {
           for (const bool homes : {false, true}) {
             const auto plan = evaluate_gemm(p, GemmChoice{rows, columns, inner, split, homes});
             if (plan && (!best || key(*plan) < key(*best))) best = plan;

@@ -15,6 +15,10 @@
 //     (kernels::gemm_maximum_rows); one exchange phase brings every task's A
 //     and B block for K block j, then one init (j = 0) or accumulate call per
 //     task;
+//   * the native F143 GEMM (GemmFamily::kF143) applies one weight scale per
+//     call, so its calls stay inside one 64 × 64 scale block of the weights:
+//     column blocks of 32 or 64, K blocks of 32 or 64 at multiples of
+//     themselves (a K part is a whole number of them);
 //   * optionally K is split `k_split` ways: each part is its own task writing
 //     partial sums, and the part-0 tile adds the others' partials (one add
 //     per part, in part order) before the result is moved out;
@@ -70,7 +74,9 @@ struct GemmProblem {
   // Expanded F143 weights whose codes the host packed in weight panels
   // (BlockScaleAttributes::panels): each home receives a block's codes as a
   // few runs of whole panels and expands them in place into the packed f16
-  // block — no row-major staging, no rearrange.
+  // block — no row-major staging, no rearrange. (The native F143 GEMM's
+  // weights always come so, in 32-deep panels, and its homes only receive
+  // them: the codes are its B32×16 block.)
   bool panel_weights = false;
   // Whether the A blocks go through homes (GemmChoice::a_homes): nullopt
   // lets the model choose; a value is preferred over every plan without it
