@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <tuple>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -611,6 +613,63 @@ TEST_F(SiglipCommand, RunAtF143PacksAQuantizedModelAtItsRecordAndRefusesABadOne)
   EXPECT_NE(refused.err.find("quantization.json: tensors." + fc1 + ": is missing"), std::string::npos)
       << refused.err;
   EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+}
+
+// `siglip run --precision f8` end to end on the simulator (issue 19 item 4):
+// a model quantized with calibration inputs other than the evaluated ones
+// (nearest), its encoder projections compiled to the native FP8 GEMM (F143
+// activations at the recorded scales times 32-deep weight panels; the
+// report's plans say so), both outputs checked here against the FP32 CPU
+// reference of the quantized weights. The issue's bar for so400m at f8 is
+// pooled cosine ≥ 0.99; measured on these towers (head dim 32 and 72)
+// pooled 0.99521 and 0.99704, hidden 0.99822 and 0.99673, max error 0.19
+// and 0.25 (f143 on the same models: pooled 0.99642 and 0.99781).
+TEST_F(SiglipCommand, RunsTinyTowersOnTheSimulatorAtF8WithinTheReference) {
+  const std::string tiny = scratch_.write("tiny.json", R"({
+    "model_type": "siglip_vision_model", "hidden_size": 64, "intermediate_size": 128,
+    "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 32, "patch_size": 8})");
+  // Calibration pixels in (−1, 1), not the evaluated smooth ones.
+  siglip::NormalStream stream(3);
+  std::vector<float> calibration(std::size_t{4} * 3 * 32 * 32);
+  for (float& p : calibration) p = static_cast<float>(std::tanh(stream.normal()));
+  const std::string calibration_file = scratch_.path("calibration.npy");
+  write_pixels(calibration_file, {4, 3, 32, 32}, calibration);
+  for (const auto& [config, seed] : {std::pair{tiny, "0"}, std::pair{config_, "5"}}) {
+    SCOPED_TRACE(config);
+    const std::string model = scratch_.path("m" + std::string(seed)), q = model + "-q";
+    ASSERT_EQ(run_tessera({"siglip", "random-weights", "--config", config, "-o", model, "--seed", seed})
+                  .exit_status,
+              0);
+    const auto quantized = run_tessera({"siglip", "quantize", "--model", model, "--calibration",
+                                        calibration_file, "--algorithm", "nearest", "-o", q});
+    ASSERT_EQ(quantized.exit_status, 0) << quantized.err;
+
+    const auto package = scratch_.path("f8.ipuexe");
+    const auto compiled = run_tessera({"siglip", "compile", "--model", q, "--precision", "f8", "--tiles",
+                                       "64", "--batch", "3", "-o", package, "--report"});
+    ASSERT_EQ(compiled.exit_status, 0) << compiled.err;
+    // Six projections per layer body (q, k, v, out, fc1, fc2) on the native
+    // GEMM; the patch embedding and the head keep the expanded one.
+    std::size_t native = 0;
+    for (std::size_t at = compiled.out.find("F143 GEMM"); at != std::string::npos;
+         at = compiled.out.find("F143 GEMM", at + 1)) {
+      ++native;
+    }
+    EXPECT_EQ(native, 6u) << compiled.out;
+
+    const auto pooled = scratch_.path("pooled.npy"), hidden = scratch_.path("hidden.npy");
+    const auto ran = run_tessera({"siglip", "run", "--model", q, "--precision", "f8", "--package", package,
+                                  "--pixels", pixels_, "-o", pooled, "--hidden", hidden});
+    ASSERT_EQ(ran.exit_status, 0) << ran.err;
+    const auto expected = siglip::run_reference(siglip::load_model(q).weights, smooth_pixels(3), 3);
+    const siglip::Agreement p =
+        siglip::compare_outputs(floats_of(runtime::read_npy_file(pooled)), expected.pooler_output);
+    const siglip::Agreement h =
+        siglip::compare_outputs(floats_of(runtime::read_npy_file(hidden)), expected.last_hidden_state);
+    EXPECT_TRUE(p.finite && h.finite);
+    EXPECT_GE(p.cosine, 0.99) << ran.out;
+    EXPECT_GE(h.cosine, 0.99) << ran.out;
+  }
 }
 
 TEST_F(SiglipCommand, BadCommandLinesAreUsageErrors) {
