@@ -59,11 +59,10 @@ struct Weights {
   std::vector<std::uint8_t> panels, scales;
 };
 
-Weights weights_bytes(std::size_t matrices, std::uint32_t k, std::uint32_t n, std::uint32_t seed,
-                      int highest_scale = -2) {
+Weights weights_bytes(std::size_t matrices, std::uint32_t k, std::uint32_t n, std::uint32_t seed) {
   std::mt19937 random(seed);
   std::uniform_int_distribution<int> sign(0, 1), exponent(0, 9), mantissa(0, 7),
-      scale(-6, highest_scale);
+      scale(-6, -2);
   Weights bytes;
   for (std::size_t m = 0; m < matrices; ++m) {
     std::vector<std::uint8_t> codes(std::size_t{k} * n);
@@ -260,6 +259,37 @@ TEST(NativeF8Matmul, CallsTheNativeGemmWithTheProductScaleLoaded) {
     }
   }
   EXPECT_GT(calls, 0u);
+}
+
+// A weight scale is bound at run time, so a product scale outside the
+// 6-bit ISCL range (activation scale −4 + weight scale −31 = −35) cannot be
+// refused at compile time: the call that would compute it faults, naming the
+// kernel, the register's value and the op.
+TEST(NativeF8Matmul, AProductScaleOutsideTheIsclRangeFaultsNamingTheCallAndTheOp) {
+  const std::uint32_t k = 72, n = 40;
+  const Graph g = native_graph({13, k}, {}, k, n);
+  Weights weights = weights_bytes(1, k, n, 5);
+  const std::int32_t low = -31;
+  std::memcpy(weights.scales.data() + 4, &low, 4);  // the second K block's scale
+  TensorBytes bindings;
+  bindings["a"] = random_bytes(TensorType{{DType::kF16}, {13, k}}, 1, 50 * k);
+  bindings["codes"] = weights.panels;
+  bindings["scales"] = weights.scales;
+  const CompileResult compiled = compile(g, {.tiles = 4});
+  try {
+    (void)testing::run_on_simulator(compiled.application, bindings);
+    ADD_FAILURE() << "ran";
+  } catch (const std::exception& error) {
+    const std::string what = error.what();
+    EXPECT_NE(what.find("KernelPrecondition"), std::string::npos) << what;
+    EXPECT_NE(what.find("kernel 'tessera_gemm_f143_"), std::string::npos) << what;
+    EXPECT_NE(what.find("$m8 (product scale) = -35 is outside [-32, 31]"), std::string::npos) << what;
+    EXPECT_NE(what.find("[graph: op 6 (matmul"), std::string::npos) << what;
+  }
+  // The same weights with that block at −28 (ISCL −32) run.
+  const std::int32_t lowest = -28;
+  std::memcpy(bindings["scales"].data() + 4, &lowest, 4);
+  EXPECT_NO_THROW((void)testing::run_on_simulator(compiled.application, bindings));
 }
 
 // Row-major codes (block_scale without panels) and 16-deep panels are not
