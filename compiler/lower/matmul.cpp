@@ -279,17 +279,24 @@ class GemmLowering {
         const std::uint32_t extent = block_extent(task, j);
         if (extent == 0 || left_.contains(extent)) continue;
         const std::uint32_t inner = call_inner(extent);
-        // One A block per family, shared by every matmul (a constant of
-        // zeros, whole elements: the AMP reads A and the C partials in one
-        // cycle from two different elements). Its layout (amp_layout.hpp
-        // left_offset) depends on the rows and the panel width, not on K, so
-        // a call of whole panels writes all it reads (row padding only
-        // reaches C rows no one reads). A call with a partial last panel
-        // reads that panel's padding columns, which other calls write:
-        // lower_block zeroes the call's block first.
-        const char* family = family_ == GemmFamily::kF32 ? "f32" : family_ == GemmFamily::kF143 ? "F143" : "f16";
+        // One A block shared by every matmul of every family (a constant
+        // of zeros, whole elements: the AMP reads A and the C partials in
+        // one cycle from two different elements). Its layout (amp_layout.hpp
+        // left_offset) depends on the rows and the panel width, not on K,
+        // and a panel row is 32 bytes in every family (8 f32, 16 f16, 32
+        // F143), so a call of whole panels writes all the bytes it reads,
+        // whichever family wrote them before (row padding only reaches C
+        // rows no one reads). A call with a partial last panel reads that
+        // panel's padding columns, which other calls write: lower_block
+        // zeroes the call's block first. One buffer, not one per family: at
+        // f8 the F143 projections and the f16 patch embedding and head would
+        // otherwise hold two, whole 32 KiB elements on every tile.
+        static_assert(kernels::gemm_format(GemmFamily::kF32).pass * kernels::gemm_format(GemmFamily::kF32).left_bytes ==
+                          kernels::gemm_format(GemmFamily::kF16).pass * kernels::gemm_format(GemmFamily::kF16).left_bytes &&
+                      kernels::gemm_format(GemmFamily::kF16).pass * kernels::gemm_format(GemmFamily::kF16).left_bytes ==
+                          kernels::gemm_format(GemmFamily::kF143).pass * kernels::gemm_format(GemmFamily::kF143).left_bytes);
         left_[extent] = context_.shared_zeros(
-            fmt::format("{} A block", family),
+            "GEMM A block",
             u32(kernels::gemm_left_bytes(family_, plan_.call_rows, inner), "A block"), plan_.tiles_used, true,
             provenance_);
         // The staging slot a packed block is copied into (its home tile

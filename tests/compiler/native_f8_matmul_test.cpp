@@ -261,6 +261,40 @@ TEST(NativeF8Matmul, CallsTheNativeGemmWithTheProductScaleLoaded) {
   EXPECT_GT(calls, 0u);
 }
 
+// At f8 the projections are F143 GEMMs and the patch embedding and head f16
+// ones: every family shares one A block (panel rows are 32 bytes in each),
+// which here the F143 calls write after one f16 GEMM and before another —
+// every product still within the reference's bounds.
+TEST(NativeF8Matmul, F16AndF143GemmsShareOneABlockAndBothMatchTheReference) {
+  const std::uint32_t k = 72, n = 40;
+  Graph g;
+  const ValueId a = g.host_input("a", DType::kF16, {13, k});
+  const ValueId w16 = g.parameter("w16", DType::kF16, {k, k});
+  const ValueId codes = g.parameter("codes", DType::kU8, panels_shape_of({}, k, n));
+  const ValueId scales = g.parameter("scales", DType::kI32, scales_shape_of({}, k, n));
+  const ValueId h = g.matmul(a, w16);
+  const ValueId a8 = g.convert(h, ElementType{DType::kF8F143, kActivationScale});
+  g.host_output("h", h);
+  g.host_output("a8", a8);
+  const ValueId c = g.matmul(a8, g.block_scale_panels(codes, scales, 32, {k, n}));
+  g.host_output("c", c);
+  // After the F143 GEMM (its input depends on c), f16 again.
+  g.host_output("h2", g.matmul(g.add(a, g.slice(g.concat({c, c}, 1), {0, 0}, {13, k})), w16));
+  const lower::Program program = lower::lower_graph(g, {.tiles = 4});
+  std::size_t a_blocks = 0;
+  for (const lower::Buffer& buffer : program.buffers) {
+    if (buffer.name.find("A block") != std::string::npos) ++a_blocks;
+  }
+  EXPECT_EQ(a_blocks, 1u);
+  const Weights weights = weights_bytes(1, k, n, 9);
+  TensorBytes bindings;
+  bindings["a"] = random_bytes(TensorType{{DType::kF16}, {13, k}}, 1, 50 * k);
+  bindings["w16"] = random_bytes(TensorType{{DType::kF16}, {k, k}}, 4, 50 * k);
+  bindings["codes"] = weights.panels;
+  bindings["scales"] = weights.scales;
+  (void)expect_reference(g, bindings, 4);
+}
+
 // A weight scale is bound at run time, so a product scale outside the
 // 6-bit ISCL range (activation scale −4 + weight scale −31 = −35) cannot be
 // refused at compile time: the call that would compute it faults, naming the
