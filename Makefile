@@ -19,7 +19,7 @@ FUZZ_MAX_LEN ?= 65536
 FUZZ_FLAGS   ?=
 FUZZ_WORK     = $(FUZZ_DIR)/fuzz
 
-.PHONY: all setup build test demo release test-asan test-tsan fuzz fuzz-elf format clean
+.PHONY: all setup build test demo walkthrough release test-asan test-tsan fuzz fuzz-elf format clean
 
 all: build
 
@@ -37,8 +37,19 @@ release: setup
 	@$(CONFIGURE) -S . -B $(RELEASE_DIR) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(RELEASE_DIR) -j $(JOBS)
 
-demo: release
+# make demo: the main job, SigLIP so400m at f143 on the simulated C600 against
+# the CPU reference; it builds only the `tessera` command.
+demo: setup
+	@$(CONFIGURE) -S . -B $(RELEASE_DIR) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@echo "building the tessera command (Release, $(RELEASE_DIR)/build.log)"
+	@cmake --build $(RELEASE_DIR) -j $(JOBS) --target tessera >$(RELEASE_DIR)/build.log 2>&1 || \
+	  { tail -n 40 $(RELEASE_DIR)/build.log; exit 1; }
 	@scripts/demo $(RELEASE_DIR)
+
+# make walkthrough: the data-movement tour (pack, simulate, asm/disasm, the
+# host-call protocol, a compiled whole-chip permutation and sum, a tiny SigLIP).
+walkthrough: release
+	@scripts/walkthrough $(RELEASE_DIR)
 
 test-asan: setup
 	@$(CONFIGURE) -S . -B $(ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug \

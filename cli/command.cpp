@@ -149,11 +149,9 @@ std::optional<po::variables_map> parse_command_line(CommandSyntax& syntax,
   po::options_description all;
   all.add(syntax.options).add(syntax.hidden);
   po::variables_map values;
-  po::store(po::command_line_parser(args)
-                .options(all)
-                .positional(syntax.positional)
-                .run(),
-            values);
+  const po::parsed_options parsed =
+      po::command_line_parser(args).options(all).positional(syntax.positional).run();
+  po::store(parsed, values);
   if (values.count("help")) {
     io.out << "Usage: " << kProgram << ' ' << syntax.name << ' ' << syntax.usage << "\n\n"
            << syntax.summary << "\n\n"
@@ -165,6 +163,19 @@ std::optional<po::variables_map> parse_command_line(CommandSyntax& syntax,
     if (!values.count(argument)) {
       std::string upper = argument;
       for (auto& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+      // An option whose value is optional (--profile-samples[=RECORDS])
+      // takes the next word when it is not an option: say so, since that
+      // word was most likely the argument that is missing.
+      for (const auto& option : parsed.options) {
+        const auto* description = all.find_nothrow(option.string_key, false);
+        if (option.original_tokens.size() == 2 && description != nullptr &&
+            description->semantic()->min_tokens() == 0) {
+          throw UsageError(fmt::format(
+              "{} is missing ({} took '{}' as its value: write {}=VALUE, or give it after {})",
+              upper, option.original_tokens[0], option.original_tokens[1],
+              option.original_tokens[0], upper));
+        }
+      }
       throw UsageError(fmt::format("{} is missing", upper));
     }
   }

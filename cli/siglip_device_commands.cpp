@@ -9,6 +9,7 @@
 #include "backends/sim/sim_transport.hpp"
 #include "cli/device_build.hpp"
 #include "cli/number_options.hpp"
+#include "cli/profile_samples_option.hpp"
 #include "cli/siglip_common.hpp"
 #include "cli/transport_options.hpp"
 #include "compiler/compile.hpp"
@@ -53,6 +54,7 @@ void add_graph_options(CommandSyntax& syntax) {
       "cut no tensor into shards smaller than B bytes (0: as many tiles as row blocks); "
       "smaller shards make one-word messages whose exchange rows fill the tiles' code memory");
   add_sdk_option(syntax);
+  add_profile_samples_option(syntax);
 }
 
 compiler::CompileOptions compile_options(const po::variables_map& values) {
@@ -64,6 +66,7 @@ compiler::CompileOptions compile_options(const po::variables_map& values) {
   // messages into tile 0 per operation, whose exchange rows outgrow the
   // code memory below 0x80000 (head dim 72: 157 KB of rows on tile 0).
   options.min_shard_bytes = *unsigned_option<std::uint64_t>(values, "min-shard-bytes");
+  options.profile_samples = profile_samples_option(values);
   return options;
 }
 
@@ -142,8 +145,8 @@ int siglip_compile(const std::vector<std::string>& args, Streams& io) {
       "Compiles a SigLIP vision tower (its config.json) into a package for one C600: the patch\n"
       "embedding, every encoder layer in one loop, post-LayerNorm and the pooling head.";
   syntax.usage =
-      "--model DIR [--precision f16|f143|f8|f32] [--batch B] [--tiles N] [--min-shard-bytes B] -o "
-      "PACKAGE [--report]";
+      "--model DIR [--precision f16|f143|f8|f32] [--batch B] [--tiles N] [--min-shard-bytes B]\n"
+      "       [--profile-samples[=RECORDS]] -o PACKAGE [--report]";
   syntax.details =
       "The package takes pixel_values f32[B, C, S, S] and returns last_hidden_state f32[B, T, H]\n"
       "and pooler_output f32[B, H]; its weights are bound when it runs (tessera siglip run\n"
@@ -192,7 +195,8 @@ int siglip_run(const std::vector<std::string>& args, Streams& io) {
       "compiles it for the batch the input has, or runs a package from `tessera siglip compile`.";
   syntax.usage =
       "--model DIR [--precision P] [--package PACKAGE] (--pixels PIXELS.npy | --image FILE...)\n"
-      "       [-o POOLED.npy] [--hidden HIDDEN.npy] [--reference] [--profile FILE] [--backend sim|c600]";
+      "       [-o POOLED.npy] [--hidden HIDDEN.npy] [--reference] [--profile FILE]\n"
+      "       [--backend sim|c600] [--profile-samples[=RECORDS]]";
   syntax.details =
       "PIXELS.npy is float32 [B, 3, S, S] as transformers' SiglipImageProcessor produces it;\n"
       "--image decodes PNG or JPEG files and preprocesses them the same way. It prints the\n"
@@ -223,6 +227,11 @@ int siglip_run(const std::vector<std::string>& args, Streams& io) {
   const std::string precision_name = (*values)["precision"].as<std::string>();
   const siglip::GraphPrecision precision = parse_precision(precision_name);
   compiler::CompileOptions options = compile_options(*values);
+  if (values->count("package") && options.profile_samples) {
+    throw UsageError(
+        "--profile-samples builds the tower compiled here; a --package was built already (give "
+        "`tessera siglip compile` the option instead)");
+  }
   // Compiled here (no --package), a tower for --backend c600 needs its
   // device kernels too.
   const auto device = DeviceBuild::open(*values);

@@ -4,11 +4,17 @@
 
 #include "compiler/ir/verifier.hpp"
 #include "compiler/lower/lower.hpp"
+#include "schema/profile_samples.hpp"
 #include "schema/validate.hpp"
 
 namespace tessera::compiler {
 
 CompileResult compile(const Graph& graph, const CompileOptions& options) {
+  if (options.profile_samples &&
+      (*options.profile_samples < 1 || *options.profile_samples > emit::kMaxProfileSampleRecords)) {
+    throw UsageError(fmt::format("profile samples: {} records per tile is outside 1..{}",
+                                 *options.profile_samples, emit::kMaxProfileSampleRecords));
+  }
   verify(graph);
   const lower::Program program = lower::lower_graph(graph, lower::LowerOptions{options.tiles, options.min_shard_bytes, options.gemm_a_homes,
                                                                   options.attention});
@@ -19,6 +25,7 @@ CompileResult compile(const Graph& graph, const CompileOptions& options) {
   link.compiler_version = "tessera compiler (issue 8: data movement, add, reduce_sum)";
   link.validate_exchange = options.validate_exchange;
   link.device = options.device;
+  link.profile_samples = options.profile_samples;
   // The canonical form is what the writer stores and what runtime::Session
   // runs; it must be a valid package (schema's rules), or the bug is the
   // compiler's and should surface here, not when the package is run.
@@ -34,6 +41,13 @@ std::string format_report(const CompileResult& result) {
       "largest per-tile data {} bytes (region 1), code {} bytes (region 0)\n",
       result.lowered_steps, report.package_tiles, report.host_batches, report.phases.size(),
       report.kernel_calls, report.max_data_bytes, report.max_code_bytes);
+  if (report.samples) {
+    text += fmt::format(
+        "profile samples: up to {} records a tile's run appends, buffers of up to {} records "
+        "({} bytes); {} tiles append more than their buffer holds and drop the rest\n",
+        report.samples->max_records, report.samples->max_capacity,
+        schema::sample_buffer_bytes(report.samples->max_capacity), report.samples->tiles_dropping);
+  }
   for (const auto& plan : result.plans) text += fmt::format("  plan: {}\n", plan);
   for (const auto& phase : report.phases) {
     text += fmt::format(

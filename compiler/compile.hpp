@@ -45,6 +45,10 @@ struct CompileOptions {
   bool validate_exchange = true;
   // The kernels' device code (emit::LinkOptions::device); nullptr: emulated only.
   emit::DeviceCode* device = nullptr;
+  // Cycle samples for a C600 profile (emit::LinkOptions::profile_samples):
+  // each tile's sample buffer holds at most this many records (1 …
+  // emit::kMaxProfileSampleRecords; UsageError otherwise); nullopt: none.
+  std::optional<std::uint32_t> profile_samples = std::nullopt;
 };
 
 struct CompileResult {

@@ -25,6 +25,14 @@ inline constexpr std::uint64_t kWorkerBarrierCycles = 36;
 // it the sample lands (sim/README.md, calibration).
 inline constexpr std::uint64_t kCycleSampleReadCycles = 6;
 static_assert(kCycleSampleReadCycles < kWorkerBarrierCycles);
+// tessera_profile_sample: the same handoff, in which worker 0, after its read
+// of $COUNT_L, appends the record — load the count, compare it with the
+// capacity and branch, form the record's address (shift, add), store site
+// and value as one 64-bit pair, add one to the count and store it (or load,
+// add to and store the dropped count): 8 more issues of six cycles [INF].
+inline constexpr std::uint64_t kProfileSampleAppendIssues = 8;
+inline constexpr std::uint64_t kProfileSampleCycles =
+    kWorkerBarrierCycles + kWorkerCount * kProfileSampleAppendIssues;
 // The prior art's f16 reduction add wrote about one output byte per tile
 // cycle [HW] (§5; the number of partials is not recorded).
 inline constexpr std::uint64_t kReductionOutputBytesPerCycle = 1;

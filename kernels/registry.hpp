@@ -58,6 +58,18 @@ inline constexpr std::string_view kWorkerBarrier = "tessera_worker_barrier";
 inline constexpr std::string_view kSampleCycles = "tessera_sample_cycles";
 inline constexpr std::string_view kCopyWords = "tessera_copy_words";
 inline constexpr std::string_view kFillWords = "tessera_fill_words";
+// Appends one record to a tile's profile sample buffer: $m2 the buffer, $m3
+// the record's site word, $m4 the buffer's capacity in records, $m5 the
+// value's source, $m6 the value when $m5 says so (kernels/README.md).
+inline constexpr std::string_view kProfileSample = "tessera_profile_sample";
+inline constexpr std::uint32_t kSampleTheCounter = 0;   // $m5: the tile's cycle counter
+inline constexpr std::uint32_t kSampleTheRegister = 1;  // $m5: $m6
+// The buffer's layout in words, as schema/profile_samples.hpp describes it
+// (which this layer cannot include; the compiler, which sees both, asserts
+// they agree): the header (records written, records dropped), then records
+// of (site, value).
+inline constexpr std::uint32_t kProfileSampleHeaderWords = 2;
+inline constexpr std::uint32_t kProfileSampleRecordWords = 2;
 
 void add_runtime_helpers(KernelRegistry& registry);
 

@@ -45,6 +45,11 @@ inline constexpr std::uint32_t kSampleHeaderWords = 2;
 inline constexpr std::uint32_t kSampleRecordWords = 2;
 inline constexpr std::uint32_t kNoSiteArgument = 0x1FFFFFFF;
 
+// The bytes of a buffer of `records` records, header included.
+constexpr std::uint64_t sample_buffer_bytes(std::uint32_t records) {
+  return 4 * (kSampleHeaderWords + std::uint64_t{kSampleRecordWords} * records);
+}
+
 enum class SiteKind : std::uint8_t {
   // 0..4 are the StepKind values.
   kKernelCall = 5,

@@ -16,6 +16,39 @@ std::vector<std::pair<std::size_t, std::uint32_t>> Linker::rows_of(PhysicalTile 
   return rows;
 }
 
+namespace {
+
+std::uint32_t sample_buffer_size(std::uint32_t records) {
+  return checked_cast<std::uint32_t>(schema::sample_buffer_bytes(records), "sample buffer bytes");
+}
+
+// The most records (below `capacity`) a sample buffer, request
+// `sample_request`, may hold with the tile's code still placed; nullopt when
+// not even an empty one fits (the samples' own code takes the room).
+std::optional<std::uint32_t> records_that_fit(PhysicalTile tile,
+                                              std::vector<AllocationRequest> requests,
+                                              std::size_t sample_request, RegionSplit region,
+                                              std::uint32_t capacity) {
+  const auto fits = [&](std::uint32_t records) {
+    requests[sample_request].size = sample_buffer_size(records);
+    try {
+      (void)place_tile(tile, requests, region);
+      return true;
+    } catch (const PlacementError&) {
+      return false;
+    }
+  };
+  if (!fits(0)) return std::nullopt;
+  std::uint32_t low = 0, high = capacity;  // low fits, high does not
+  while (high - low > 1) {
+    const std::uint32_t middle = low + (high - low) / 2;
+    (fits(middle) ? low : high) = middle;
+  }
+  return low;
+}
+
+}  // namespace
+
 void Linker::place_code() {
   for (const PhysicalTile tile : tiles_) {
     TileCode& code = code_[tile];
@@ -26,7 +59,30 @@ void Linker::place_code() {
       if (program_.steps[i].kind == StepKind::kLoopBegin) code.loop_counters[i] = kProbeCode;
     }
     for (const auto& [loop, cursor] : cursors_of(tile)) code.cursors[loop][cursor] = kProbeCode;
+    if (profiling()) {
+      // While sizes are found: the largest buffer. Main's size does not
+      // depend on it (a capacity below 2^20 is one setzi).
+      code.sample_capacity = *options_.profile_samples;
+      code.samples = schema::Allocation{
+          0,
+          std::string(schema::kSampleBufferName),
+          "",
+          kProbeCode,
+          checked_cast<std::uint32_t>(schema::sample_buffer_bytes(code.sample_capacity),
+                                      "sample buffer bytes"),
+          0,
+          schema::kLiveToEnd,
+          schema::AllocationKind::kRuntime,
+          schema::kNoProvenance};
+    }
   }
+  if (profiling()) report_.samples.emplace();
+  // Tiles whose sample buffers do not fit: the first one's error, and what
+  // would fit on all of them.
+  std::optional<std::string> sample_failure;
+  std::size_t tiles_short = 0;
+  std::uint32_t fitting_records = std::numeric_limits<std::uint32_t>::max();
+  std::vector<PhysicalTile> tiles_without_room;
   // Sizes first (no size depends on an address), then one placement per tile.
   for (const PhysicalTile tile : tiles_) {
     TileCode& code = code_[tile];
@@ -43,8 +99,8 @@ void Linker::place_code() {
       requests.push_back(r);
       assign.push_back(std::move(set));
     };
-    const std::uint32_t main_size = code_bytes(emit_main(tile, staging_id(tile)).code);
-    request("main", schema::AllocationKind::kCode, main_size,
+    const MainCode probe = emit_main(tile, staging_id(tile));
+    request("main", schema::AllocationKind::kCode, code_bytes(probe.code),
             [&code](std::uint32_t a) { code.main = a; });
     // Host programs: every inactive batch shares one.
     std::optional<std::size_t> idle_request;
@@ -115,15 +171,50 @@ void Linker::place_code() {
                 }
               });
     }
+    // The sample buffer, last: it takes what the code leaves. A run-time
+    // word array like the loop counters, so with the code (region 0). It is
+    // read over TDI after the run, not by a host exchange while code runs,
+    // which is why the prior art aligned and padded its buffers to whole
+    // elements (ipu21-target.md §2.2 rule 4).
+    std::optional<std::size_t> sample_request;
+    std::uint32_t sample_capacity_records = 0;
+    if (profiling()) {
+      sample_capacity_records = sample_capacity(probe);
+      sample_request = requests.size();
+      request(std::string(schema::kSampleBufferName), schema::AllocationKind::kRuntime,
+              sample_buffer_size(sample_capacity_records),
+              [&code, sample_capacity_records](std::uint32_t) {
+                code.sample_capacity = sample_capacity_records;
+              });
+      auto& samples = *report_.samples;
+      samples.max_records = std::max(samples.max_records, probe.records);
+      samples.max_capacity = std::max(samples.max_capacity, sample_capacity_records);
+      if (probe.records > sample_capacity_records) ++samples.tiles_dropping;
+    }
     const auto split = code_end_.find(tile);
-    const auto placed = place_tile(tile, requests,
-                                   split == code_end_.end() ? RegionSplit{} : RegionSplit{split->second});
+    const RegionSplit region =
+        split == code_end_.end() ? RegionSplit{} : RegionSplit{split->second};
+    std::vector<schema::Allocation> placed;
+    try {
+      placed = place_tile(tile, requests, region);
+    } catch (const PlacementError& error) {
+      if (!sample_request) throw;
+      // Say what would fit, on every tile, before giving up.
+      if (!sample_failure) sample_failure = error.what();
+      const auto fits =
+          records_that_fit(tile, requests, *sample_request, region, sample_capacity_records);
+      fitting_records = std::min(fitting_records, fits.value_or(0));
+      if (!fits) tiles_without_room.push_back(tile);
+      ++tiles_short;
+      continue;
+    }
     const std::uint32_t first_id = staging_id(tile) + 1;
     std::uint32_t high = 0;
     for (std::size_t r = 0; r < placed.size(); ++r) {
       assign[r](placed[r].address);
       schema::Allocation held = placed[r];
       held.id = checked_cast<std::uint32_t>(first_id + r, "allocation id");
+      if (r == sample_request) code.samples = held;
       code_allocations_[tile].push_back(held);
       high = std::max(high, held.address + held.size - target::kLoadBase);
     }
@@ -132,6 +223,21 @@ void Linker::place_code() {
         code.host_code[k] = placed[*idle_request].address;
     }
     report_.max_code_bytes = std::max(report_.max_code_bytes, high);
+  }
+  if (sample_failure) {
+    std::string advice =
+        tiles_without_room.empty()
+            ? fmt::format("at most {} records fit on every one (--profile-samples={})",
+                          fitting_records, fitting_records)
+            : fmt::format(
+                  "on {} of them ({}{}) not even the records' code fits beside an empty "
+                  "buffer: those tiles' memory is full",
+                  tiles_without_room.size(), tiles_without_room.front(),
+                  tiles_without_room.size() > 1 ? ", …" : "");
+    throw PlacementError(fmt::format(
+        "{}\n  (with profile samples: {} tiles cannot hold their sample buffers of up to {} "
+        "records; {})",
+        *sample_failure, tiles_short, *options_.profile_samples, advice));
   }
 }
 

@@ -30,9 +30,23 @@ void Linker::emit_tiles() {
     add_segment(app_, image, target::kEntryPoint, assemble({isa::Bri{code.main}, isa::Nop{}}),
                 true);
     const MainCode main = emit_main(tile, staging_id(tile));
+    // Main was placed at the size the probe found (code_placement.cpp): no
+    // size may depend on an address or a buffer's capacity.
+    for (const auto& held : code_allocations_[tile]) {
+      if (held.name == "main" && held.size != code_bytes(main.code)) {
+        throw LinkError(fmt::format("internal: main on {} is {} bytes, placed as {}", tile,
+                                    code_bytes(main.code), held.size));
+      }
+    }
     add_segment(app_, image, code.main, assemble(main.code), true);
     debug.symbols.push_back({"main", code.main, code_bytes(main.code), schema::SymbolKind::kCode});
-    report_.kernel_calls += main.sites.size();
+    report_.kernel_calls += main.sites.size() - main.sample_sites;
+    // The sample buffer's header (no records written, none dropped): loaded
+    // with the image, so the first append finds an empty buffer.
+    if (code.samples) {
+      add_segment(app_, image, code.samples->address,
+                  std::vector<std::uint8_t>(4 * schema::kSampleHeaderWords, 0), false);
+    }
 
     std::set<std::uint32_t> emitted;
     for (std::size_t k = 0; k < host_.batches.size(); ++k) {

@@ -18,6 +18,14 @@ void Linker::emit_call(
   const kernels::KernelSpec* spec = kernels::KernelRegistry::standard().find(kernel);
   if (spec == nullptr)
     throw LinkError(fmt::format("internal: no kernel '{}' in the registry", kernel));
+  // With profile samples, a record before the call's register loads names
+  // the call site that follows it: its index in the tile's call sites, which
+  // are in pc order (schema::canonical), the order main emits them in.
+  if (profiling() && kernel != kernels::kProfileSample) {
+    const auto index = checked_cast<std::uint32_t>(main.sites.size() + 1, "call site index");
+    emit_sample(main, tile, schema::sample_site(schema::SiteKind::kKernelCall, index), provenance);
+    main.open_step.reset();
+  }
   schema::CallSite site;
   site.kernel = kernel;
   site.provenance = provenance;

@@ -62,7 +62,22 @@ struct LinkReport {
   std::vector<Phase> phases;
   std::uint32_t max_data_bytes = 0;  // the largest per-tile data high-water mark
   std::uint32_t max_code_bytes = 0;
+  // With profile samples (LinkOptions::profile_samples): the most records one
+  // tile's run appends, the largest buffer's capacity in records, and the
+  // tiles whose run appends more than their buffer holds (they drop the rest).
+  struct Samples {
+    std::uint64_t max_records = 0;
+    std::uint32_t max_capacity = 0;
+    std::size_t tiles_dropping = 0;
+  };
+  std::optional<Samples> samples;
 };
+
+// Profile samples (docs/PROFILES.md "On the C600"): each tile's buffer holds
+// the records its run appends, at most this many unless told otherwise, and
+// never more than kMaxProfileSampleRecords (8 bytes a record: 32 KiB and 512 KiB).
+inline constexpr std::uint32_t kDefaultProfileSampleRecords = 4096;
+inline constexpr std::uint32_t kMaxProfileSampleRecords = 65536;
 
 // Device code for the kernels (issue 21): where a build with an SDK gets
 // each kernel's popc-built object (compiler/elf/device_sources.hpp). The
@@ -88,6 +103,12 @@ struct LinkOptions {
   // targets the linked entry; the package is hardware-loadable when every
   // kernel it calls has device code.
   DeviceCode* device = nullptr;
+  // Profile samples: each tile gets a sample buffer (schema/profile_samples.hpp)
+  // of at most this many records (1 … kMaxProfileSampleRecords), and its main
+  // program appends a record at each step's start, each kernel call, each
+  // loop counter store and its end, through kernels::kProfileSample.
+  // nullopt: none, and the package is what it is without them.
+  std::optional<std::uint32_t> profile_samples;
 };
 
 schema::Application link_program(const lower::Program& program, const LinkOptions& options,

@@ -24,6 +24,7 @@
 #include "compiler/host_io.hpp"
 #include "compiler/placement.hpp"
 #include "kernels/registry.hpp"
+#include "schema/profile_samples.hpp"
 #include "support/checked.hpp"
 #include "support/little_endian.hpp"
 #include "target/host_exchange.hpp"
@@ -96,6 +97,11 @@ struct TileCode {
   // tile and their image, placed in the tile's "device kernels" allocation.
   std::set<std::string> linked;
   std::shared_ptr<const elf::LinkedImage> device;
+  // With profile samples: the tile's sample buffer (placed with the code;
+  // a probe allocation of the largest capacity while sizes are found) and
+  // its capacity in records.
+  std::optional<schema::Allocation> samples;
+  std::uint32_t sample_capacity = 0;
 };
 
 // One kernel set's device code, linked at a probe address (device_link.cpp):
@@ -112,6 +118,14 @@ struct DeviceLink {
 struct MainCode {
   Code code;
   std::vector<schema::CallSite> sites;
+  // With profile samples: the records one run of the program appends, how
+  // many times the code being emitted runs (the product of the enclosing
+  // loops' counts), the sample call sites, and the step record last emitted
+  // while no kernel call record followed it (a host step's batches share one).
+  std::uint64_t records = 0;
+  std::uint64_t runs = 1;
+  std::size_t sample_sites = 0;
+  std::optional<std::uint32_t> open_step;
 };
 
 // A register loaded from a word of tile memory instead of a constant: a
@@ -198,6 +212,22 @@ class Linker {
   bool every_call_linked() const;
   // The package's tiles padded to whole loader batches (physical 0 … 64k − 1).
   void pad_to_loader_batches();
+
+  // ---- 4. code: profile samples (profile_samples.cpp)
+  bool profiling() const noexcept { return options_.profile_samples.has_value(); }
+  // One record of `site` (schema/profile_samples.hpp) through the sample
+  // helper, its call site named by `provenance`; the value is the tile's
+  // cycle counter, or with `value_word` the word at that address (a loop's
+  // counter). Nothing without profile samples.
+  void emit_sample(MainCode& main, PhysicalTile tile, std::uint32_t site, std::uint32_t provenance,
+                   std::optional<std::uint32_t> value_word = std::nullopt) const;
+  // A record that a step of `kind` begins, for `provenance`; with
+  // `once`, none when the same record is the open step's already.
+  void emit_step_sample(MainCode& main, PhysicalTile tile, schema::StepKind kind,
+                        std::uint32_t provenance, bool once = false) const;
+  // The sample buffer's request in the code placement, sized for the
+  // records `main` appends (at most LinkOptions::profile_samples).
+  std::uint32_t sample_capacity(const MainCode& main) const;
 
   // ---- 5. one kernel call and its footprint assertion (footprint.cpp)
   // One kernel call: registers, the footprint assertion (for a moving

@@ -24,6 +24,7 @@ std::set<std::string> Linker::kernels_of(PhysicalTile tile) const {
       names.insert(std::string(kernels::kCopyWords));
     }
   }
+  if (profiling()) names.insert(std::string(kernels::kProfileSample));
   return names;
 }
 
@@ -99,7 +100,16 @@ MainCode Linker::emit_main(PhysicalTile tile, std::uint32_t staging_id) const {
   if (options_.device != nullptr) {
     append(main.code, load_constant(Reg::m11, target::kSupervisorStackInitial));
   }
-  main.code.push_back(isa::Sync{isa::kHostSyncZone});  // the startup rendezvous
+  // The startup rendezvous.
+  emit_step_sample(main, tile, schema::StepKind::kHost, schema::kNoProvenance);
+  main.code.push_back(isa::Sync{isa::kHostSyncZone});
+  std::vector<std::uint64_t> outer_runs;  // main.runs outside each open loop, innermost last
+  // A loop's index in the tile's debug loops, which emit_tiles lists in the
+  // order of code.loop_counters.
+  const auto loop_index = [&](std::size_t begin) {
+    return checked_cast<std::uint32_t>(
+        std::distance(code.loop_counters.begin(), code.loop_counters.find(begin)), "loop index");
+  };
   for (std::size_t i = 0; i < program_.steps.size(); ++i) {
     const Step& step = program_.steps[i];
     switch (step.kind) {
@@ -112,6 +122,11 @@ MainCode Linker::emit_main(PhysicalTile tile, std::uint32_t staging_id) const {
           for (const StagingCopy& copy : batch.copies_before()) {
             emit_staging_copy(main, tile, i, copy, staging);
           }
+          // A tile with no part in the batch only waits it out (`sans 1; sync 1`).
+          emit_step_sample(
+              main, tile,
+              batch.active() ? schema::StepKind::kHost : schema::StepKind::kSynchronization,
+              step.provenance, /*once=*/true);
           main.code.push_back(isa::Call{Reg::m10, code.host_code.at(k)});
           for (const StagingCopy& copy : batch.copies_after()) {
             emit_staging_copy(main, tile, i, copy, staging);
@@ -120,8 +135,14 @@ MainCode Linker::emit_main(PhysicalTile tile, std::uint32_t staging_id) const {
         break;
       }
       case StepKind::kExchange: {
-        main.code.push_back(isa::Sync{isa::kInternalSyncZone});
         const auto row = code.rows.find(i);
+        // The phase's entry sync, row and closing sync are one step: a
+        // record between the sync and the row would move the row.
+        emit_step_sample(main, tile,
+                         row != code.rows.end() ? schema::StepKind::kExchange
+                                                : schema::StepKind::kSynchronization,
+                         step.provenance);
+        main.code.push_back(isa::Sync{isa::kInternalSyncZone});
         if (row != code.rows.end()) main.code.push_back(isa::Call{Reg::m10, row->second});
         main.code.push_back(isa::Sync{isa::kInternalSyncZone});
         break;
@@ -132,6 +153,10 @@ MainCode Linker::emit_main(PhysicalTile tile, std::uint32_t staging_id) const {
         append(main.code, load_constant(kLoopCount, step.count));
         append(main.code, load_constant(kLoopCounter, code.loop_counters.at(i)));
         main.code.push_back(isa::St32{kLoopCount, kLoopCounter, isa::kZeroReg, 0});
+        emit_sample(main, tile, schema::sample_site(schema::SiteKind::kLoop, loop_index(i)),
+                    step.provenance, code.loop_counters.at(i));
+        outer_runs.push_back(main.runs);
+        main.runs = checked_mul<std::uint64_t>(main.runs, step.count, "profile sample records");
         if (const auto cursors = code.cursors.find(i); cursors != code.cursors.end()) {
           for (const auto& [cursor, at] : cursors->second) {
             append(main.code, load_constant(kLoopCount, pointer_address(cursor, logical->second)));
@@ -162,6 +187,19 @@ MainCode Linker::emit_main(PhysicalTile tile, std::uint32_t staging_id) const {
         main.code.push_back(isa::Ld32{kLoopCount, kLoopCounter, isa::kZeroReg, 0});
         main.code.push_back(isa::Add{kLoopCount, kLoopCount, -1});
         main.code.push_back(isa::St32{kLoopCount, kLoopCounter, isa::kZeroReg, 0});
+        if (profiling()) {
+          const std::uint32_t counter = code.loop_counters.at(step.partner);
+          emit_sample(main, tile,
+                      schema::sample_site(schema::SiteKind::kLoop, loop_index(step.partner)),
+                      program_.steps[step.partner].provenance, counter);
+          // The helper may use any register: the count again, for the branch.
+          append(main.code, load_constant(kLoopCounter, counter));
+          main.code.push_back(isa::Ld32{kLoopCount, kLoopCounter, isa::kZeroReg, 0});
+        }
+        if (!outer_runs.empty()) {  // a well-formed program's ends follow their begins
+          main.runs = outer_runs.back();
+          outer_runs.pop_back();
+        }
         const std::uint32_t exit = code.main + main_bytes(main.code) + 8;  // past brz and bri
         main.code.push_back(isa::Brz{kLoopCount, exit});
         main.code.push_back(isa::Bri{loop_top.at(step.partner)});
@@ -212,6 +250,7 @@ MainCode Linker::emit_main(PhysicalTile tile, std::uint32_t staging_id) const {
       }
     }
   }
+  emit_sample(main, tile, schema::sample_site(schema::SiteKind::kEnd), schema::kNoProvenance);
   append(main.code, halt());
   return main;
 }

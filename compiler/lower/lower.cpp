@@ -23,16 +23,18 @@ class Lowerer final : public LoweringContext {
       HostCall load{std::string(kLoadParametersCall), {}, {}};
       for (const OpId op : parameters) load.inputs.push_back(binding_name(op));
       program_.calls.push_back(load);
-      program_.steps.push_back(Step{StepKind::kHostInputs, program_.calls.size() - 1, {}, {}, {}});
+      program_.steps.push_back(
+          Step{StepKind::kHostInputs, program_.calls.size() - 1, {}, {}, schema::kNoProvenance});
     }
     HostCall run{std::string(kRunCall), {}, {}};
     for (const OpId op : graph_.top_level(OpKind::kHostInput)) run.inputs.push_back(binding_name(op));
     for (const OpId op : graph_.top_level(OpKind::kHostOutput)) run.outputs.push_back(binding_name(op));
     program_.calls.push_back(run);
     const std::size_t run_call = program_.calls.size() - 1;
-    program_.steps.push_back(Step{StepKind::kHostInputs, run_call, {}, {}, {}});
+    // A host step is no graph operation's (a profile sample names none).
+    program_.steps.push_back(Step{StepKind::kHostInputs, run_call, {}, {}, schema::kNoProvenance});
     for (const OpId op : graph_.top().operations) lower(op);
-    program_.steps.push_back(Step{StepKind::kHostOutputs, run_call, {}, {}, {}});
+    program_.steps.push_back(Step{StepKind::kHostOutputs, run_call, {}, {}, schema::kNoProvenance});
   }
 
   void lower(OpId id) override {

@@ -10,6 +10,11 @@
 //     F143 codes row-major into a zero-padded slot, expanded with their
 //     scale blocks' scales (words brought to the home, loaded into $m5)
 //     into that f16 staging, then rearranged the same way (pack_weights);
+//     F143 codes the host packed in weight panels have no homes: each task
+//     receives its block's panels in its K-block phase and expands them
+//     there, or for the native FP8 GEMM reads them as its B32×16 block, with
+//     the scale words its blocks meet brought to its tile in one phase
+//     (prepare_task_codes, gather_panels);
 //   per wave, when the plan chose homes and several column blocks share a
 //     row block's A blocks (plan::a_block_has_home), one phase gathering each of its K blocks
 //     of whole panels once from the operand's row-major shards into the A_m
@@ -29,11 +34,12 @@
 //     layout — after every wave, so each tile keeps one C block.
 //
 // Zero padding (the AMP multiplies padding too: it must be finite,
-// reference H8): every matmul of a family shares one A staging buffer, a
-// constant of zeros; a call of whole K panels has no K padding, and a call
+// reference H8): every matmul shares one A staging buffer, a constant of
+// zeros; a call of whole K panels has no K padding, and a call
 // with a partial last panel has its block zeroed (tessera_fill_words) in a
 // compute step just before its gather, since other calls write those
-// columns. The F143 code staging is zeroed when the op starts; f32 packed
+// columns. The F143 code staging (and the native FP8 GEMM's weight slots,
+// which take the codes as they are) is zeroed when the op starts; f32 packed
 // weights are a constant of zeros, one slot per weight block. Row and
 // column padding may hold any earlier data: it only reaches C rows and
 // columns no one reads. The A buffer takes whole memory elements: the AMP
@@ -372,6 +378,7 @@ class GemmLowering {
     staging_slot_ = u32(kernels::amp::round_up(std::uint64_t{plan_.choice.block_inner} * columns * 2, 8),
                         "B staging slot");
     codes_slot_ = u32(kernels::amp::round_up(std::uint64_t{plan_.choice.block_inner} * columns, 8), "codes slot");
+    if (panels_ != 0) return prepare_task_codes();
     std::map<LogicalTile, std::uint32_t> slots;
     std::vector<const WeightKey*> order;
     for (const Task& task : tasks_) {
@@ -395,16 +402,12 @@ class GemmLowering {
     // constant's zeros. f16 blocks are written whole by the rearrange.
     packed_buffer_ = add_buffer_on("packed B", packed_bytes, family_ == GemmFamily::kF32);
     if (expanded()) program_.buffers[packed_buffer_].alignment = kExpandedWeightAlignment;
-    if (family_ != GemmFamily::kF32 && panels_ == 0) {
-      staging_buffer_ = add_buffer_on("B row-major", staging_bytes, false);
-    }
+    if (family_ != GemmFamily::kF32) staging_buffer_ = add_buffer_on("B row-major", staging_bytes, false);
     if (expanded()) {
-      codes_buffer_ = add_buffer_on(panels_ == 0 ? "B codes row-major (zero padded)" : "B codes in panels (zero padded)",
-                                    codes_bytes, false);
+      codes_buffer_ = add_buffer_on("B codes row-major (zero padded)", codes_bytes, false);
     }
-    // One word per scale block a home's weight blocks meet, or for the
-    // native GEMM a task's calls do (sized below).
-    if (block_scaled()) scales_buffer_ = add_buffer_on("B scales", {}, false);
+    // One word per scale block a home's weight blocks meet (sized below).
+    if (expanded()) scales_buffer_ = add_buffer_on("B scales", {}, false);
 
     MoveLowering moves(program_, fmt::format("op {} weights", id_.index), provenance_, expanded() ? 1 : element_);
     MoveLowering scale_moves(program_, fmt::format("op {} weight scales", id_.index), provenance_, 4);
@@ -413,10 +416,6 @@ class GemmLowering {
     for (const WeightKey* key : order) {
       const WeightBlock& block = packed_.at(*key);
       const std::uint32_t inner = call_inner(block.extent);
-      if (panels_ != 0) {
-        pack_panels(*key, block, inner, moves, scale_moves, scale_words, compute[block.home]);
-        continue;
-      }
       const std::uint32_t stride = staging_stride(block.columns);
       Index index = key->lead;
       index.resize(key->lead.size() + 2);
@@ -500,12 +499,8 @@ class GemmLowering {
                       provenance_});
       }
     }
-    if (family_ == GemmFamily::kF143) gather_call_scales(scale_moves, scale_words);
-    if (expanded()) zero_codes_staging(codes_buffer_, codes_bytes);
-    // The native GEMM's blocks land in the packed slots as they are: their
-    // column groups past N must read as zeros too.
-    if (family_ == GemmFamily::kF143) zero_codes_staging(packed_buffer_, packed_bytes);
-    if (block_scaled()) {
+    if (expanded()) zero_codes_staging({{codes_buffer_, codes_bytes}});
+    if (expanded()) {
       for (const auto& [tile, words] : scale_words) {
         program_.buffers[scales_buffer_].bytes[tile] = u32(words.size() * std::uint64_t{4}, "scale words");
       }
@@ -556,10 +551,28 @@ class GemmLowering {
       } else {
         gather_rows(moves, task, k0, extent, Location{task.tile, left, 0});
       }
+      auto& runs = compute[task.tile];
+      PointerOperand weights{kernels::kGemmWeightRegister, weights_.at(extent), 0};
+      if (panels_ != 0 && !expanded()) {
+        // The native GEMM: the panel codes straight from the weights' shards
+        // into this extent's slot are its B32×16 block as they are.
+        const WeightKey key{weight_lead(task.product), k0, task.column_begin};
+        gather_panels(moves, key, inner, task.columns, Location{task.tile, weights_.at(extent), 0});
+      } else if (panels_ != 0) {
+        // Panel codes straight from the weights' shards (a multicast to the
+        // row blocks that share them), expanded here.
+        const WeightKey key{weight_lead(task.product), k0, task.column_begin};
+        gather_panels(moves, key, inner, task.columns, Location{task.tile, codes_buffer_, 0});
+        expand_panels(key, inner, task.columns, codes_buffer_, 0, weights_.at(extent), 0,
+                      [&](std::uint64_t k_block, std::uint64_t n_block) {
+                        return task_scale_words_.at(task.tile).at(scale_index(key.lead, k_block, n_block));
+                      },
+                      runs);
+      } else {
       // The packed weight block: read in place at home, else copied whole
       // (one multicast per block and phase) into this extent's slot.
       const WeightBlock& packed = packed_.at(WeightKey{weight_lead(task.product), k0, task.column_begin});
-      PointerOperand weights{kernels::kGemmWeightRegister, packed_buffer_, packed.slot * packed_slot_};
+      weights = PointerOperand{kernels::kGemmWeightRegister, packed_buffer_, packed.slot * packed_slot_};
       if (packed.home != task.tile) {
         const auto bytes = u32(kernels::gemm_weight_bytes(family_, plan_.call_rows, inner, columns), "B block");
         if (bytes > 0) {
@@ -568,7 +581,7 @@ class GemmLowering {
         }
         weights = PointerOperand{kernels::kGemmWeightRegister, weights_.at(extent), 0};
       }
-      auto& runs = compute[task.tile];
+      }
       const bool init = block == 0;
       runs.push_back(KernelRun{std::string(gemm_kernel(family_, init)),
                                {{kernels::kGemmOutputRegister, output_, 0},
@@ -579,11 +592,13 @@ class GemmLowering {
                                 {kernels::kGemmColumnsRegister, columns}},
                                provenance_});
       if (family_ == GemmFamily::kF143) {
-        // ISCL: the weight block's scale, from its word on this tile, plus
-        // the activations' scale.
+        // ISCL: the weight block's scale, from its word on this tile (the
+        // call lies in one scale block: prepare_task_codes), plus the
+        // activations' scale.
         runs.back().loaded.push_back(LoadedScalar{
             kernels::kGemmScaleRegister, scales_buffer_,
-            call_scale_words_.at(task.tile).at(scale_block(task.product, k0, task.column_begin)),
+            task_scale_words_.at(task.tile).at(
+                scale_index(weight_lead(task.product), k0 / kScaleBlock, task.column_begin / kScaleBlock)),
             activation_scale_});
       }
     }
@@ -694,11 +709,13 @@ class GemmLowering {
     return key.part * plan_.part_inner + key.block * plan_.choice.block_inner;
   }
 
-  // The padded columns of F143 code staging must read as zero: one compute
-  // step of tessera_fill_words before anything is written into it. Nothing
-  // the op writes later reaches that padding, so once per op (per iteration
-  // inside a repeat) is enough; a constant of zeros would live the whole
-  // program.
+  // The padded columns of F143 code staging (and of the native GEMM's
+  // B32×16 slots, which the codes land in as they are) must read as zero,
+  // or at least as finite codes: one compute step of tessera_fill_words
+  // before anything is written into them. Later the op writes only codes
+  // there (padding column groups may keep an earlier block's, which reach
+  // only C columns no one reads), so once per op (per iteration inside a
+  // repeat) is enough; a constant of zeros would live the whole program.
   KernelRun zero_run(BufferId buffer, std::uint32_t bytes) const {
     return KernelRun{std::string(kernels::kFillWords),
                      {{kernels::kOutputRegister, buffer, 0}},
@@ -706,10 +723,13 @@ class GemmLowering {
                      provenance_};
   }
 
-  void zero_codes_staging(BufferId buffer, const std::map<LogicalTile, std::uint32_t>& codes_bytes) {
+  // Each (buffer, bytes per tile) zeroed in one compute step.
+  void zero_codes_staging(const std::vector<std::pair<BufferId, std::map<LogicalTile, std::uint32_t>>>& slots) {
     std::map<LogicalTile, std::vector<KernelRun>> fills;
-    for (const auto& [tile, bytes] : codes_bytes) {
-      if (bytes > 0) fills[tile].push_back(zero_run(buffer, bytes));
+    for (const auto& [buffer, per_tile] : slots) {
+      for (const auto& [tile, bytes] : per_tile) {
+        if (bytes > 0) fills[tile].push_back(zero_run(buffer, bytes));
+      }
     }
     if (fills.empty()) return;
     MoveLowering none(program_, fmt::format("op {} zero padding", id_.index), provenance_, element_);
@@ -849,64 +869,64 @@ class GemmLowering {
   };
   std::map<WeightKey, WeightBlock> packed_;
 
-  // One weight block from codes the host packed in weight panels
+  // Weights whose codes the host packed in weight panels
   // (BlockScaleAttributes::panels = m = the family's pass): panel (column
   // group G, inner group P) of the product's matrix is 16·m contiguous codes
-  // at [lead…, G, P, 0, 0], and the block's B_m×16 order is its column groups
-  // one after another, each its K panels in order — so the block arrives as
-  // one run of panels per column group (no element moves), and since an
-  // expansion keeps the order, expanding the codes in place gives the packed
-  // f16 block: no rearrange. Column groups past N stay the staging's zeros
-  // (zero_codes_staging); K padding codes are 0 by the attribute's rule.
-  // One expand call per column group and 64-deep run of K (one scale block).
-  void pack_panels(const WeightKey& key, const WeightBlock& block, std::uint32_t inner, MoveLowering& moves,
-                   MoveLowering& scale_moves, std::map<LogicalTile, std::map<Index, std::uint32_t>>& scale_words,
-                   std::vector<KernelRun>& runs) {
+  // at [lead…, G, P, 0, 0], and a weight block's B_m×16 order is its column
+  // groups one after another, each its K panels in order — so the block is
+  // one run of panels per column group (fewer where a shard ends), and since
+  // an expansion keeps the order, expanding the codes in place gives the
+  // packed f16 block: no rearrange. Each task receives its blocks' codes in
+  // its K-block phases (a byte per weight: half an f16 block's words) and
+  // expands them itself (lower_block); no home packs anything. Only the
+  // block scales the expand calls load come first, one phase per op.
+  // Column groups past N and the panels' K padding are the zeros the codes
+  // slot is filled with at the op's start and the codes hold. The native
+  // FP8 GEMM's B32×16 block is the same runs of 32-deep panels: they land
+  // in the task's weight slot and are read as they are (no expand calls),
+  // each call's weight scale one of the same scale words.
+
+  // Block (key, inner, columns)'s codes from the weights into B_m×16 order at `to`.
+  void gather_panels(MoveLowering& moves, const WeightKey& key, std::uint32_t inner, std::uint32_t columns,
+                     const Location& to) const {
     const std::uint32_t m = panels_;
     const std::uint32_t panel = kernels::amp::kPanelColumns * m;  // codes per panel
+    const std::uint64_t bytes = std::uint64_t{inner / m} * panel;     // one column group's panels
+    const std::uint32_t groups = (columns + kernels::amp::kPanelColumns - 1) / kernels::amp::kPanelColumns;
+    Index index = key.lead;
+    index.resize(key.lead.size() + 4);
+    for (std::uint32_t g = 0; g < groups; ++g) {
+      index[key.lead.size()] = key.column_begin / kernels::amp::kPanelColumns + g;
+      // A run per stretch inside one shard (small matrices may cut a panel
+      // itself over tiles).
+      for (std::uint64_t at = 0; at < bytes;) {
+        index[key.lead.size() + 1] = key.k0 / m + at / panel;
+        index[key.lead.size() + 2] = at % panel / m;
+        index[key.lead.size() + 3] = at % m;
+        const Storage::Run in = codes_->run(index);
+        const std::uint64_t run = std::min<std::uint64_t>(in.elements, bytes - at);
+        moves.move_run(Location{to.tile, to.buffer, u32(to.offset + g * bytes + at, "codes offset")}, in.location,
+                       u32(run, "codes run"));
+        at += run;
+      }
+    }
+  }
+
+  // The expand calls of block (key, inner) from its codes at `codes` into its
+  // f16 B16×16 block at `packed`: one per column group of the block (padding
+  // groups included: their zero codes expand to zeros under any scale) and
+  // 64-deep scale block, each loading its scale from the word `scale_at`
+  // names on the tile.
+  template <typename ScaleAt>
+  void expand_panels(const WeightKey& key, std::uint32_t inner, std::uint32_t columns, BufferId codes,
+                     std::uint64_t codes_offset, BufferId packed, std::uint64_t packed_offset,
+                     const ScaleAt& scale_at, std::vector<KernelRun>& runs) const {
+    const std::uint32_t m = panels_;
+    const std::uint32_t panel = kernels::amp::kPanelColumns * m;
     const std::uint32_t inner_panels = inner / m;
     const std::uint32_t groups = plan_.choice.block_columns / kernels::amp::kPanelColumns;
-    const std::uint32_t real_groups = (block.columns + kernels::amp::kPanelColumns - 1) / kernels::amp::kPanelColumns;
-    // Expanded: into the codes staging, then expanded into the packed slot.
-    // Native: the codes are the packed B32×16 block.
-    const BufferId into = expanded() ? codes_buffer_ : packed_buffer_;
-    const std::uint64_t base = block.slot * std::uint64_t{expanded() ? codes_slot_ : packed_slot_};
-    const auto scale_word = [&](std::uint64_t k_block, std::uint64_t n_block) {
-      Index at = key.lead;
-      at.push_back(k_block);
-      at.push_back(n_block);
-      auto& words = scale_words[block.home];
-      const auto [found, added] = words.emplace(at, static_cast<std::uint32_t>(words.size()));
-      if (added) {
-        scale_moves.move(Location{block.home, scales_buffer_, u32(found->second * std::uint64_t{4}, "scale offset")},
-                         scales_->location(at));
-      }
-      return u32(found->second * std::uint64_t{4}, "scale offset");
-    };
-    const std::uint64_t last_n_block = (std::uint64_t{key.column_begin} + block.columns - 1) / kScaleBlock;
+    const std::uint64_t last_n_block = (std::uint64_t{key.column_begin} + columns - 1) / kScaleBlock;
     for (std::uint32_t g = 0; g < groups; ++g) {
-      const std::uint64_t group_codes = base + std::uint64_t{g} * inner_panels * panel;
-      if (g < real_groups) {
-        // The group's panels [k0/m, k0/m + inner_panels) are contiguous in
-        // the codes; a run per stretch inside one shard (small matrices may
-        // cut a panel itself over tiles).
-        const std::uint64_t bytes = std::uint64_t{inner_panels} * panel;
-        Index index = key.lead;
-        index.resize(key.lead.size() + 4);
-        index[key.lead.size()] = key.column_begin / kernels::amp::kPanelColumns + g;
-        for (std::uint64_t at = 0; at < bytes;) {
-          index[key.lead.size() + 1] = key.k0 / m + at / panel;
-          index[key.lead.size() + 2] = at % panel / m;
-          index[key.lead.size() + 3] = at % m;
-          const Storage::Run in = codes_->run(index);
-          const std::uint64_t run = std::min<std::uint64_t>(in.elements, bytes - at);
-          moves.move_run(Location{block.home, into, u32(group_codes + at, "codes offset")}, in.location,
-                         u32(run, "codes run"));
-          at += run;
-        }
-      }
-      if (!expanded()) continue;
-      // Columns past N expand zeros: any scale of the block gives them.
       const std::uint64_t n_block =
           std::min<std::uint64_t>((std::uint64_t{key.column_begin} + g * kernels::amp::kPanelColumns) / kScaleBlock,
                                   last_n_block);
@@ -914,17 +934,87 @@ class GemmLowering {
         const std::uint64_t k = std::uint64_t{key.k0} + std::uint64_t{p} * m;
         const auto end = static_cast<std::uint32_t>(
             std::min<std::uint64_t>(inner_panels, ((k / kScaleBlock + 1) * kScaleBlock - key.k0) / m));
-        const std::uint64_t element = group_codes - base + std::uint64_t{p} * panel;
+        const std::uint64_t element = (std::uint64_t{g} * inner_panels + p) * panel;
         runs.push_back(KernelRun{
             std::string(kernels::kExpandF143ToF16),
-            {{2, packed_buffer_, u32(block.slot * std::uint64_t{packed_slot_} + element * 2, "expand offset")},
-             {3, codes_buffer_, u32(base + element, "codes offset")}},
+            {{2, packed, u32(packed_offset + element * 2, "expand offset")},
+             {3, codes, u32(codes_offset + element, "codes offset")}},
             {{4, u32(std::uint64_t{end - p} * panel, "expand count")}},
             provenance_,
-            {{5, scales_buffer_, scale_word(k / kScaleBlock, n_block)}}});
+            {{5, scales_buffer_, scale_at(k / kScaleBlock, n_block)}}});
         p = end;
       }
     }
+  }
+
+  // Scale block (k_block, n_block) of the product whose weights' leading
+  // index is `lead`, as a key of the scale words.
+  static Index scale_index(const Index& lead, std::uint64_t k_block, std::uint64_t n_block) {
+    Index at = lead;
+    at.push_back(k_block);
+    at.push_back(n_block);
+    return at;
+  }
+
+  // Panel codes: every task tile gets a slot the codes land in, zeroed at
+  // the op's start (the expanded GEMM's codes slot; the native GEMM's
+  // B32×16 slots, one per K extent, which take the codes as they are) and,
+  // in one phase, a word for each scale block its blocks meet: the expand
+  // calls' scales, or the native calls' weight scales (one per call).
+  void prepare_task_codes() {
+    std::vector<std::pair<BufferId, std::map<LogicalTile, std::uint32_t>>> slots;
+    const auto on_every_tile = [&](BufferId buffer, std::uint32_t bytes) {
+      auto& per_tile = slots.emplace_back(buffer, std::map<LogicalTile, std::uint32_t>{}).second;
+      for (std::uint32_t t = 0; t < plan_.tiles_used; ++t) per_tile[LogicalTile(static_cast<std::uint16_t>(t))] = bytes;
+    };
+    if (expanded()) {
+      codes_buffer_ = add_buffer("B codes in panels (zero padded)", codes_slot_, false, false);
+      on_every_tile(codes_buffer_, codes_slot_);
+    } else {
+      for (const auto& [extent, buffer] : weights_) {
+        on_every_tile(buffer, u32(kernels::gemm_weight_bytes(family_, plan_.call_rows, call_inner(extent),
+                                                             plan_.choice.block_columns),
+                                  "B block"));
+      }
+    }
+    zero_codes_staging(slots);
+    scales_buffer_ = add_buffer_on("B scales", {}, false);
+    MoveLowering scale_moves(program_, fmt::format("op {} weight scales", id_.index), provenance_, 4);
+    for (const Task& task : tasks_) {
+      auto& words = task_scale_words_[task.tile];
+      const Index lead = weight_lead(task.product);
+      for (std::uint32_t j = 0; j < plan_.inner_blocks; ++j) {
+        const std::uint32_t extent = block_extent(task, j);
+        if (extent == 0) continue;
+        const std::uint64_t k0 = task.k_begin + std::uint64_t{j} * plan_.choice.block_inner;
+        // The native GEMM applies one weight scale per call: the plan keeps
+        // every call inside one 64 x 64 scale block (plan::evaluate_gemm).
+        // The sum with the activation scale depends on the weight scales,
+        // bound at run time: the kernel's ABI check refuses an ISCL outside
+        // [−32, 31] (kernels::gemm_violation), a fault naming the call.
+        if (family_ == GemmFamily::kF143 &&
+            (k0 % kScaleBlock + call_inner(extent) > kScaleBlock ||
+             task.column_begin % kScaleBlock + plan_.choice.block_columns > kScaleBlock)) {
+          throw LoweringError(fmt::format(
+              "internal: {}: an F143 GEMM call at K {} and column {} leaves its 64 x 64 scale block",
+              described_, k0, task.column_begin));
+        }
+        const std::uint64_t last_n_block = (std::uint64_t{task.column_begin} + task.columns - 1) / kScaleBlock;
+        for (std::uint64_t kb = k0 / kScaleBlock; kb * kScaleBlock < k0 + extent; ++kb) {
+          for (std::uint64_t nb = task.column_begin / kScaleBlock; nb <= last_n_block; ++nb) {
+            const Index at = scale_index(lead, kb, nb);
+            const auto offset = u32(words.size() * std::uint64_t{4}, "scale offset");
+            if (words.emplace(at, offset).second) {
+              scale_moves.move(Location{task.tile, scales_buffer_, offset}, scales_->location(at));
+            }
+          }
+        }
+      }
+    }
+    for (const auto& [tile, words] : task_scale_words_) {
+      program_.buffers[scales_buffer_].bytes[tile] = u32(words.size() * std::uint64_t{4}, "scale words");
+    }
+    context_.finish_steps(scale_moves, {}, provenance_);
   }
 
   BufferId packed_buffer_ = 0, staging_buffer_ = 0, codes_buffer_ = 0, scales_buffer_ = 0;
@@ -934,49 +1024,13 @@ class GemmLowering {
   BufferId output_ = 0, partials_ = 0;
   // The weights' codes in panels of this many inner values (0: row-major).
   std::uint32_t panels_ = 0;
-  // The native GEMM: the activations' tensor-wide F143 scale, and per task
-  // tile the byte offset in scales_buffer_ of each scale block's word its
-  // calls load (gather_call_scales).
+  // Panel codes: per task tile, the scale word of each scale block its
+  // weight blocks meet → its offset in scales_buffer_ (the expand calls'
+  // scales, or the native GEMM calls' weight scales).
+  std::map<LogicalTile, std::map<Index, std::uint32_t>> task_scale_words_;
+  // The native GEMM: the activations' tensor-wide F143 scale, added to each
+  // call's weight scale word for its ISCL.
   int activation_scale_ = 0;
-  std::map<LogicalTile, std::map<Index, std::uint32_t>> call_scale_words_;
-
-  // The scale block [lead…, K block, N block] of the weights that product's
-  // call at K offset k0 and column block column_begin reads: one block per
-  // call, as the plan keeps every call inside one (plan::evaluate_gemm).
-  Index scale_block(std::uint64_t product, std::uint32_t k0, std::uint32_t column_begin) const {
-    Index at = weight_lead(product);
-    at.push_back(k0 / kScaleBlock);
-    at.push_back(column_begin / kScaleBlock);
-    return at;
-  }
-
-  // The native GEMM's product scales: each task tile gets a word per scale
-  // block its calls read, brought with the weight scales' moves before the
-  // waves, from which every call loads $m8 and adds the activation scale
-  // (KernelRun::loaded). The sum's range depends on the weight scales, which
-  // are bound at run time: the kernel's ABI check refuses an ISCL outside
-  // [−32, 31] (kernels::gemm_violation), a fault naming the call.
-  void gather_call_scales(MoveLowering& scale_moves,
-                          std::map<LogicalTile, std::map<Index, std::uint32_t>>& scale_words) {
-    for (const Task& task : tasks_) {
-      for (std::uint32_t j = 0; j < plan_.inner_blocks; ++j) {
-        if (block_extent(task, j) == 0) continue;
-        const std::uint32_t k0 = task.k_begin + j * plan_.choice.block_inner;
-        if (k0 % kScaleBlock + call_inner(block_extent(task, j)) > kScaleBlock ||
-            task.column_begin % kScaleBlock + plan_.choice.block_columns > kScaleBlock) {
-          throw LoweringError(fmt::format(
-              "internal: {}: an F143 GEMM call at K {} and column {} leaves its 64 x 64 scale block",
-              described_, k0, task.column_begin));
-        }
-        const Index at = scale_block(task.product, k0, task.column_begin);
-        auto& words = scale_words[task.tile];
-        const auto [found, added] = words.emplace(at, static_cast<std::uint32_t>(words.size()));
-        const std::uint32_t offset = u32(found->second * std::uint64_t{4}, "scale offset");
-        if (added) scale_moves.move(Location{task.tile, scales_buffer_, offset}, scales_->location(at));
-        call_scale_words_[task.tile][at] = offset;
-      }
-    }
-  }
 };
 
 }  // namespace

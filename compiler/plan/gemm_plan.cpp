@@ -114,7 +114,10 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
   // f16 and expanded F143 weights are staged row-major and rearranged (F143
   // as codes, expanded into the f16 staging first).
   const bool expanded = p.family == GemmFamily::kF16ExpandedF143;
-  const bool panel_codes = expanded && p.panel_weights;
+  // Panel codes (both F143 families; the native GEMM's always come so):
+  // each task receives its blocks' codes, no homes (lower/matmul.cpp).
+  const bool native = p.family == GemmFamily::kF143;
+  const bool panel_codes = (expanded || native) && p.panel_weights;
   const bool rearrange = (p.family == GemmFamily::kF16 || expanded) && p.pack_weights && !panel_codes;
   const std::uint64_t left = kernels::gemm_left_bytes(p.family, plan.call_rows, call_inner);
   const std::uint64_t weights =
@@ -133,7 +136,13 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
   const std::uint64_t weight_blocks =
       mul(mul(p.batch, mul(c.k_split, plan.inner_blocks)), plan.column_blocks);
   const std::uint64_t blocks_per_home = ceil_div(weight_blocks, plan.tiles_used);
-  if (p.pack_weights) plan.scratch_bytes += mul(blocks_per_home, packed_slot + staging_slot);
+  if (panel_codes) {
+    // No homes: each task's codes slot (lower/matmul.cpp prepare_task_codes);
+    // the native GEMM's codes land in its weight slots, counted above.
+    if (expanded) plan.scratch_bytes += kernels::amp::round_up(mul(call_inner, c.block_columns), 8);
+  } else if (p.pack_weights) {
+    plan.scratch_bytes += mul(blocks_per_home, packed_slot + staging_slot);
+  }
   // The A blocks gathered on homes (a_block_has_home): a wave's homes are
   // its row blocks' full-panel K blocks, about inner_blocks / column_blocks
   // per tile.
@@ -145,18 +154,33 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
 
   // The model (gemm_plan.hpp): per wave and K block a phase, then the calls.
   const std::uint64_t a_words = ceil_div(mul(mul(c.block_rows, call_inner), f.left_bytes), 4);
-  const std::uint64_t b_words = ceil_div(mul(mul(call_inner, c.block_columns), f.weight_bytes), 4);
-  const std::uint64_t call = kernels::gemm_cycles(p.family, plan.call_rows, call_inner, c.block_columns);
-  if (p.pack_weights) {
+  // Panel codes come to each task as codes (a byte per weight), one run
+  // per column group, and are expanded there: one call per column group and
+  // 64-deep scale block (lower/matmul.cpp expand_panels); the native GEMM
+  // reads them as they are.
+  const std::uint64_t b_words = panel_codes ? ceil_div(mul(call_inner, c.block_columns), 4)
+                                            : ceil_div(mul(mul(call_inner, c.block_columns), f.weight_bytes), 4);
+  const std::uint64_t b_messages = panel_codes ? c.block_columns / 16 : 1;
+  // The expand calls of one F143 block: one per 16-column group and 64-deep
+  // scale block.
+  const std::uint64_t expand = mul(mul(c.block_columns / 16, ceil_div(call_inner, 64)),
+                                   kernels::f143_convert_cycles(std::min<std::uint64_t>(call_inner, 64) * 16));
+  std::uint64_t call = kernels::gemm_cycles(p.family, plan.call_rows, call_inner, c.block_columns);
+  if (panel_codes) {
+    if (expanded) call += expand;
+    // The op's one phase of scale words (a word per scale block a task
+    // meets; the native GEMM's calls each lie in one).
+    plan.packing_cycles =
+        kExchangePhaseCycles + (native ? ceil_div(mul(plan.inner_blocks, call_inner), 64)
+                                       : mul(plan.inner_blocks, ceil_div(c.block_columns, 64) + 1));
+  } else if (p.pack_weights) {
     std::uint64_t pack =
         rearrange ? kernels::rearrange_block_major_cycles(mul(call_inner, c.block_columns)) : 0;
-    // Expanded F143 arrives as codes (a byte each), expanded one call per
-    // 16-column group and 64-deep scale block (lower/matmul.cpp).
+    // Expanded F143 arrives as codes (a byte each) and is expanded there.
     std::uint64_t received = b_words;
     if (expanded) {
       received = ceil_div(mul(call_inner, c.block_columns), 4);
-      const std::uint64_t depth = std::min<std::uint64_t>(call_inner, 64);
-      pack += mul(mul(c.block_columns / 16, ceil_div(call_inner, 64)), kernels::f143_convert_cycles(depth * 16));
+      pack += expand;
     }
     plan.packing_cycles = mul(blocks_per_home, received + pack) + kExchangePhaseCycles;
   }
@@ -169,7 +193,7 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
   const std::uint64_t direct_messages = mul(c.block_rows, panels);
   const std::uint64_t a_messages = homes ? panels : direct_messages;
   plan.exchange_cycles =
-      mul(steps, a_words + b_words + kExchangePhaseCycles + mul(a_messages + 1, kReceiveMessageCycles));
+      mul(steps, a_words + b_words + kExchangePhaseCycles + mul(a_messages + b_messages, kReceiveMessageCycles));
   // With homes, each wave first gathers its A blocks: one phase, the
   // busiest home receiving its blocks' words and messages.
   if (homes) {

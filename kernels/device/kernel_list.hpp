@@ -6,6 +6,7 @@
 #define TESSERA_DEVICE_KERNEL_LIST(X)          \
   X(tessera_worker_barrier)                    \
   X(tessera_sample_cycles)                     \
+  X(tessera_profile_sample)                    \
   X(tessera_copy_words)                        \
   X(tessera_fill_words)                        \
   X(tessera_add_u32)                           \

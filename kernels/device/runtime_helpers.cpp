@@ -4,6 +4,11 @@
 //                             sync is the barrier.
 //   tessera_sample_cycles   — $m2 sample (one word): worker 0 stores the
 //                             tile's cycle counter, low 32 bits.
+//   tessera_profile_sample  — $m2 sample buffer, $m3 site, $m4 capacity
+//                             (records), $m5 0: the counter, 1: $m6, $m6
+//                             value: worker 0 reads the counter, then
+//                             appends (site, value) at the buffer's count,
+//                             or counts a dropped record when it is full.
 //   tessera_copy_words      — $m2 destination, $m3 source, $m4 words; the
 //                             two are the same words or disjoint.
 //   tessera_fill_words      — $m2 destination, $m3 value, $m4 words.
@@ -22,6 +27,26 @@ void worker_barrier(const Registers&, TileMemory&, unsigned) {}
 void sample_cycles(const Registers& r, TileMemory& memory, unsigned worker) {
   if (worker != 0) return;
   memory.array<std::uint32_t>(r[2], 1)[0] = memory.cycle_counter();
+}
+
+// The buffer: records written, records dropped, then (site, value) pairs
+// (kernels/registry.hpp, schema/profile_samples.hpp). The counter is read
+// first, at worker 0's first issue after the runall, where the cost model
+// puts the sample (kernels/costs.hpp).
+void profile_sample(const Registers& r, TileMemory& memory, unsigned worker) {
+  if (worker != 0) return;
+  const std::uint32_t counter = memory.cycle_counter();
+  const std::uint32_t value = r[5] == 1 ? r[6] : counter;
+  const auto header = memory.array<std::uint32_t>(r[2], 2);
+  const std::uint32_t count = header[0];
+  if (count < r[4]) {
+    const auto record = memory.array<std::uint32_t>(r[2] + 8 + 8 * count, 2);
+    record[0] = r[3];
+    record[1] = value;
+    header[0] = count + 1;
+  } else if (header[1] != 0xFFFFFFFFu) {  // saturates: a dropped count never wraps
+    header[1] = header[1] + 1;
+  }
 }
 
 // Each worker copies its balanced share of the words. An exact alias copies
@@ -67,5 +92,6 @@ void fill_words(const Registers& r, TileMemory& memory, unsigned worker) {
 
 TESSERA_DEVICE_KERNEL(tessera_worker_barrier, ::tessera::device::worker_barrier)
 TESSERA_DEVICE_KERNEL(tessera_sample_cycles, ::tessera::device::sample_cycles)
+TESSERA_DEVICE_KERNEL(tessera_profile_sample, ::tessera::device::profile_sample)
 TESSERA_DEVICE_KERNEL(tessera_copy_words, ::tessera::device::copy_words)
 TESSERA_DEVICE_KERNEL(tessera_fill_words, ::tessera::device::fill_words)

@@ -8,6 +8,8 @@
 
 #include "runtime/tensor.hpp"
 #include "runtime/tensor_file.hpp"
+#include "schema/profile_samples.hpp"
+#include "schema/reader.hpp"
 #include "tests/cli/tessera_cli.hpp"
 #include "tests/testing/scratch.hpp"
 
@@ -110,6 +112,79 @@ TEST_F(CompileCommand, BadGraphsAndOptionsAreClearErrors) {
   const auto missing = run_tessera({"compile", scratch_.path("none.json"), "-o", package_});
   EXPECT_EQ(missing.exit_status, 1);
   EXPECT_NE(missing.err.find("none.json"), std::string::npos) << missing.err;
+}
+
+// --profile-samples[=RECORDS]: every tile of the package gets a sample
+// buffer (at most RECORDS records), the report says what the busiest tile
+// appends, and the package computes what it computes without them.
+TEST_F(CompileCommand, ProfileSamplesGiveEveryTileABufferAndChangeNoResult) {
+  const std::string plain = scratch_.path("plain.ipuexe"), small = scratch_.path("small.ipuexe");
+  const auto compiled = run_tessera(
+      {"compile", graph_, "-o", package_, "--tiles", "6", "--profile-samples", "--report"});
+  ASSERT_EQ(compiled.exit_status, 0) << compiled.err;
+  EXPECT_NE(compiled.out.find("profile samples: up to "), std::string::npos) << compiled.out;
+  EXPECT_NE(compiled.out.find("0 tiles append more than their buffer holds"), std::string::npos)
+      << compiled.out;
+  ASSERT_EQ(run_tessera({"compile", graph_, "-o", small, "--tiles", "6", "--profile-samples=3"})
+                .exit_status,
+            0);
+  ASSERT_EQ(run_tessera({"compile", graph_, "-o", plain, "--tiles", "6"}).exit_status, 0);
+  const schema::Application with = schema::read_package_file(package_);
+  const schema::Application capped = schema::read_package_file(small);
+  const schema::Application without = schema::read_package_file(plain);
+  for (const auto& debug : with.debug.tiles) {
+    const schema::Allocation* buffer = schema::sample_buffer(debug);
+    ASSERT_NE(buffer, nullptr) << debug.tile;
+    EXPECT_GT(buffer->size, schema::sample_buffer_bytes(3)) << debug.tile;
+  }
+  for (const auto& debug : capped.debug.tiles) {
+    ASSERT_NE(schema::sample_buffer(debug), nullptr) << debug.tile;
+    EXPECT_EQ(schema::sample_buffer(debug)->size, schema::sample_buffer_bytes(3)) << debug.tile;
+  }
+  for (const auto& debug : without.debug.tiles) EXPECT_EQ(schema::sample_buffer(debug), nullptr);
+
+  std::vector<std::uint8_t> bytes(96);
+  for (std::size_t i = 0; i < 24; ++i) {
+    const float value = 0.25f * static_cast<float>(i) - 2.0f;
+    std::memcpy(bytes.data() + 4 * i, &value, 4);
+  }
+  const std::string x_npy = scratch_.path("x.npy");
+  runtime::write_tensor_file(x_npy, HostTensor(schema::DType::kF32, {6, 4}, bytes));
+  for (const auto& [package, tag] : {std::pair{package_, "p"}, std::pair{plain, "q"}}) {
+    const auto run = run_tessera({"run", package, "-i", "x=" + x_npy, "-o",
+                                  "y=" + scratch_.path(std::string(tag) + "y.npy"), "-o",
+                                  "s=" + scratch_.path(std::string(tag) + "s.npy")});
+    ASSERT_EQ(run.exit_status, 0) << run.err;
+  }
+  for (const char* output : {"y.npy", "s.npy"}) {
+    std::ifstream a(scratch_.path(std::string("p") + output), std::ios::binary);
+    std::ifstream b(scratch_.path(std::string("q") + output), std::ios::binary);
+    EXPECT_EQ(std::string((std::istreambuf_iterator<char>(a)), {}),
+              std::string((std::istreambuf_iterator<char>(b)), {}))
+        << output;
+  }
+}
+
+TEST_F(CompileCommand, BadProfileSampleCountsAreUsageErrors) {
+  const auto zero = run_tessera({"compile", graph_, "-o", package_, "--profile-samples=0"});
+  EXPECT_EQ(zero.exit_status, 2);
+  EXPECT_NE(zero.err.find("--profile-samples: a buffer needs room for at least 1 record"),
+            std::string::npos)
+      << zero.err;
+  const auto many = run_tessera({"compile", graph_, "-o", package_, "--profile-samples=65537"});
+  EXPECT_EQ(many.exit_status, 2);
+  EXPECT_NE(many.err.find("--profile-samples: '65537' is more than 65536"), std::string::npos)
+      << many.err;
+  // Its value is optional, so it takes a following word that is no option:
+  // the graph, here, which the error says.
+  const auto taken = run_tessera({"compile", "--profile-samples", graph_, "-o", package_});
+  EXPECT_EQ(taken.exit_status, 2);
+  EXPECT_NE(
+      taken.err.find("GRAPH is missing (--profile-samples took '" + graph_ +
+                     "' as its value: write --profile-samples=VALUE, or give it after GRAPH)"),
+      std::string::npos)
+      << taken.err;
+  EXPECT_FALSE(std::ifstream(package_).good());
 }
 
 // A loop with an exchange in every iteration: `inspect --debug` shows where

@@ -25,6 +25,8 @@
 #include "cli/transport_options.hpp"
 #include "runtime/tensor.hpp"
 #include "runtime/tensor_file.hpp"
+#include "schema/profile.hpp"
+#include "schema/profile_samples.hpp"
 #include "schema/reader.hpp"
 #include "support/error.hpp"
 #include "support/little_endian.hpp"
@@ -323,6 +325,88 @@ TEST_F(HardwarePackage, RunOnTheFakeC600LoadsEveryTileWithItsLinkedKernels) {
     }
   }
   EXPECT_GT(checked, 0u);
+}
+
+// Built with --sdk and --profile-samples: the sample helper is linked like
+// any kernel (its device source, kernels/device/runtime_helpers.cpp), every
+// tile has a sample buffer, and `tessera run --backend c600 --profile FILE`
+// writes the profile the buffers hold. The fake runs no code: its script
+// writes each tile's buffer at the last rendezvous (a host step of 50 cycles
+// from 2^32 − 20, through the wrap), as the program would.
+TEST_F(HardwarePackage, AProfilingPackageLinksTheSampleHelperAndRunsWithAProfile) {
+  const std::string linked = scratch_.path("profiled.ipuexe");
+  const Ran compiled = compile(linked, {"--sdk", sdk_, "--profile-samples"});
+  ASSERT_EQ(compiled.status, 0);
+  EXPECT_NE(compiled.out.find("; hardware-loadable"), std::string::npos) << compiled.out;
+  const schema::Application app = schema::read_package_file(linked);
+  EXPECT_TRUE(app.hardware_loadable) << app.not_loadable_reason;
+  const auto helper_source = static_cast<std::uint32_t>(
+      fs::file_size(fs::path(TESSERA_SOURCE_DIR) / "kernels/device/runtime_helpers.cpp"));
+  std::size_t sample_calls = 0, linked_helpers = 0;
+  for (const auto& debug : app.debug.tiles) {
+    ASSERT_NE(schema::sample_buffer(debug), nullptr) << debug.tile;
+    const auto image = std::find_if(app.tiles.begin(), app.tiles.end(),
+                                    [&](const auto& t) { return t.tile == debug.tile; });
+    for (const auto& symbol : debug.symbols) {
+      if (symbol.name != "tessera_profile_sample") continue;
+      // The fake popc's entry for the source: its length first.
+      for (const auto& segment : image->segments) {
+        if (segment.address > symbol.address ||
+            symbol.address + 4 > segment.address + segment.memory_size) {
+          continue;
+        }
+        const auto bytes = schema::segment_bytes(app, segment);
+        EXPECT_EQ(load_u32_le(bytes.data() + (symbol.address - segment.address)), helper_source);
+        ++linked_helpers;
+      }
+    }
+    for (const auto& site : debug.call_sites) {
+      sample_calls += site.kernel == "tessera_profile_sample";
+    }
+  }
+  EXPECT_GE(sample_calls, 2 * app.tiles.size());  // at least the startup and end records
+  EXPECT_EQ(linked_helpers, app.tiles.size());     // every tile's calls go to the linked entry
+
+  testing::FakeDevice fake;
+  const backends::c600::C600Options options = testing::fake_options(scratch_);
+  cli::set_c600_opener_for_testing(
+      [&](const backends::c600::C600Options&) { return backends::c600::open_c600(options, fake); });
+  fake.expect_sync(target::kHspGs2Control, "startup");
+  std::size_t batches = 0;
+  for (const auto& call : app.host_exchange.calls) {
+    batches += call.input_batch_ends.size() + call.output_batch_ends.size();
+  }
+  constexpr std::uint32_t kStart = 0xFFFFFFFFu - 19;
+  const testing::FakeDevice::Action program = [&](testing::FakeDevice& device) {
+    // Two records: a host step (site kind 4, no operation), the end (kind 6).
+    const std::uint32_t words[] = {2, 0, 0x9FFFFFFFu, kStart, 0xC0000000u, kStart + 50};
+    std::vector<std::uint8_t> bytes(sizeof words);
+    for (std::size_t i = 0; i < 6; ++i) store_u32_le(words[i], bytes.data() + 4 * i);
+    for (const auto& debug : app.debug.tiles) {
+      device.write_sram(debug.tile.value, schema::sample_buffer(debug)->address, bytes);
+    }
+  };
+  for (std::size_t b = 0; b < batches; ++b) {
+    fake.expect_sync(target::kHspGs2Control, "batch entry");
+    fake.expect_sync(target::kHspGs2Control, "batch completion",
+                     b + 1 < batches ? testing::FakeDevice::Action{} : program);
+  }
+  const std::string profile = scratch_.path("run.profile");
+  const Ran ran = run(cli::run_command(),
+                      {linked, "-i", "x=" + x_npy_, "--backend", "c600", "--device", options.device,
+                       "--bootloader", options.bootloader.string(), "--ipucfg",
+                       options.ipucfg.string(), "--timeout", "10", "--profile", profile});
+  EXPECT_EQ(ran.status, 0);
+  EXPECT_TRUE(fake.violations().empty()) << fake.violations().front();
+  const schema::Profile read = schema::read_profile_file(profile);
+  EXPECT_EQ(read.origin, schema::ClockOrigin::kPerTile);
+  ASSERT_EQ(read.tiles.size(), app.tiles.size());
+  for (const auto& tile : read.tiles) {
+    ASSERT_EQ(tile.steps.size(), 1u) << tile.tile;
+    EXPECT_EQ(read.kind(tile.steps[0]), schema::StepKind::kHost);
+    EXPECT_EQ(tile.steps[0].start_cycle, kStart);
+    EXPECT_EQ(tile.steps[0].cycles(), 50u);
+  }
 }
 
 TEST_F(HardwarePackage, ATinySiglipTowerLinksEveryKernelItCallsAndSimulatesTheSame) {

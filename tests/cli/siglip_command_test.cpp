@@ -700,6 +700,10 @@ TEST_F(SiglipCommand, BadCommandLinesAreUsageErrors) {
        "--dtype 'f64' is not one of f32, f16, bf16"},
       {{"random-weights", "--config", config_, "-o", out, "--seed", "-3"}, "--seed"},
       {{"random-weights", "-o", out}, "config"},
+      {{"run", "--model", model_, "--package", out, "--pixels", pixels_, "--profile-samples"},
+       "--profile-samples builds the tower compiled here; a --package was built already"},
+      {{"compile", "--model", model_, "-o", out, "--profile-samples=0"},
+       "--profile-samples: a buffer needs room for at least 1 record"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> args = {"siglip"};

@@ -359,7 +359,7 @@ CallCase integer_and_helper_case() {
   CallCase c;
   Registers& r = c.registers;
   const std::uint32_t words = *small_count();
-  switch (*rc::gen::inRange(0, 5)) {
+  switch (*rc::gen::inRange(0, 6)) {
     case 0:  // add_u32: the output may alias an input
       c.kernel = kAddU32;
       r[2] = kOut;
@@ -385,6 +385,14 @@ CallCase integer_and_helper_case() {
     case 3:
       c.kernel = kSampleCycles;
       r[2] = kOut;
+      break;
+    case 4:  // profile sample: a buffer of `words` records (0: the header only)
+      c.kernel = kProfileSample;
+      r[2] = kOut;
+      r[3] = *rc::gen::arbitrary<std::uint32_t>();
+      r[4] = words;
+      r[5] = *rc::gen::element(kSampleTheCounter, kSampleTheRegister);
+      r[6] = *rc::gen::arbitrary<std::uint32_t>();
       break;
     default:  // no operands at all
       c.kernel = kWorkerBarrier;

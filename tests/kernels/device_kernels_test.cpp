@@ -18,8 +18,10 @@
 #include <set>
 #include <string>
 
+#include "kernels/costs.hpp"
 #include "kernels/device/device_kernels.hpp"
 #include "kernels/registry.hpp"
+#include "target/memory_map.hpp"
 #include "tests/kernels/device_harness.hpp"
 
 namespace tessera::kernels::testing {
@@ -142,6 +144,89 @@ TEST(DeviceKernels, SampleCyclesStoresTheCounterInOneWord) {
   // width are comparable.
   const CaseResult model = run_case(c);
   EXPECT_TRUE(model.halted) << model.fault;
+}
+
+// A sample buffer: `count` records written, `dropped` dropped, `capacity`
+// record slots of pattern bytes.
+std::vector<std::uint8_t> sample_buffer(Patterns& p, std::uint32_t capacity, std::uint32_t count,
+                                        std::uint32_t dropped) {
+  std::vector<std::uint8_t> bytes = to_bytes({count, dropped}, 4);
+  const auto records = p.bytes(8 * std::size_t{capacity});
+  bytes.insert(bytes.end(), records.begin(), records.end());
+  return bytes;
+}
+
+KernelCase profile_sample_case(std::vector<std::uint8_t> buffer, std::uint32_t capacity,
+                               std::uint32_t source, std::uint32_t value) {
+  return KernelCase{kProfileSample,
+                    {input(2, "sample buffer", 4, std::move(buffer))},
+                    {{3, 0xA0000017u}, {4, capacity}, {5, source}, {6, value}}};
+}
+
+// With the value from $m6 the two agree bit for bit on the whole buffer:
+// the append at the count, the last slot, a full buffer counting a drop, a
+// saturated drop count, a capacity of 0 (a header only) and a corrupt count
+// past the capacity (treated as full, nothing written past it).
+TEST(DeviceKernels, ProfileSampleAppendsOrCountsADrop) {
+  Patterns p(11);
+  struct Case {
+    std::uint32_t capacity, count, dropped;
+  };
+  for (const Case c : {Case{3, 0, 0}, Case{3, 1, 0}, Case{3, 2, 5}, Case{3, 3, 0}, Case{3, 3, 7},
+                       Case{3, 3, 0xFFFFFFFFu}, Case{0, 0, 0}, Case{2, 0xFFFFFFF0u, 1}}) {
+    SCOPED_TRACE(fmt::format("capacity {}, count {}, dropped {}", c.capacity, c.count, c.dropped));
+    const KernelCase call = profile_sample_case(sample_buffer(p, c.capacity, c.count, c.dropped),
+                                                c.capacity, kSampleTheRegister, 0x12345678u);
+    expect_device_matches_model(call);
+    // What the record says, against the layout spelled out here.
+    const auto words = from_bytes(run_case(call).operands.at(2), 4);
+    if (c.count < c.capacity) {
+      EXPECT_EQ(words[0], c.count + 1);
+      EXPECT_EQ(words[1], c.dropped);
+      EXPECT_EQ(words[2 + 2 * c.count], 0xA0000017u);
+      EXPECT_EQ(words[3 + 2 * c.count], 0x12345678u);
+    } else {
+      EXPECT_EQ(words[0], c.count);
+      EXPECT_EQ(words[1], c.dropped == 0xFFFFFFFFu ? c.dropped : c.dropped + 1);
+    }
+  }
+}
+
+// With the counter: the model records the simulated cycle at worker 0's read
+// — the call's issue, kCycleSampleReadCycles later — and charges the
+// helper's cost; the source given that counter writes the same bytes.
+TEST(DeviceKernels, ProfileSampleRecordsTheCounterAtWorkerZerosRead) {
+  Patterns p(12);
+  const KernelCase call =
+      profile_sample_case(sample_buffer(p, 4, 2, 0), 4, kSampleTheCounter, 0xDEADBEEFu);
+  KernelRun model(call.kernel, call.registers(), call.buffers());
+  ASSERT_TRUE(model.halted()) << model.fault_text();
+  // Every supervisor instruction before the kernel starts (the register
+  // loads, the call) takes 6 cycles from cycle 0.
+  const std::uint64_t call_issued = 6 * ((model.call_pc() - target::kLoadBase) / 4 + 1);
+  const auto expected = static_cast<std::uint32_t>(call_issued + kCycleSampleReadCycles);
+  const auto bytes = model.read(call.address(2), call.operands[0].size());
+  const auto words = from_bytes(bytes, 4);
+  EXPECT_EQ(words[0], 3u);
+  EXPECT_EQ(words[6], 0xA0000017u);
+  EXPECT_EQ(words[7], expected);
+  EXPECT_EQ(model.total_cycles() - model.supervisor_cycles(), kProfileSampleCycles);
+  const DeviceResult device = run_device(call, expected);
+  EXPECT_EQ(device.fault, "");
+  EXPECT_TRUE(device.stray_writes.empty());
+  EXPECT_EQ(device.operands.at(2), bytes);
+}
+
+TEST(DeviceKernels, ProfileSampleRefusesAnUnknownSourceAndAMisalignedBuffer) {
+  Registers r{};
+  r[2] = kBufferBase;
+  r[4] = 4;
+  r[5] = 2;
+  expect_precondition_failure(kProfileSample, r,
+                              "the value's source is 0 (the cycle counter) or 1");
+  r[5] = 0;
+  r[2] = kBufferBase + 2;
+  expect_precondition_failure(kProfileSample, r, "is not word-aligned");
 }
 
 TEST(DeviceKernels, CopyWords) {

@@ -17,6 +17,7 @@
 #include "schema/profile_samples.hpp"
 #include "support/little_endian.hpp"
 #include "tests/backends/c600/fixture.hpp"
+#include "tests/backends/c600/sampled_graph.hpp"
 #include "tests/runtime/ring_package.hpp"
 
 namespace tessera::backends::c600 {
@@ -87,10 +88,14 @@ std::vector<std::uint32_t> samples_of(std::uint16_t t, std::uint32_t add_site) {
   return words;
 }
 
-void write_words(FakeDevice& device, std::uint16_t tile, const std::vector<std::uint32_t>& words) {
+void write_words(FakeDevice& device, std::uint16_t tile, std::uint32_t address,
+                 const std::vector<std::uint32_t>& words) {
   std::vector<std::uint8_t> bytes(4 * words.size());
   for (std::size_t i = 0; i < words.size(); ++i) store_u32_le(words[i], bytes.data() + 4 * i);
-  device.write_sram(tile, kBuffer, bytes);
+  device.write_sram(tile, address, bytes);
+}
+void write_words(FakeDevice& device, std::uint16_t tile, const std::vector<std::uint32_t>& words) {
+  write_words(device, tile, kBuffer, words);
 }
 
 // Runs the package's one call on the fake; `program` writes the buffers at the last sync.
@@ -213,6 +218,66 @@ TEST(C600Profile, ACountBeyondTheBufferIsAnError) {
     EXPECT_NE(what.find("p0 sample buffer at 0x70000"), std::string::npos) << what;
     EXPECT_NE(what.find("says 17 records were written; it holds 16"), std::string::npos) << what;
   }
+}
+
+// A package the compiler built with profile samples, on the fake C600. The
+// fake runs no tile code, so its script stands in for the program: at the
+// run's last rendezvous it writes into each tile's buffer what the
+// simulator's run of the same package left there. The package must have
+// loaded each buffer's empty header where its debug section says, and the
+// transport must read every tile's buffer back into the profile the
+// decoder gives the simulated buffers — steps, kernels, loop iterations,
+// counters (sampled_profile_test.cpp checks those against the simulator).
+TEST(C600Profile, ACompiledPackageBuiltWithProfileSamplesHasAProfile) {
+  schema::Application app = schema::canonical(
+      testing::compile_sampled_graph(compiler::emit::kDefaultProfileSampleRecords, true));
+  app.hardware_loadable = true;  // the fake runs no kernels; it only needs the protocol
+  app.not_loadable_reason.clear();
+  ASSERT_EQ(app.tiles.size() % 64, 0u);
+  const testing::SampledRun simulated = testing::run_sampled(app);
+  ASSERT_TRUE(simulated.decoded.has_value());
+  ASSERT_EQ(simulated.buffers.size(), app.tiles.size());
+
+  testing::ScratchDirectory scratch;
+  FakeDevice fake;
+  const auto transport = open_c600(testing::fake_options(scratch), fake);
+  fake.expect_sync(target::kHspGs2Control, "startup");
+  std::size_t batches = 0;
+  for (const auto& call : app.host_exchange.calls) {
+    batches += call.input_batch_ends.size() + call.output_batch_ends.size();
+  }
+  ASSERT_GT(batches, 0u);
+  for (std::size_t b = 0; b < batches; ++b) {
+    fake.expect_sync(target::kHspGs2Control, "batch entry");
+    if (b + 1 < batches) {
+      fake.expect_sync(target::kHspGs2Control, "batch completion");
+      continue;
+    }
+    fake.expect_sync(target::kHspGs2Control, "batch completion", [&](FakeDevice& device) {
+      for (const auto& debug : app.debug.tiles) {
+        write_words(device, debug.tile.value, schema::sample_buffer(debug)->address,
+                    simulated.buffers.at(debug.tile.value));
+      }
+    });
+  }
+  runtime::Session session(*transport, app);
+  // Loaded: every tile's buffer header says nothing was written or dropped.
+  for (const auto& debug : app.debug.tiles) {
+    const schema::Allocation* buffer = schema::sample_buffer(debug);
+    ASSERT_NE(buffer, nullptr) << debug.tile;
+    EXPECT_EQ(fake.sram(debug.tile.value, buffer->address, 8), std::vector<std::uint8_t>(8, 0))
+        << debug.tile;
+  }
+  (void)session.call("run", {{"x", testing::sampled_graph_input()}});
+  session.finish();
+  EXPECT_TRUE(fake.violations().empty()) << fake.violations().front();
+  EXPECT_EQ(fake.pending_syncs(), 0u);
+  const auto profile = transport->profile();
+  ASSERT_TRUE(profile.has_value());
+  EXPECT_EQ(*profile, *simulated.decoded);
+  EXPECT_EQ(profile->tiles.size(), app.tiles.size());
+  EXPECT_EQ(profile->dropped_samples, 0u);
+  EXPECT_EQ(profile->clock_hz, target::kC600ClockHz);
 }
 
 }  // namespace
