@@ -120,30 +120,25 @@ std::uint64_t payload_bytes(const Binding& binding) {
 }
 
 Application canonical(const Application& application) {
+  return canonical(Application(application));
+}
+
+Application canonical(Application&& application) {
   validate_blob_references(application);
-  Application result;
-  result.compiler_version = application.compiler_version;
-  result.tiles = application.tiles;
+  Application result = std::move(application);
   std::sort(result.tiles.begin(), result.tiles.end(),
             [](const auto& a, const auto& b) { return a.tile < b.tile; });
+  // Renumber blobs in order of first use; the store deduplicates and the
+  // bytes are shared with the source store, not copied.
+  const BlobStore source = std::move(result.blobs);
+  result.blobs = BlobStore();
   for (auto& tile : result.tiles) {
     std::sort(tile.segments.begin(), tile.segments.end(),
               [](const auto& a, const auto& b) { return a.address < b.address; });
-    // Renumber blobs in order of first use; the store deduplicates and the
-    // bytes are shared with `application`, not copied.
     for (auto& segment : tile.segments) {
-      segment.blob = result.blobs.add_shared(application.blobs, segment.blob);
+      segment.blob = result.blobs.add_shared(source, segment.blob);
     }
   }
-  result.inputs = application.inputs;
-  result.outputs = application.outputs;
-  result.weights = application.weights;
-  result.host_exchange = application.host_exchange;
-  result.entry_points = application.entry_points;
-  result.device_config_writes = application.device_config_writes;
-  result.hardware_loadable = application.hardware_loadable;
-  result.not_loadable_reason = application.not_loadable_reason;
-  result.debug = application.debug;
   std::sort(result.debug.tiles.begin(), result.debug.tiles.end(),
             [](const auto& a, const auto& b) { return a.tile < b.tile; });
   for (auto& tile : result.debug.tiles) {
@@ -151,6 +146,33 @@ Application canonical(const Application& application) {
               [](const auto& a, const auto& b) { return a.pc < b.pc; });
   }
   return result;
+}
+
+bool is_canonical(const Application& application) {
+  // Sorted strictly (sorting then leaves everything where it is) and blobs
+  // numbered in order of first use, every one used once at least (a store
+  // holds each digest once, so renumbering would change nothing).
+  const auto strictly = [](const auto& list, auto key) {
+    for (std::size_t i = 1; i < list.size(); ++i) {
+      if (!(key(list[i - 1]) < key(list[i]))) return false;
+    }
+    return true;
+  };
+  if (!strictly(application.tiles, [](const TileImage& t) { return t.tile; })) return false;
+  std::uint32_t next_new_blob = 0;
+  for (const TileImage& tile : application.tiles) {
+    if (!strictly(tile.segments, [](const Segment& s) { return s.address; })) return false;
+    for (const Segment& segment : tile.segments) {
+      if (segment.blob > next_new_blob) return false;
+      if (segment.blob == next_new_blob) ++next_new_blob;
+    }
+  }
+  if (next_new_blob != application.blobs.size()) return false;
+  if (!strictly(application.debug.tiles, [](const TileDebug& t) { return t.tile; })) return false;
+  for (const TileDebug& tile : application.debug.tiles) {
+    if (!strictly(tile.call_sites, [](const CallSite& c) { return c.pc; })) return false;
+  }
+  return true;
 }
 
 std::string_view call_side_name(CallSide side) noexcept {

@@ -286,6 +286,12 @@ struct Application {
 // dropped. Order that carries meaning (bindings, calls and each call's binding
 // lists, entry points, config writes) is kept. read(write(a)) == canonical(a).
 Application canonical(const Application& application);
+// The same, taking the parts it can from `application` instead of copying
+// them (a compiled model's debug section holds millions of records).
+Application canonical(Application&& application);
+// Whether canonical(application) == application: the writer then writes it
+// as it is, without making the canonical copy.
+bool is_canonical(const Application& application);
 
 // ---- Call payloads --------------------------------------------------------------
 //

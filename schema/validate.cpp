@@ -19,12 +19,44 @@ namespace {
 
 using target::AddressRange;
 
-[[noreturn]] void fail(const std::string& path, std::string message) {
-  throw PackageError(path, std::move(message));
+// A field path (`tiles[12].segments[3].blobOffset`), made into text only when
+// it is reported: validating a package visits millions of fields (every
+// planned transfer of a large phase) and reports at most one. A path refers
+// to its parent, which must outlive it: name each level in its own variable.
+class Path {
+ public:
+  Path(const char* root) : name_(root) {}       // NOLINT: a literal is a path
+  Path(std::string_view root) : name_(root) {}  // NOLINT: so is a name
+  Path(std::string_view root, std::size_t index) : name_(root), index_(index), indexed_(true) {}
+  // parent + field (".segments", or "" for an index of the parent itself) + [index]
+  Path(const Path& parent, std::string_view field, std::size_t index)
+      : parent_(&parent), name_(field), index_(index), indexed_(true) {}
+  // parent + field (".flags")
+  Path operator+(std::string_view field) const {
+    Path child(field);
+    child.parent_ = this;
+    return child;
+  }
+  std::string str() const {
+    std::string text = parent_ != nullptr ? parent_->str() : std::string();
+    text += name_;
+    if (indexed_) text += fmt::format("[{}]", index_);
+    return text;
+  }
+
+ private:
+  const Path* parent_ = nullptr;
+  std::string_view name_;
+  std::size_t index_ = 0;
+  bool indexed_ = false;
+};
+
+[[noreturn]] void fail(const Path& path, std::string message) {
+  throw PackageError(path.str(), std::move(message));
 }
 
 // [address, address + size) as a range; a wrap is an error at `path`.
-AddressRange range_at(const std::string& path, std::uint32_t address, std::uint64_t size) {
+AddressRange range_at(const Path& path, std::uint32_t address, std::uint64_t size) {
   const std::uint64_t end = std::uint64_t{address} + size;  // cannot wrap: both < 2^63
   if (size > 0xFFFFFFFFull || end > 0xFFFFFFFFull) {
     fail(path, fmt::format("{:#x} + {:#x} bytes overflows the 32-bit address space", address, size));
@@ -32,13 +64,13 @@ AddressRange range_at(const std::string& path, std::uint32_t address, std::uint6
   return AddressRange{address, static_cast<std::uint32_t>(end)};
 }
 
-void require_in_sram(const std::string& path, const AddressRange& range) {
+void require_in_sram(const Path& path, const AddressRange& range) {
   if (!target::in_sram(range)) {
     fail(path, fmt::format("{} is outside tile memory {}", range, target::kSram));
   }
 }
 
-void require_provenance(const std::string& path, std::uint32_t index, const Debug& debug) {
+void require_provenance(const Path& path, std::uint32_t index, const Debug& debug) {
   if (index != kNoProvenance && index >= debug.provenance.size()) {
     fail(path, fmt::format("{} is not an index into debug.provenance ({} entries)", index,
                            debug.provenance.size()));
@@ -51,7 +83,7 @@ const TileImage* find_tile(const Application& application, target::PhysicalTile 
   return it != application.tiles.end() && it->tile == tile ? &*it : nullptr;
 }
 
-void require_tile(const std::string& path, const Application& application,
+void require_tile(const Path& path, const Application& application,
                   target::PhysicalTile tile) {
   if (find_tile(application, tile) == nullptr) {
     fail(path, fmt::format("{} is not one of the package's tiles", tile));
@@ -65,7 +97,7 @@ bool inside_executable_segment(const TileImage& image, const AddressRange& range
   });
 }
 
-void validate_blob_reference(std::size_t blob_count, const std::string& path,
+void validate_blob_reference(std::size_t blob_count, const Path& path,
                              const Segment& segment) {
   if (segment.blob >= blob_count) {
     fail(path + ".blob",
@@ -74,7 +106,7 @@ void validate_blob_reference(std::size_t blob_count, const std::string& path,
 }
 
 // Returns where the segment's window into its blob ends.
-std::uint64_t validate_segment(std::span<const std::uint64_t> blob_sizes, const std::string& path,
+std::uint64_t validate_segment(std::span<const std::uint64_t> blob_sizes, const Path& path,
                                const Segment& segment) {
   if ((segment.flags & ~kSegmentFlagMask) != 0) {
     fail(path + ".flags", fmt::format("unknown flag bits {:#x}", segment.flags & ~kSegmentFlagMask));
@@ -115,7 +147,7 @@ void validate_tiles(const std::vector<TileImage>& tiles,
   std::vector<std::uint64_t> loaded(blob_sizes.size(), 0);
   for (std::size_t t = 0; t < tiles.size(); ++t) {
     const TileImage& image = tiles[t];
-    const std::string path = fmt::format("tiles[{}]", t);
+    const Path path("tiles", t);
     if (!target::on_chip(image.tile)) {
       fail(path + ".physicalTile", fmt::format("{} is not a C600 tile (0..{})", image.tile,
                                                target::kTileCount - 1));
@@ -126,7 +158,7 @@ void validate_tiles(const std::vector<TileImage>& tiles,
                        tiles[t - 1].tile));
     }
     for (std::size_t s = 0; s < image.segments.size(); ++s) {
-      const std::string segment_path = fmt::format("{}.segments[{}]", path, s);
+      const Path segment_path(path, ".segments", s);
       const std::uint64_t window_end =
           validate_segment(blob_sizes, segment_path, image.segments[s]);
       loaded[image.segments[s].blob] = std::max(loaded[image.segments[s].blob], window_end);
@@ -155,13 +187,13 @@ void validate_tiles(const std::vector<TileImage>& tiles,
     }
   }
   if (next_new_blob != blob_sizes.size()) {
-    fail(fmt::format("blobs[{}]", next_new_blob), "no segment uses this blob");
+    fail(Path("blobs", next_new_blob), "no segment uses this blob");
   }
   // A blob holds no byte that no segment loads, so the segments bound what
   // the reader decompresses.
   for (std::size_t b = 0; b < blob_sizes.size(); ++b) {
     if (blob_sizes[b] != loaded[b]) {
-      fail(fmt::format("blobs[{}].uncompressedSize", b),
+      fail(Path("blobs", b) + ".uncompressedSize",
            fmt::format("{} bytes, but the segments using it load only its first {}", blob_sizes[b],
                        loaded[b]));
     }
@@ -175,9 +207,9 @@ void validate_bindings(const Application& application, std::string_view list,
                        std::map<std::string, std::string>& names) {
   for (std::size_t b = 0; b < bindings.size(); ++b) {
     const Binding& binding = bindings[b];
-    const std::string path = fmt::format("{}[{}]", list, b);
+    const Path path(list, b);
     if (binding.name.empty()) fail(path + ".name", "a binding needs a name");
-    if (const auto [it, added] = names.emplace(binding.name, path); !added) {
+    if (const auto [it, added] = names.emplace(binding.name, path.str()); !added) {
       fail(path + ".name", fmt::format("'{}' is already the name of {}", binding.name, it->second));
     }
     std::uint64_t payload = 0;
@@ -189,7 +221,7 @@ void validate_bindings(const Application& application, std::string_view list,
     std::vector<std::pair<std::uint64_t, std::uint64_t>> covered;  // [offset, end) in the payload
     for (std::size_t s = 0; s < binding.slices.size(); ++s) {
       const RegionSlice& slice = binding.slices[s];
-      const std::string slice_path = fmt::format("{}.slices[{}]", path, s);
+      const Path slice_path(path, ".slices", s);
       if (slice.size == 0) fail(slice_path + ".size", "a slice must not be empty");
       require_tile(slice_path + ".tile", application, slice.tile);
       require_in_sram(slice_path + ".tileAddress",
@@ -218,7 +250,7 @@ void validate_bindings(const Application& application, std::string_view list,
   }
 }
 
-void validate_batch_ends(const std::string& path, const std::vector<std::uint32_t>& ends,
+void validate_batch_ends(const Path& path, const std::vector<std::uint32_t>& ends,
                          std::size_t slices) {
   if (slices == 0) {
     if (!ends.empty()) fail(path, "batch ends given for a call side with no slices");
@@ -228,7 +260,7 @@ void validate_batch_ends(const std::string& path, const std::vector<std::uint32_
   std::uint32_t previous = 0;
   for (std::size_t i = 0; i < ends.size(); ++i) {
     if (ends[i] <= previous) {
-      fail(fmt::format("{}[{}]", path, i),
+      fail(Path(path, "", i),
            fmt::format("{} does not increase on {}", ends[i], previous));
     }
     previous = ends[i];
@@ -241,11 +273,11 @@ void validate_batch_ends(const std::string& path, const std::vector<std::uint32_
 // A call side's binding list and where its slices may reach: the names are
 // bindings that side may carry, each once; a side with slices names at least
 // one; every slice lies inside the payload call_payload_bytes() lays out.
-void validate_call_payload(const BindingLookup& bindings, const std::string& path,
+void validate_call_payload(const BindingLookup& bindings, const Path& path,
                            const HostCall& call, CallSide side) {
   const bool input = side == CallSide::kInput;
   const std::string_view list = input ? "inputBindings" : "outputBindings";
-  const std::string list_path = fmt::format("{}.{}", path, list);
+  const Path list_path = path + (input ? ".inputBindings" : ".outputBindings");
   const std::vector<std::string>& names = input ? call.input_bindings : call.output_bindings;
   const std::vector<HostSlice>& slices = input ? call.inputs : call.outputs;
   if (!slices.empty() && names.empty()) {
@@ -253,7 +285,7 @@ void validate_call_payload(const BindingLookup& bindings, const std::string& pat
   }
   std::map<std::string_view, std::size_t> listed;
   for (std::size_t n = 0; n < names.size(); ++n) {
-    const std::string name_path = fmt::format("{}[{}]", list_path, n);
+    const Path name_path(list_path, "", n);
     if (bindings.find(side, names[n]) == nullptr) {
       const std::string_view kind = input ? "an input or weight" : "an output";
       const std::string_view other_kind = input ? "an output" : "an input or weight";
@@ -277,7 +309,7 @@ void validate_call_payload(const BindingLookup& bindings, const std::string& pat
     try {
       checked_range(slices[s].file_offset, slices[s].size, payload, "host slice");
     } catch (const ArithmeticError&) {
-      fail(fmt::format("{}.{}[{}]", path, input ? "inputs" : "outputs", s),
+      fail(Path(path, input ? ".inputs" : ".outputs", s),
            fmt::format("fileOffset {:#x} + size {:#x} exceeds the {} payload of {:#x} bytes",
                        slices[s].file_offset, slices[s].size, call_side_name(side), payload));
     }
@@ -291,7 +323,7 @@ void validate_host_pages(const HostExchange& host,
                          std::map<std::uint32_t, std::uint64_t>& page_size) {
   std::uint64_t total = 0;
   for (std::size_t p = 0; p < host.pages.size(); ++p) {
-    const std::string path = fmt::format("hostExchange.pages[{}]", p);
+    const Path path("hostExchange.pages", p);
     if (host.pages[p].size == 0) fail(path + ".size", "a page must not be empty");
     if (!page_size.emplace(host.pages[p].index, host.pages[p].size).second) {
       fail(path + ".index", fmt::format("page {} is defined twice", host.pages[p].index));
@@ -312,18 +344,20 @@ void validate_host_pages(const HostExchange& host,
 // Every page the protocol touches is attached before the device may use it:
 // the command page (with calls) and each page a host slice names.
 void validate_pages_attached(const HostExchange& host, const std::set<std::uint32_t>& attached) {
-  const auto require = [&](std::uint32_t page, const std::string& user) {
+  // user() names what uses the page, made only when it is reported.
+  const auto require = [&](std::uint32_t page, const auto& user) {
     if (!attached.contains(page)) {
-      fail("hostExchange.attachOrder", fmt::format("page {} ({}) is never attached", page, user));
+      fail("hostExchange.attachOrder", fmt::format("page {} ({}) is never attached", page, user()));
     }
   };
-  if (!host.calls.empty()) require(host.command_page, "the command page");
+  if (!host.calls.empty()) require(host.command_page, [] { return "the command page"; });
   for (std::size_t c = 0; c < host.calls.size(); ++c) {
     for (const auto& [side, slices] : {std::pair{"inputs", &host.calls[c].inputs},
                                        std::pair{"outputs", &host.calls[c].outputs}}) {
       for (std::size_t s = 0; s < slices->size(); ++s) {
-        require((*slices)[s].page,
-                fmt::format("used by hostExchange.calls[{}].{}[{}]", c, side, s));
+        require((*slices)[s].page, [&, c, s] {
+          return fmt::format("used by hostExchange.calls[{}].{}[{}]", c, side, s);
+        });
       }
     }
   }
@@ -339,7 +373,7 @@ void validate_host_exchange(const Application& application) {
   validate_host_pages(host, page_size);
   std::set<std::uint32_t> attached;
   for (std::size_t a = 0; a < host.attach_order.size(); ++a) {
-    const std::string path = fmt::format("hostExchange.attachOrder[{}]", a);
+    const Path path("hostExchange.attachOrder", a);
     if (!page_size.contains(host.attach_order[a])) {
       fail(path, fmt::format("page {} does not exist", host.attach_order[a]));
     }
@@ -363,7 +397,7 @@ void validate_host_exchange(const Application& application) {
   std::set<std::string> names;
   for (std::size_t c = 0; c < host.calls.size(); ++c) {
     const HostCall& call = host.calls[c];
-    const std::string path = fmt::format("hostExchange.calls[{}]", c);
+    const Path path("hostExchange.calls", c);
     if (call.name.empty()) fail(path + ".name", "a call needs a name");
     if (!names.insert(call.name).second) {
       fail(path + ".name", fmt::format("'{}' names two calls", call.name));
@@ -371,7 +405,7 @@ void validate_host_exchange(const Application& application) {
     if (call.invocations == 0) fail(path + ".invocations", "a call runs at least once");
     const auto check_slices = [&](std::string_view side, const std::vector<HostSlice>& slices) {
       for (std::size_t s = 0; s < slices.size(); ++s) {
-        const std::string slice_path = fmt::format("{}.{}[{}]", path, side, s);
+        const Path slice_path(path, side, s);
         const auto page = page_size.find(slices[s].page);
         if (page == page_size.end()) {
           fail(slice_path + ".page", fmt::format("page {} does not exist", slices[s].page));
@@ -390,8 +424,8 @@ void validate_host_exchange(const Application& application) {
         }
       }
     };
-    check_slices("inputs", call.inputs);
-    check_slices("outputs", call.outputs);
+    check_slices(".inputs", call.inputs);
+    check_slices(".outputs", call.outputs);
     validate_batch_ends(path + ".inputBatchEnds", call.input_batch_ends, call.inputs.size());
     validate_batch_ends(path + ".outputBatchEnds", call.output_batch_ends, call.outputs.size());
     validate_call_payload(bindings, path, call, CallSide::kInput);
@@ -403,14 +437,16 @@ void validate_host_exchange(const Application& application) {
 void validate_entry_points_and_config(const Application& application) {
   std::set<std::string> names;
   for (std::size_t e = 0; e < application.entry_points.size(); ++e) {
-    const std::string path = fmt::format("entryPoints[{}].name", e);
+    const Path entry("entryPoints", e);
+    const Path path = entry + ".name";
     const std::string& name = application.entry_points[e].name;
     if (name.empty()) fail(path, "an entry point needs a name");
     if (!names.insert(name).second) fail(path, fmt::format("'{}' names two entry points", name));
   }
   std::set<std::uint32_t> offsets;
   for (std::size_t w = 0; w < application.device_config_writes.size(); ++w) {
-    const std::string path = fmt::format("deviceConfigWrites[{}].offset", w);
+    const Path write("deviceConfigWrites", w);
+    const Path path = write + ".offset";
     const std::uint32_t offset = application.device_config_writes[w].offset;
     if (!target::is_config_word_offset(offset)) {
       fail(path, fmt::format("{:#x} is not a 4-aligned word inside the {:#x}-byte configuration "
@@ -430,10 +466,10 @@ void validate_entry_points_and_config(const Application& application) {
 }
 
 void validate_tile_debug(const Application& application, const TileImage& image,
-                         const TileDebug& debug, const std::string& path) {
+                         const TileDebug& debug, const Path& path) {
   for (std::size_t s = 0; s < debug.symbols.size(); ++s) {
     const Symbol& symbol = debug.symbols[s];
-    const std::string symbol_path = fmt::format("{}.symbols[{}]", path, s);
+    const Path symbol_path(path, ".symbols", s);
     if (symbol.name.empty()) fail(symbol_path + ".name", "a symbol needs a name");
     const AddressRange range = range_at(symbol_path + ".size", symbol.address, symbol.size);
     require_in_sram(symbol_path + ".address", range);
@@ -447,7 +483,7 @@ void validate_tile_debug(const Application& application, const TileImage& image,
   std::map<std::uint32_t, const Allocation*> allocations;
   for (std::size_t a = 0; a < debug.allocations.size(); ++a) {
     const Allocation& allocation = debug.allocations[a];
-    const std::string allocation_path = fmt::format("{}.allocations[{}]", path, a);
+    const Path allocation_path(path, ".allocations", a);
     if (!allocations.emplace(allocation.id, &allocation).second) {
       fail(allocation_path + ".id", fmt::format("id {} is used twice", allocation.id));
     }
@@ -463,7 +499,7 @@ void validate_tile_debug(const Application& application, const TileImage& image,
   }
   for (std::size_t c = 0; c < debug.call_sites.size(); ++c) {
     const CallSite& site = debug.call_sites[c];
-    const std::string site_path = fmt::format("{}.callSites[{}]", path, c);
+    const Path site_path(path, ".callSites", c);
     if (c > 0 && site.pc <= debug.call_sites[c - 1].pc) {
       fail(site_path + ".pc", fmt::format("{:#x} does not follow {:#x}: call sites are sorted by "
                                           "pc, each once", site.pc, debug.call_sites[c - 1].pc));
@@ -478,7 +514,7 @@ void validate_tile_debug(const Application& application, const TileImage& image,
     std::set<std::uint8_t> registers;
     for (std::size_t o = 0; o < site.operands.size(); ++o) {
       const CallOperand& operand = site.operands[o];
-      const std::string operand_path = fmt::format("{}.operands[{}]", site_path, o);
+      const Path operand_path(site_path, ".operands", o);
       if (operand.reg < 2 || operand.reg > 9 || !registers.insert(operand.reg).second) {
         fail(operand_path + ".register",
              fmt::format("$m{} is not a distinct operand register $m2..$m9", operand.reg));
@@ -501,7 +537,7 @@ void validate_tile_debug(const Application& application, const TileImage& image,
   }
   for (std::size_t l = 0; l < debug.loops.size(); ++l) {
     const CodeLoop& loop = debug.loops[l];
-    const std::string loop_path = fmt::format("{}.loops[{}]", path, l);
+    const Path loop_path(path, ".loops", l);
     if (loop.counter % 4 != 0) {
       fail(loop_path + ".counter", fmt::format("{:#x} is not a word address", loop.counter));
     }
@@ -514,7 +550,7 @@ void validate_tile_debug(const Application& application, const TileImage& image,
 void validate_debug(const Application& application) {
   const Debug& debug = application.debug;
   for (std::size_t t = 0; t < debug.tiles.size(); ++t) {
-    const std::string path = fmt::format("debug.tiles[{}]", t);
+    const Path path("debug.tiles", t);
     const TileDebug& tile = debug.tiles[t];
     if (t > 0 && !(debug.tiles[t - 1].tile < tile.tile)) {
       fail(path + ".physicalTile",
@@ -530,13 +566,13 @@ void validate_debug(const Application& application) {
   std::set<std::uint32_t> phase_ids;
   for (std::size_t p = 0; p < debug.exchange_phases.size(); ++p) {
     const ExchangePhase& phase = debug.exchange_phases[p];
-    const std::string path = fmt::format("debug.exchangePhases[{}]", p);
+    const Path path("debug.exchangePhases", p);
     if (!phase_ids.insert(phase.id).second) {
       fail(path + ".id", fmt::format("phase {} is described twice", phase.id));
     }
     for (std::size_t x = 0; x < phase.transfers.size(); ++x) {
       const PlannedTransfer& transfer = phase.transfers[x];
-      const std::string transfer_path = fmt::format("{}.transfers[{}]", path, x);
+      const Path transfer_path(path, ".transfers", x);
       if (transfer.words == 0 || transfer.words > target::kMaxTransferWords) {
         fail(transfer_path + ".words", fmt::format("{} is outside 1..{}", transfer.words,
                                                    target::kMaxTransferWords));
@@ -553,8 +589,7 @@ void validate_debug(const Application& application) {
       }
       for (std::size_t d = 0; d < transfer.destinations.size(); ++d) {
         const TransferDestination& destination = transfer.destinations[d];
-        const std::string destination_path =
-            fmt::format("{}.destinations[{}]", transfer_path, d);
+        const Path destination_path(transfer_path, ".destinations", d);
         require_tile(destination_path + ".tile", application, destination.tile);
         if (destination.address % 4 != 0) {
           fail(destination_path + ".address", "an exchange address is word-aligned");
@@ -572,8 +607,9 @@ void validate_debug(const Application& application) {
 
 void validate_blob_references(const Application& application) {
   for (std::size_t t = 0; t < application.tiles.size(); ++t) {
+    const Path tile("tiles", t);
     for (std::size_t s = 0; s < application.tiles[t].segments.size(); ++s) {
-      validate_blob_reference(application.blobs.size(), fmt::format("tiles[{}].segments[{}]", t, s),
+      validate_blob_reference(application.blobs.size(), Path(tile, ".segments", s),
                               application.tiles[t].segments[s]);
     }
   }

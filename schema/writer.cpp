@@ -261,11 +261,20 @@ void build_message(capnp::MessageBuilder& message, const Application& app,
   root.setBuildDigest(as_bytes(digest));
 }
 
+// The application in canonical form: itself when it already is (a compiled
+// one is), a canonical copy in `copy` otherwise.
+const Application& canonical_form(const Application& application, Application& copy) {
+  if (is_canonical(application)) return application;
+  copy = canonical(application);
+  return copy;
+}
+
 }  // namespace
 
 std::vector<std::uint8_t> serialize_package(const Application& application,
                                             const WriteOptions& options) {
-  const Application app = canonical(application);
+  Application copy;
+  const Application& app = canonical_form(application, copy);
   validate(app);
   capnp::MallocMessageBuilder message;
   build_message(message, app, options, build_digest(app));
@@ -285,7 +294,8 @@ std::vector<std::uint8_t> serialize_unchecked_for_testing(const Application& app
 
 Sha256 write_package(const Application& application, const std::filesystem::path& path,
                      const WriteOptions& options) {
-  const Application app = canonical(application);
+  Application copy;
+  const Application& app = canonical_form(application, copy);
   validate(app);
   const Sha256 digest = build_digest(app);
   capnp::MallocMessageBuilder message;

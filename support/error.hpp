@@ -11,6 +11,7 @@
 #include <exception>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -72,6 +73,21 @@ decltype(auto) with_context(std::string_view context, F&& body) {
     return std::forward<F>(body)();
   } catch (Error& error) {
     error.add_context(std::string(context));
+    throw;
+  }
+}
+
+// The same, with the context made by context() only when an Error escapes:
+// for a loop over millions of items (a phase's transfers, a row's
+// instructions), where formatting a context per item would cost more than
+// the work it describes.
+template <std::invocable Context, std::invocable F>
+  requires std::convertible_to<std::invoke_result_t<Context&>, std::string>
+decltype(auto) with_context(Context&& context, F&& body) {
+  try {
+    return std::forward<F>(body)();
+  } catch (Error& error) {
+    error.add_context(std::string(context()));
     throw;
   }
 }

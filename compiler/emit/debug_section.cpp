@@ -64,9 +64,9 @@ void Linker::emit_tiles() {
       }
     }
     for (const auto& [step, at] : code.rows) {
-      const auto& rows = schedules_.at(step).rows;
-      const auto row =
-          std::find_if(rows.begin(), rows.end(), [&](const auto& r) { return r.tile == tile; });
+      const auto& rows = schedules_.at(step).rows;  // by tile
+      const auto row = std::lower_bound(rows.begin(), rows.end(), tile,
+                                        [](const auto& r, PhysicalTile t) { return r.tile < t; });
       add_segment(app_, image, at, assemble(row->instructions), true);
       debug.symbols.push_back(
           {row_name(step), at, code_bytes(row->instructions), schema::SymbolKind::kExchangeRow});

@@ -58,9 +58,13 @@ inline constexpr std::uint32_t kMaxAddImmediate = 0x7FFF;  // add's signed 16-bi
 
 inline PhysicalTile physical(LogicalTile tile) { return target::c600_physical(tile); }
 
-// Bytes of encoded code (sendpicp and a few others take two words).
+// Bytes of encoded code (sendpicp and a few others take two words), counted
+// without encoding it: placement sizes every row and program before it is
+// placed, and emission encodes it once, where it lands.
 inline std::uint32_t code_bytes(const Code& code) {
-  return checked_cast<std::uint32_t>(assemble(code).size(), "code bytes");
+  std::uint64_t words = 0;
+  for (const auto& instruction : code) words += isa::word_count(instruction);
+  return checked_cast<std::uint32_t>(4 * words, "code bytes");
 }
 // The main program holds one-word instructions only (setzi, call, sync,
 // ld32, st32, add, brz, bri, br), so its pcs are counted without encoding.

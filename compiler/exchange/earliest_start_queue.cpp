@@ -6,123 +6,169 @@ namespace tessera::compiler::exchange {
 
 using target::Event;
 
+template <class T>
+void EarliestStartQueue::Heap<T>::push(const T& item) {
+  std::size_t position = items_.size();
+  items_.push_back(item);
+  while (position > 0) {
+    const std::size_t parent = (position - 1) / 2;
+    if (!(item < items_[parent])) break;
+    items_[position] = items_[parent];
+    position = parent;
+  }
+  items_[position] = item;
+}
+
+template <class T>
+void EarliestStartQueue::Heap<T>::pop() {
+  const T last = items_.back();
+  items_.pop_back();
+  if (!items_.empty()) sift_down(0, last);
+}
+
+template <class T>
+void EarliestStartQueue::Heap<T>::replace_top(const T& item) {
+  sift_down(0, item);
+}
+
+template <class T>
+void EarliestStartQueue::Heap<T>::sift_down(std::size_t position, const T& item) {
+  const std::size_t size = items_.size();
+  for (;;) {
+    std::size_t child = 2 * position + 1;
+    if (child >= size) break;
+    if (child + 1 < size && items_[child + 1] < items_[child]) ++child;
+    if (!(items_[child] < item)) break;
+    items_[position] = items_[child];
+    position = child;
+  }
+  items_[position] = item;
+}
+
 EarliestStartQueue::EarliestStartQueue(std::size_t tiles, std::vector<std::uint16_t> sender,
                                        std::vector<std::uint32_t> rank)
-    : sender_(std::move(sender)), rank_(std::move(rank)), senders_(tiles) {}
+    : sender_(std::move(sender)), rank_(std::move(rank)), senders_(tiles),
+      position_(tiles, kAbsent) {}
 
 void EarliestStartQueue::add(std::size_t piece, Event bound) {
   const std::uint16_t tile = sender_[piece];
   Sender& sender = senders_[tile];
+  const auto index = static_cast<std::uint32_t>(piece);
   if (bound <= sender.frontier) {
-    sender.ripe.emplace(rank_[piece], piece);
+    sender.ripe.push({rank_[piece], index});
   } else {
-    sender.waiting.emplace(bound, rank_[piece], piece);
+    sender.waiting.push({bound, rank_[piece], index});
   }
   publish(tile);
 }
 
 std::optional<EarliestStartQueue::Candidate> EarliestStartQueue::top() {
   if (heap_.empty()) return std::nullopt;
-  const Sender& sender = senders_[heap_.front()];
+  const Sender& sender = senders_[heap_.front().tile];
   const std::size_t piece =
-      sender.ripe.empty() ? std::get<2>(sender.waiting.top()) : sender.ripe.top().second;
-  return Candidate{sender.bound, piece};
+      sender.ripe.empty() ? sender.waiting.top().piece : sender.ripe.top().piece;
+  return Candidate{heap_.front().bound, piece};
+}
+
+bool EarliestStartQueue::check_top(const Sender& sender, std::size_t piece) const {
+  const bool ripe = !sender.ripe.empty();
+  if ((ripe ? sender.ripe.top().piece : sender.waiting.top().piece) != piece) {
+    throw ExchangeScheduleError("internal error: the earliest-start queue moved a piece that is "
+                                "not its sender's first");
+  }
+  return ripe;
 }
 
 void EarliestStartQueue::raise(std::size_t piece, Event bound) {
   const std::uint16_t tile = sender_[piece];
   Sender& sender = senders_[tile];
-  pop_top(sender, piece);
+  const auto index = static_cast<std::uint32_t>(piece);
+  const bool was_ripe = check_top(sender, piece);
   if (bound <= sender.frontier) {
-    sender.ripe.emplace(rank_[piece], piece);
+    if (was_ripe) return;  // still ripe, its rank unchanged: nothing moves
+    sender.waiting.pop();
+    sender.ripe.push({rank_[piece], index});
+  } else if (was_ripe) {
+    sender.ripe.pop();
+    sender.waiting.push({bound, rank_[piece], index});
   } else {
-    sender.waiting.emplace(bound, rank_[piece], piece);
+    sender.waiting.replace_top({bound, rank_[piece], index});
   }
   publish(tile);
 }
 
 void EarliestStartQueue::remove(std::size_t piece, Event frontier) {
-  pop_top(senders_[sender_[piece]], piece);
+  Sender& sender = senders_[sender_[piece]];
+  if (check_top(sender, piece)) {
+    sender.ripe.pop();
+  } else {
+    sender.waiting.pop();
+  }
   raise_frontier(sender_[piece], frontier);
 }
 
 void EarliestStartQueue::raise_frontier(std::uint16_t tile, Event frontier) {
   Sender& sender = senders_[tile];
   sender.frontier = std::max(sender.frontier, frontier);
-  while (!sender.waiting.empty() && std::get<0>(sender.waiting.top()) <= sender.frontier) {
-    const auto [bound, rank, ripe] = sender.waiting.top();
+  while (!sender.waiting.empty() && sender.waiting.top().bound <= sender.frontier) {
+    const Bounded ripe = sender.waiting.top();
     sender.waiting.pop();
-    sender.ripe.emplace(rank, ripe);
+    sender.ripe.push({ripe.rank, ripe.piece});
   }
   publish(tile);
 }
 
-void EarliestStartQueue::pop_top(Sender& sender, std::size_t piece) {
-  const bool from_ripe = !sender.ripe.empty();
-  const std::size_t top = from_ripe ? sender.ripe.top().second : std::get<2>(sender.waiting.top());
-  if (top != piece) {
-    throw ExchangeScheduleError("internal error: the earliest-start queue moved a piece that is "
-                                "not its sender's first");
-  }
-  if (from_ripe) {
-    sender.ripe.pop();
-  } else {
-    sender.waiting.pop();
-  }
-}
-
 void EarliestStartQueue::publish(std::uint16_t tile) {
-  Sender& sender = senders_[tile];
+  const Sender& sender = senders_[tile];
+  const std::uint32_t position = position_[tile];
   if (sender.ripe.empty() && sender.waiting.empty()) {
-    if (sender.position == kAbsent) return;
-    const std::uint32_t position = sender.position;
-    const std::uint16_t last = heap_.back();
+    if (position == kAbsent) return;
+    const Key last = heap_.back();
     heap_.pop_back();
-    sender.position = kAbsent;
-    if (last == tile) return;  // it was the last entry
-    place(position, last);
-    sift_up(position);
-    sift_down(senders_[last].position);
+    position_[tile] = kAbsent;
+    if (last.tile == tile) return;  // it was the last entry
+    // The last entry takes the freed place and moves up or down from there.
+    if (position > 0 && last < heap_[(position - 1) / 2]) {
+      sift_up(position, last);
+    } else {
+      sift_down(position, last);
+    }
     return;
   }
-  if (!sender.ripe.empty()) {
-    sender.bound = sender.frontier;
-    sender.rank = sender.ripe.top().first;
+  const Key key = sender.ripe.empty()
+                      ? Key{sender.waiting.top().bound, sender.waiting.top().rank, tile}
+                      : Key{sender.frontier, sender.ripe.top().rank, tile};
+  if (position == kAbsent) {
+    heap_.push_back(key);
+    sift_up(static_cast<std::uint32_t>(heap_.size() - 1), key);
+  } else if (position > 0 && key < heap_[(position - 1) / 2]) {
+    sift_up(position, key);
   } else {
-    sender.bound = std::get<0>(sender.waiting.top());
-    sender.rank = std::get<1>(sender.waiting.top());
+    sift_down(position, key);
   }
-  if (sender.position == kAbsent) {
-    heap_.push_back(tile);
-    sender.position = static_cast<std::uint32_t>(heap_.size() - 1);
-  }
-  sift_up(sender.position);
-  sift_down(sender.position);
 }
 
-void EarliestStartQueue::sift_up(std::uint32_t position) {
-  const std::uint16_t tile = heap_[position];
+void EarliestStartQueue::sift_up(std::uint32_t position, Key key) {
   while (position > 0) {
     const std::uint32_t parent = (position - 1) / 2;
-    if (!before(tile, heap_[parent])) break;
+    if (!(key < heap_[parent])) break;
     place(position, heap_[parent]);
     position = parent;
   }
-  place(position, tile);
+  place(position, key);
 }
 
-void EarliestStartQueue::sift_down(std::uint32_t position) {
-  const std::uint16_t tile = heap_[position];
+void EarliestStartQueue::sift_down(std::uint32_t position, Key key) {
   const auto size = static_cast<std::uint32_t>(heap_.size());
   for (;;) {
     std::uint32_t child = 2 * position + 1;
     if (child >= size) break;
-    if (child + 1 < size && before(heap_[child + 1], heap_[child])) ++child;
-    if (!before(heap_[child], tile)) break;
+    if (child + 1 < size && heap_[child + 1] < heap_[child]) ++child;
+    if (!(heap_[child] < key)) break;
     place(position, heap_[child]);
     position = child;
   }
-  place(position, tile);
+  place(position, key);
 }
 
 }  // namespace tessera::compiler::exchange

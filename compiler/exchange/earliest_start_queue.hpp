@@ -25,8 +25,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <queue>
-#include <tuple>
 #include <vector>
 
 #include "target/exchange_timing.hpp"
@@ -61,41 +59,69 @@ class EarliestStartQueue {
   target::Event frontier(std::uint16_t tile) const { return senders_[tile].frontier; }
 
  private:
-  using Ranked = std::pair<std::uint32_t, std::size_t>;                     // rank, piece
-  using Bounded = std::tuple<target::Event, std::uint32_t, std::size_t>;    // bound, rank, piece
-  template <class T>
-  using MinHeap = std::priority_queue<T, std::vector<T>, std::greater<>>;
   static constexpr std::uint32_t kAbsent = ~std::uint32_t{0};
+  struct Ranked {  // a ripe piece
+    std::uint32_t rank;
+    std::uint32_t piece;
+    bool operator<(const Ranked& other) const { return rank < other.rank; }
+  };
+  struct Bounded {  // a waiting piece
+    target::Event bound;
+    std::uint32_t rank;
+    std::uint32_t piece;
+    bool operator<(const Bounded& other) const {
+      return bound != other.bound ? bound < other.bound : rank < other.rank;
+    }
+  };
+  // A binary min-heap whose top can be replaced in one sift (a stale bound
+  // raised in place): std::priority_queue would pop and push.
+  template <class T>
+  class Heap {
+   public:
+    bool empty() const noexcept { return items_.empty(); }
+    const T& top() const noexcept { return items_.front(); }
+    void push(const T& item);
+    void pop();
+    void replace_top(const T& item);
+
+   private:
+    void sift_down(std::size_t position, const T& item);
+    std::vector<T> items_;
+  };
 
   struct Sender {
     target::Event frontier = 0;
-    MinHeap<Ranked> ripe;      // bound ≤ frontier
-    MinHeap<Bounded> waiting;  // bound > frontier
-    // Its first message's (bound, rank), its key in the heap of senders.
+    Heap<Ranked> ripe;      // bound ≤ frontier
+    Heap<Bounded> waiting;  // bound > frontier
+  };
+  // A sender with a ready message in the heap of senders, keyed by its first
+  // message's (bound, rank) — kept here, so comparing two senders reads no
+  // Sender.
+  struct Key {
     target::Event bound = 0;
     std::uint32_t rank = 0;
-    std::uint32_t position = kAbsent;  // in heap_; kAbsent when it has no ready message
+    std::uint16_t tile = 0;
+    bool operator<(const Key& other) const {
+      return bound != other.bound ? bound < other.bound : rank < other.rank;  // ranks are distinct
+    }
   };
 
-  void pop_top(Sender& sender, std::size_t piece);
+  // Checks that `piece` is its sender's first; whether it is a ripe one.
+  bool check_top(const Sender& sender, std::size_t piece) const;
   // The sender's key from its first message; moved, added or removed in heap_.
   void publish(std::uint16_t tile);
-  bool before(std::uint16_t a, std::uint16_t b) const {
-    const Sender& x = senders_[a];
-    const Sender& y = senders_[b];
-    return x.bound != y.bound ? x.bound < y.bound : x.rank < y.rank;  // ranks are distinct
+  void place(std::uint32_t position, const Key& key) {
+    heap_[position] = key;
+    position_[key.tile] = position;
   }
-  void place(std::uint32_t position, std::uint16_t tile) {
-    heap_[position] = tile;
-    senders_[tile].position = position;
-  }
-  void sift_up(std::uint32_t position);
-  void sift_down(std::uint32_t position);
+  void sift_up(std::uint32_t position, Key key);
+  void sift_down(std::uint32_t position, Key key);
 
   std::vector<std::uint16_t> sender_;
   std::vector<std::uint32_t> rank_;
   std::vector<Sender> senders_;
-  std::vector<std::uint16_t> heap_;  // senders with a ready message, a binary min-heap by key
+  std::vector<Key> heap_;                // senders with a ready message, a binary min-heap
+  std::vector<std::uint32_t> position_;  // each sender's place in heap_, kAbsent when none
 };
 
 }  // namespace tessera::compiler::exchange

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <numeric>
+#include <optional>
 #include <queue>
+#include <span>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -19,41 +22,37 @@ namespace {
 using target::ElementSet;
 using target::Event;
 
+// A tile's answer to a search: a start it allows, and its version when it
+// said so (list_scheduler.hpp: kept while the tile does not change).
+struct Allowed {
+  Event start = 0;
+  std::uint64_t version = ~std::uint64_t{0};  // no tile's: not asked yet
+};
+
 // A receiver of a piece with its events relative to the send start. The
 // timing model is the same at every S (word32_transfer adds S to fixed
 // offsets), so the offsets are taken once, at the earliest start; the
 // validator recomputes every receive with word32_transfer at its real S.
-struct Receiver {
-  std::uint16_t tile = 0;
+// With its last answer, in one cache line: a large phase's schedule retries
+// millions of searches, and each is mostly the memory it touches.
+struct alignas(64) Receiver {
   ReceiveShape shape;
+  Allowed allowed;
+  std::uint16_t tile = 0;
 };
 
-struct PieceShape {
-  Event earliest = 0;
-  ElementSet read_elements;
-  std::vector<Receiver> receives;
+// What a search and a placement need of a piece, in one cache line.
+struct alignas(64) PieceHead {
+  Event earliest = 0;  // the least start every receiver's timing allows
+  Event lower = 0;     // what its orders (rule 8) allow
+  Allowed sender;      // its sender's last answer
+  ElementSet read;     // the elements it reads
+  std::uint32_t words = 0;
+  std::uint32_t first = 0;  // its receivers: receivers_[first, first + count)
+  std::uint16_t count = 0;
+  std::uint16_t source = 0;
+  std::uint8_t stale = 0;  // bounds found stale (earliest start only)
 };
-
-PieceShape shape_of(const Piece& piece) {
-  PieceShape shape;
-  for (const auto& destination : piece.destinations) {
-    shape.earliest =
-        std::max(shape.earliest, target::earliest_send_start(piece.source, destination.tile));
-  }
-  shape.read_elements = target::elements_of(
-      {piece.source_address, piece.source_address + 4 * piece.words});
-  for (const auto& destination : piece.destinations) {
-    const auto timing =
-        target::word32_transfer(piece.source, destination.tile, shape.earliest, piece.words);
-    shape.receives.push_back(Receiver{
-        destination.tile.value,
-        ReceiveShape{timing.source_select - shape.earliest, timing.pointer - shape.earliest,
-                     timing.teardown - shape.earliest, timing.horizon - shape.earliest,
-                     target::elements_of(
-                         {destination.address, destination.address + 4 * piece.words})}});
-  }
-  return shape;
-}
 
 // How often a message may come to the top with a bound below its earliest
 // start before it is placed at that start. Many messages waiting for one busy
@@ -111,19 +110,39 @@ std::vector<std::uint32_t> tie_ranks(const PreparedPhase& phase) {
 class ListScheduler {
  public:
   // `rank` (kRanked only): each piece's place in the order to follow.
-  ListScheduler(const PreparedPhase& phase, Policy policy, std::vector<std::size_t> rank = {})
-      : phase_(phase), policy_(policy), rank_(std::move(rank)), tiles_(target::kTileCount),
-        start_(phase.pieces.size(), -1), lower_(phase.pieces.size(), 0),
-        waiting_(phase.pieces.size(), 0), successors_(phase.pieces.size()) {
-    shapes_.reserve(phase.pieces.size());
-    first_allowed_.reserve(phase.pieces.size() + 1);
+  // `to_beat` (kRanked only): a horizon the schedule is of use only below;
+  // it stops as soon as it reaches it (run() then says so).
+  ListScheduler(const PreparedPhase& phase, Policy policy, std::vector<std::size_t> rank = {},
+                Event to_beat = std::numeric_limits<Event>::max())
+      : phase_(phase), policy_(policy), rank_(std::move(rank)), to_beat_(to_beat),
+        tiles_(target::kTileCount),
+        start_(phase.pieces.size(), -1), waiting_(phase.pieces.size(), 0),
+        successors_(phase.pieces.size()) {
+    heads_.reserve(phase.pieces.size());
     for (const Piece& piece : phase.pieces) {
-      first_allowed_.push_back(allowed_.size());
-      allowed_.resize(allowed_.size() + 1 + piece.destinations.size());
-      shapes_.push_back(shape_of(piece));
-      for (const Receiver& r : shapes_.back().receives) {
-        reach_back_ = std::max(reach_back_, -r.shape.select);
+      PieceHead head;
+      head.read = target::elements_of({piece.source_address, piece.source_address + 4 * piece.words});
+      head.words = piece.words;
+      head.first = static_cast<std::uint32_t>(receivers_.size());
+      head.count = static_cast<std::uint16_t>(piece.destinations.size());
+      head.source = piece.source.value;
+      for (const auto& destination : piece.destinations) {
+        head.earliest =
+            std::max(head.earliest, target::earliest_send_start(piece.source, destination.tile));
       }
+      for (const auto& destination : piece.destinations) {
+        const auto timing =
+            target::word32_transfer(piece.source, destination.tile, head.earliest, piece.words);
+        Receiver receiver;
+        receiver.shape = ReceiveShape{
+            timing.source_select - head.earliest, timing.pointer - head.earliest,
+            timing.teardown - head.earliest, timing.horizon - head.earliest,
+            target::elements_of({destination.address, destination.address + 4 * piece.words})};
+        receiver.tile = destination.tile.value;
+        reach_back_ = std::max(reach_back_, -receiver.shape.select);
+        receivers_.push_back(receiver);
+      }
+      heads_.push_back(head);
     }
     for (std::size_t k = 0; k < phase.orders.size(); ++k) {
       ++waiting_[phase.orders[k].after];
@@ -131,11 +150,14 @@ class ListScheduler {
     }
   }
 
-  Timed run() {
+  // The schedule, or nothing when a ranked one reached its horizon to beat.
+  std::optional<Timed> run() {
+    work_.pieces = phase_.pieces.size();
+    work_.list_schedules = 1;  // tried, whether it finishes or not
     if (policy_ == Policy::kEarliestStart) {
       run_earliest_start();
-    } else {
-      run_ranked();
+    } else if (!run_ranked()) {
+      return std::nullopt;
     }
     for (std::size_t i = 0; i < phase_.pieces.size(); ++i) {
       if (start_[i] < 0) {
@@ -145,10 +167,10 @@ class ListScheduler {
             phase_.pieces[i].transfer));
       }
     }
-    work_.pieces = phase_.pieces.size();
-    work_.list_schedules = 1;
-    return {start_, horizon_, work_};
+    return Timed{start_, horizon_, work_};
   }
+
+  const SchedulingWork& work() const noexcept { return work_; }
 
  private:
   // Pieces become ready when what they depend on is placed; the one placed
@@ -159,20 +181,18 @@ class ListScheduler {
   // passed.
   void run_earliest_start() {
     std::vector<std::uint16_t> sender(phase_.pieces.size());
-    for (std::size_t i = 0; i < phase_.pieces.size(); ++i) {
-      sender[i] = phase_.pieces[i].source.value;
-    }
+    for (std::size_t i = 0; i < phase_.pieces.size(); ++i) sender[i] = heads_[i].source;
     EarliestStartQueue queue(target::kTileCount, std::move(sender), tie_ranks(phase_));
     const auto release = [&](std::size_t index) {
-      queue.add(index, earliest_start(index, 0, queue.frontier(phase_.pieces[index].source.value)));
+      queue.add(index, earliest_start(index, 0, queue.frontier(heads_[index].source)));
     };
     for (std::size_t i = 0; i < phase_.pieces.size(); ++i) {
       if (waiting_[i] == 0) release(i);
     }
-    std::vector<std::uint8_t> stale(phase_.pieces.size(), 0);
     while (const auto candidate = queue.top()) {
       const std::size_t index = candidate->piece;
-      const std::uint16_t source = phase_.pieces[index].source.value;
+      PieceHead& head = heads_[index];
+      const std::uint16_t source = head.source;
       // Every later start is at or after this one (the candidate's bound is
       // the least of all, and bounds only grow), so the tiles' past can go.
       floor_ = candidate->bound;
@@ -186,23 +206,25 @@ class ListScheduler {
         }
       }
       const Event start = earliest_start(index, candidate->bound, queue.frontier(source));
-      if (start > candidate->bound && stale[index] < kMaxStaleBounds) {
+      if (start > candidate->bound && head.stale < kMaxStaleBounds) {
         ++work_.stale_bounds;
-        ++stale[index];
+        ++head.stale;
         queue.raise(index, start);  // try again when its turn comes
         continue;
       }
       // Placed at its turn, or — found stale too often — at its earliest
       // start now (later than the sweep; the sender's frontier stays).
       place(index, start);
-      queue.remove(index, start > candidate->bound ? 0 : start + phase_.pieces[index].words);
+      queue.remove(index, start > candidate->bound ? 0 : start + head.words);
       finish(index, release);
     }
   }
 
   // In rank order, each piece at its earliest start once it is ready (gaps
   // on every tile included).
-  void run_ranked() {
+  // The horizon only grows as pieces are placed, so once it reaches the one
+  // to beat the schedule cannot win: false, and the rest is not placed.
+  bool run_ranked() {
     std::priority_queue<std::pair<std::size_t, std::size_t>,
                         std::vector<std::pair<std::size_t, std::size_t>>, std::greater<>>
         ready;
@@ -214,8 +236,10 @@ class ListScheduler {
       const std::size_t index = ready.top().second;
       ready.pop();
       place(index, earliest_start(index, 0));
+      if (horizon_ >= to_beat_) return false;
       finish(index, release);
     }
+    return true;
   }
 
   // After `index` is placed: the pieces that waited only for it are ready.
@@ -223,7 +247,7 @@ class ListScheduler {
   void finish(std::size_t index, Release release) {
     for (const std::size_t k : successors_[index]) {
       const PieceOrder& order = phase_.orders[k];
-      lower_[order.after] = std::max(lower_[order.after], dependency_bound(order));
+      heads_[order.after].lower = std::max(heads_[order.after].lower, dependency_bound(order));
       if (--waiting_[order.after] == 0) release(order.after);
     }
   }
@@ -243,27 +267,29 @@ class ListScheduler {
   // for the same piece (a stale bound's retry mostly finds its tiles as they
   // were).
   Event earliest_start(std::size_t index, Event bound, Event frontier = 0) {
-    const Piece& piece = phase_.pieces[index];
-    const PieceShape& shape = shapes_[index];
-    const Event n = piece.words;
-    const TileTimeline& sender = tiles_[piece.source.value];
-    Event start = std::max({shape.earliest, lower_[index], bound, frontier, floor_});
+    PieceHead& head = heads_[index];
+    Receiver* const receivers = receivers_.data() + head.first;
+    const Event n = head.words;
+    TileTimeline& sender = tiles_[head.source];
+    Event start = std::max({head.earliest, head.lower, bound, frontier, floor_});
     ++work_.start_searches;
     if (floor_ > 0) {
-      tiles_[piece.source.value].forget_before(floor_ - reach_back_);
-      for (const Receiver& r : shape.receives) tiles_[r.tile].forget_before(floor_ - reach_back_);
+      sender.forget_before(floor_ - reach_back_);
+      for (std::size_t k = 0; k < head.count; ++k) {
+        tiles_[receivers[k].tile].forget_before(floor_ - reach_back_);
+      }
     }
-    const std::size_t tiles = 1 + shape.receives.size();  // the sender, then the receivers
+    const std::size_t tiles = 1 + std::size_t{head.count};  // the sender, then the receivers
     std::size_t agreed = 0;  // tiles asked in a row that allowed `start`
-    Allowed* allowed = &allowed_[first_allowed_[index]];
     for (std::size_t i = 0;; i = i + 1 == tiles ? 0 : i + 1) {
       if (i == 0) ++work_.search_rounds;
-      const TileTimeline& tile = i == 0 ? sender : tiles_[shape.receives[i - 1].tile];
+      const TileTimeline& tile = i == 0 ? sender : tiles_[receivers[i - 1].tile];
+      Allowed& allowed = i == 0 ? head.sender : receivers[i - 1].allowed;
       Event next = start;
-      if (allowed[i].start != start || allowed[i].version != tile.version()) {
-        next = i == 0 ? tile.first_send_start(start, n, shape.read_elements)
-                      : tile.first_receive_start(start, shape.receives[i - 1].shape);
-        allowed[i] = Allowed{next, tile.version()};
+      if (allowed.start != start || allowed.version != tile.version()) {
+        next = i == 0 ? tile.first_send_start(start, n, head.read)
+                      : tile.first_receive_start(start, receivers[i - 1].shape);
+        allowed = Allowed{next, tile.version()};
       }
       if (next == start) {
         if (++agreed == tiles) return start;
@@ -275,36 +301,38 @@ class ListScheduler {
   }
 
   void place(std::size_t index, Event start) {
-    const Piece& piece = phase_.pieces[index];
-    const PieceShape& shape = shapes_[index];
+    const PieceHead& head = heads_[index];
     start_[index] = start;
-    tiles_[piece.source.value].add_send(start, piece.words, shape.read_elements);
-    horizon_ = std::max(horizon_, start + piece.words);
-    for (const Receiver& r : shape.receives) {
+    tiles_[head.source].add_send(start, head.words, head.read);
+    horizon_ = std::max(horizon_, start + Event{head.words});
+    for (const Receiver& r : receivers_of(head)) {
       tiles_[r.tile].add_receive(start, r.shape);
       horizon_ = std::max(horizon_, start + r.shape.horizon);
     }
   }
 
+  std::span<const Receiver> receivers_of(const PieceHead& head) const {
+    return {receivers_.data() + head.first, head.count};
+  }
+
   // The first send start `order.after` may have.
   Event dependency_bound(const PieceOrder& order) const {
-    const Piece& before = phase_.pieces[order.before];
-    const PieceShape& shape = shapes_[order.before];
+    const PieceHead& before = heads_[order.before];
     const Event s = start_[order.before];
     const Event n = before.words;
     if (!order.tile) {
       Event end = s + n;
-      for (const Receiver& r : shape.receives) end = std::max(end, s + r.shape.pointer + n);
+      for (const Receiver& r : receivers_of(before)) end = std::max(end, s + r.shape.pointer + n);
       return end;
     }
     const std::uint16_t tile = order.tile->value;
     Event end = s + n;  // `before` reads its source there
-    for (const Receiver& r : shape.receives) {
+    for (const Receiver& r : receivers_of(before)) {
       if (r.tile == tile) end = s + r.shape.pointer + n;  // or writes there
     }
-    const Piece& after = phase_.pieces[order.after];
-    if (after.source.value == tile) return end;
-    for (const Receiver& r : shapes_[order.after].receives) {
+    const PieceHead& after = heads_[order.after];
+    if (after.source == tile) return end;
+    for (const Receiver& r : receivers_of(after)) {
       if (r.tile == tile) return end - r.shape.pointer;
     }
     return end;
@@ -313,6 +341,7 @@ class ListScheduler {
   const PreparedPhase& phase_;
   Policy policy_;
   std::vector<std::size_t> rank_;
+  Event to_beat_;
   Event horizon_ = 0;
   // No start before this is asked for again (earliest start only: 0 in the
   // ranked schedules, which fill gaps anywhere).
@@ -321,18 +350,10 @@ class ListScheduler {
   // receiver close to the sender selects it before the send (ttm < 0).
   Event reach_back_ = 0;
   SchedulingWork work_;
-  std::vector<PieceShape> shapes_;
-  // Per piece, per tile it touches (the sender, then its receivers): a start
-  // the tile allows and the tile's version when it said so.
-  struct Allowed {
-    Event start = 0;
-    std::uint64_t version = ~std::uint64_t{0};  // no tile's: not asked yet
-  };
-  std::vector<Allowed> allowed_;
-  std::vector<std::size_t> first_allowed_;  // each piece's first entry in allowed_
+  std::vector<PieceHead> heads_;     // per piece
+  std::vector<Receiver> receivers_;  // every piece's receivers, piece after piece
   std::vector<TileTimeline> tiles_;
   std::vector<Event> start_;
-  std::vector<Event> lower_;
   std::vector<std::size_t> waiting_;
   std::vector<std::vector<std::size_t>> successors_;
 };
@@ -361,15 +382,18 @@ std::uint64_t busiest_tile_messages(const PreparedPhase& phase) {
 
 PieceTimes schedule_pieces(const PreparedPhase& phase) {
   // Up to three list schedules; the shortest wins (the earlier one on a tie).
-  Timed best = ListScheduler(phase, Policy::kEarliestStart).run();
+  Timed best = *ListScheduler(phase, Policy::kEarliestStart).run();
   SchedulingWork work = best.work;
   if (phase.pieces.size() * busiest_tile_messages(phase) > kMaxRankedWork) {
     return {std::move(best.starts), work};
   }
+  // Each is stopped as soon as its horizon reaches the best one's: a tie
+  // keeps the earlier schedule, so it could not win.
   const auto keep_shorter = [&](std::vector<std::size_t> rank) {
-    Timed other = ListScheduler(phase, Policy::kRanked, std::move(rank)).run();
-    work += other.work;
-    if (other.horizon < best.horizon) best = std::move(other);
+    ListScheduler scheduler(phase, Policy::kRanked, std::move(rank), best.horizon);
+    std::optional<Timed> other = scheduler.run();
+    work += scheduler.work();
+    if (other && other->horizon < best.horizon) best = std::move(*other);
   };
   std::vector<std::size_t> input(phase.pieces.size());
   std::iota(input.begin(), input.end(), std::size_t{0});

@@ -18,8 +18,8 @@
 //   - a send's read window [S, S + n) and a receive's write window [P, horizon)
 //     overlap in time and touch a common memory element (§2.2 rule 3);
 //   - it starts before what it depends on has finished on that tile (rule 8).
-// The search for a start is a sequence of binary searches over each tile's
-// forbidden events (tile_timeline.hpp: joined runs per rule), each moving a
+// The search for a start is a sequence of questions to each tile's
+// forbidden events (tile_timeline.hpp: a bitmap per rule), each moving a
 // refused start to the first one that clears its conflict, so a congested
 // tile (a 1471 → 1 gather) costs a few steps, not a scan.
 //

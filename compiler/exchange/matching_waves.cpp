@@ -13,11 +13,21 @@ namespace {
 constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
 
 // Hopcroft–Karp over senders (left) and receivers (right); edges are
-// messages. Returns the matched messages.
+// messages. Returns the matched messages. One per phase, cleared for each
+// wave (a phase has as many waves as its busiest tile has messages).
 class Matching {
  public:
   Matching(std::size_t left, std::size_t right)
-      : adjacent_(left), match_left_(left, kNone), match_right_(right, kNone), level_(left) {}
+      : adjacent_(left), match_left_(left, kNone), match_right_(right, kNone), level_(left),
+        via_(left, kNone) {}
+
+  // No edges, nothing matched.
+  void clear() {
+    for (auto& edges : adjacent_) edges.clear();
+    std::fill(match_left_.begin(), match_left_.end(), kNone);
+    std::fill(match_right_.begin(), match_right_.end(), kNone);
+    std::fill(via_.begin(), via_.end(), kNone);
+  }
 
   // An edge left → right carried by `message`; edges are tried in the order added.
   void add(std::size_t left, std::size_t right, std::size_t message) {
@@ -107,7 +117,7 @@ class Matching {
   std::vector<std::size_t> match_left_;
   std::vector<std::size_t> match_right_;
   std::vector<std::size_t> level_;
-  std::map<std::size_t, std::size_t> via_;  // left → the message of its matched edge
+  std::vector<std::size_t> via_;  // left → the message of its matched edge
 };
 
 }  // namespace
@@ -137,9 +147,10 @@ std::optional<std::vector<std::size_t>> matching_wave_order(const PreparedPhase&
     if (waiting[i] == 0) ready.push_back(i);
   }
   std::vector<std::size_t> order;
+  Matching matching(target::kTileCount, target::kTileCount);
   while (!ready.empty()) {
     std::sort(ready.begin(), ready.end());
-    Matching matching(target::kTileCount, target::kTileCount);
+    matching.clear();
     for (const std::size_t i : ready) {
       matching.add(phase.pieces[i].source.value, phase.pieces[i].destinations[0].tile.value, i);
     }

@@ -22,16 +22,18 @@ std::string describe(std::size_t index, const LogicalTransfer& transfer) {
   return text + ")";
 }
 
-// The bytes of `words` words at `address`, which must lie in SRAM word-aligned.
-target::AddressRange checked_words(std::uint32_t address, std::uint32_t words,
-                                   const std::string& what) {
+// The bytes of `words` words at `address`, which must lie in SRAM
+// word-aligned; what() names them in the error (made only then: a phase has
+// millions of transfers).
+template <class What>
+target::AddressRange checked_words(std::uint32_t address, std::uint32_t words, What what) {
   if (!target::is_word_aligned(address)) {
-    throw ExchangeScheduleError(fmt::format("{} address {:#x} is not word-aligned", what, address));
+    throw ExchangeScheduleError(fmt::format("{} address {:#x} is not word-aligned", what(), address));
   }
   const std::uint64_t end = std::uint64_t{address} + 4 * std::uint64_t{words};
   if (address < target::kSramBase || end > target::kSramEnd) {
-    throw ExchangeScheduleError(fmt::format("{} [{:#x}, {:#x}) is outside SRAM {}", what, address,
-                                            end, target::kSram));
+    throw ExchangeScheduleError(fmt::format("{} [{:#x}, {:#x}) is outside SRAM {}", what(),
+                                            address, end, target::kSram));
   }
   return {address, static_cast<std::uint32_t>(end)};
 }
@@ -42,7 +44,7 @@ void check_transfer(const LogicalTransfer& transfer) {
   if (!target::on_chip(transfer.source)) {
     throw ExchangeScheduleError(fmt::format("source tile {} is not on the chip", transfer.source));
   }
-  checked_words(transfer.source_address, transfer.words, "the source range");
+  checked_words(transfer.source_address, transfer.words, [] { return "the source range"; });
   for (const auto& destination : transfer.destinations) {
     if (!target::on_chip(destination.tile)) {
       throw ExchangeScheduleError(
@@ -54,7 +56,7 @@ void check_transfer(const LogicalTransfer& transfer) {
           destination.tile));
     }
     checked_words(destination.address, transfer.words,
-                  fmt::format("the destination range on {}", destination.tile));
+                  [&] { return fmt::format("the destination range on {}", destination.tile); });
   }
 }
 
@@ -72,22 +74,29 @@ PreparedPhase prepare_phase(const PhaseTransfers& phase) {
   PreparedPhase prepared;
   for (std::size_t index = 0; index < phase.transfers.size(); ++index) {
     const LogicalTransfer& transfer = phase.transfers[index];
-    with_context(describe(index, transfer), [&] { check_transfer(transfer); });
+    with_context([&] { return describe(index, transfer); }, [&] { check_transfer(transfer); });
     // Each listing of a destination tile goes to a separate round of messages:
-    // one message reaches a tile's one incoming pointer only once.
-    std::map<std::uint16_t, std::size_t> listings;
-    std::vector<std::vector<schema::TransferDestination>> rounds;
-    for (const auto& destination : transfer.destinations) {
-      const std::size_t round = listings[destination.tile.value]++;
-      if (round == rounds.size()) rounds.emplace_back();
-      rounds[round].push_back(destination);
+    // one message reaches a tile's one incoming pointer only once. Mostly
+    // every tile is listed once: one round, the destinations by tile.
+    const auto by_tile = [](const auto& a, const auto& b) { return a.tile < b.tile; };
+    std::vector<std::vector<schema::TransferDestination>> rounds(1, transfer.destinations);
+    std::sort(rounds[0].begin(), rounds[0].end(), by_tile);
+    if (std::adjacent_find(rounds[0].begin(), rounds[0].end(), [](const auto& a, const auto& b) {
+          return a.tile == b.tile;
+        }) != rounds[0].end()) {
+      std::map<std::uint16_t, std::size_t> listings;
+      rounds.clear();
+      for (const auto& destination : transfer.destinations) {
+        const std::size_t round = listings[destination.tile.value]++;
+        if (round == rounds.size()) rounds.emplace_back();
+        rounds[round].push_back(destination);
+      }
+      for (auto& round : rounds) std::sort(round.begin(), round.end(), by_tile);
     }
     // Messages of near-equal length, each within the hardware limit.
     const std::uint32_t count =
         (transfer.words + target::kMaxTransferWords - 1) / target::kMaxTransferWords;
     for (auto& round : rounds) {
-      std::sort(round.begin(), round.end(),
-                [](const auto& a, const auto& b) { return a.tile < b.tile; });
       std::uint32_t done = 0;
       for (std::uint32_t chunk = 0; chunk < count; ++chunk) {
         const std::uint32_t words = (transfer.words - done) / (count - chunk);
@@ -101,7 +110,7 @@ PreparedPhase prepare_phase(const PhaseTransfers& phase) {
 
   // Orders from shared bytes: per tile, in piece order, a write and any other
   // access to overlapping bytes (RAW, WAR, WAW).
-  std::map<std::uint16_t, std::vector<Access>> accesses;
+  std::vector<std::vector<Access>> accesses(target::kTileCount);  // by tile
   for (std::size_t i = 0; i < prepared.pieces.size(); ++i) {
     const Piece& piece = prepared.pieces[i];
     accesses[piece.source.value].push_back(
@@ -111,7 +120,8 @@ PreparedPhase prepare_phase(const PhaseTransfers& phase) {
           {destination.address, destination.address + 4 * piece.words, i, true});
     }
   }
-  for (auto& [tile, list] : accesses) {
+  for (std::uint16_t tile = 0; tile < accesses.size(); ++tile) {
+    std::vector<Access>& list = accesses[tile];
     std::sort(list.begin(), list.end(), [](const Access& a, const Access& b) {
       return std::tie(a.begin, a.end, a.piece, a.write) < std::tie(b.begin, b.end, b.piece, b.write);
     });

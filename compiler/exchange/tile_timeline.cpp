@@ -1,34 +1,65 @@
 #include "compiler/exchange/tile_timeline.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
+#include <limits>
 
 namespace tessera::compiler::exchange {
+
+namespace {
+
+// The union of the windows of a few memory elements, read word by word.
+class UnionOfBits {
+ public:
+  void add(const EventBits& bits) {
+    bits_[count_++] = &bits;
+    end_ = std::max(end_, bits.end_word());
+  }
+  std::size_t size() const noexcept { return count_; }
+  const EventBits& only() const noexcept { return *bits_[0]; }
+  std::uint64_t word(std::int64_t index) const noexcept {
+    std::uint64_t word = 0;
+    for (std::size_t i = 0; i < count_; ++i) word |= bits_[i]->word(index);
+    return word;
+  }
+  std::int64_t end_word() const noexcept { return end_; }
+
+ private:
+  std::array<const EventBits*, 32> bits_{};  // an ElementSet has at most 32 elements
+  std::size_t count_ = 0;
+  std::int64_t end_ = std::numeric_limits<std::int64_t>::min();
+};
+
+}  // namespace
 
 void TileTimeline::ElementWindows::add(target::ElementSet elements, Event begin, Event end) {
   for (std::uint32_t mask = elements.mask(); mask != 0; mask &= mask - 1) {
     const auto element = static_cast<unsigned>(std::countr_zero(mask));
     auto it = std::partition_point(windows_.begin(), windows_.end(),
                                    [&](const auto& entry) { return entry.first < element; });
-    if (it == windows_.end() || it->first != element) it = windows_.insert(it, {element, RunSet{}});
+    if (it == windows_.end() || it->first != element) {
+      it = windows_.insert(it, {element, EventBits{}});
+      present_ |= std::uint32_t{1} << element;
+    }
     it->second.add(begin, end);
   }
 }
 
 Event TileTimeline::ElementWindows::first_gap(target::ElementSet elements, Event begin,
                                               Event length) const {
-  const std::uint32_t mask = elements.mask();
-  for (;;) {
-    const Event before = begin;
-    for (const auto& [element, runs] : windows_) {
-      if ((mask >> element) & 1u) begin = runs.first_gap(begin, length);
-    }
-    if (begin == before) return begin;
+  const std::uint32_t mask = elements.mask() & present_;
+  if (mask == 0) return begin;
+  UnionOfBits windows;
+  for (const auto& [element, bits] : windows_) {
+    if ((mask >> element) & 1u) windows.add(bits);
   }
+  if (windows.size() == 1) return exchange::first_gap(windows.only(), begin, length);
+  return exchange::first_gap(windows, begin, length);
 }
 
 void TileTimeline::ElementWindows::forget_before(Event floor) {
-  for (auto& [element, runs] : windows_) runs.forget_before(floor);
+  for (auto& [element, bits] : windows_) bits.forget_before(floor);
 }
 
 void TileTimeline::forget_before(Event floor) {
@@ -42,12 +73,7 @@ void TileTimeline::forget_before(Event floor) {
   // skipped by every search), only how many dead runs a search steps over.
   if (floor < forgotten_ + kForgetStride) return;
   forgotten_ = floor;
-  sends_.forget_before(floor);
-  send_start_blocked_.forget_before(floor);
-  sources_.forget_before(floor);
-  select_blocked_.forget_before(floor);
-  pointer_blocked_.forget_before(floor);
-  teardown_blocked_.forget_before(floor);
+  rules_.forget_before(floor);
   reads_.forget_before(floor);
   writes_.forget_before(floor);
 }
@@ -58,8 +84,8 @@ void TileTimeline::forget_before(Event floor) {
 Event TileTimeline::first_send_start(Event start, Event words, target::ElementSet elements) const {
   for (;;) {
     const Event before = start;
-    start = sends_.first_gap(start, words);                // rule 1
-    start = send_start_blocked_.first_outside(start);      // rule 2
+    start = first_gap(rules_[kSends], start, words);               // rule 1
+    start = first_outside(rules_[kSendStartBlocked], start);       // rule 2
     start = writes_.first_gap(elements, start, words);     // §2.2 rule 3
     if (start == before) return start;
   }
@@ -69,10 +95,10 @@ Event TileTimeline::first_receive_start(Event start, const ReceiveShape& r) cons
   const Event words = r.teardown - r.select;
   for (;;) {
     const Event before = start;
-    start = sources_.first_gap(start + r.select, words) - r.select;                  // rule 3
-    start = select_blocked_.first_outside(start + r.select) - r.select;              // rules 2, 4
-    start = pointer_blocked_.first_outside(start + r.pointer) - r.pointer;           // rules 2, 4
-    start = teardown_blocked_.first_outside(start + r.teardown) - r.teardown;        // rules 2, 4
+    start = first_gap(rules_[kSources], start + r.select, words) - r.select;           // rule 3
+    start = first_outside(rules_[kSelectBlocked], start + r.select) - r.select;        // rules 2, 4
+    start = first_outside(rules_[kPointerBlocked], start + r.pointer) - r.pointer;     // rules 2, 4
+    start = first_outside(rules_[kTeardownBlocked], start + r.teardown) - r.teardown;  // rules 2, 4
     start = reads_.first_gap(r.elements, start + r.pointer, r.horizon - r.pointer) -  // §2.2
             r.pointer;
     if (start == before) return start;
@@ -81,11 +107,11 @@ Event TileTimeline::first_receive_start(Event start, const ReceiveShape& r) cons
 
 void TileTimeline::add_send(Event start, Event words, target::ElementSet elements) {
   ++version_;
-  sends_.add(start, start + words);
+  rules_.add(kSends, start, start + words);
   // Rule 2: no receive control at the send's first event or the next.
-  select_blocked_.add(start, start + 2);
-  pointer_blocked_.add(start, start + 2);
-  teardown_blocked_.add(start, start + 2);
+  rules_.add(kSelectBlocked, start, start + 2);
+  rules_.add(kPointerBlocked, start, start + 2);
+  rules_.add(kTeardownBlocked, start, start + 2);
   reads_.add(elements, start, start + words);
 }
 
@@ -93,17 +119,17 @@ void TileTimeline::add_receive(Event start, const ReceiveShape& r) {
   ++version_;
   const Event select = start + r.select, pointer = start + r.pointer,
               teardown = start + r.teardown;
-  sources_.add(select, teardown);
+  rules_.add(kSources, select, teardown);
   // Rule 4. A source select excludes another select and any pointer; a
   // teardown excludes a pointer and another teardown; a pointer excludes
   // everything. A select and a teardown may meet: the select cuts over.
-  select_blocked_.add(select, select + 1);
-  pointer_blocked_.add(select, select + 1);
-  select_blocked_.add(pointer, pointer + 1);
-  pointer_blocked_.add(pointer, pointer + 1);
-  teardown_blocked_.add(pointer, pointer + 1);
-  pointer_blocked_.add(teardown, teardown + 1);
-  teardown_blocked_.add(teardown, teardown + 1);
+  rules_.add(kSelectBlocked, select, select + 1);
+  rules_.add(kPointerBlocked, select, select + 1);
+  rules_.add(kSelectBlocked, pointer, pointer + 1);
+  rules_.add(kPointerBlocked, pointer, pointer + 1);
+  rules_.add(kTeardownBlocked, pointer, pointer + 1);
+  rules_.add(kPointerBlocked, teardown, teardown + 1);
+  rules_.add(kTeardownBlocked, teardown, teardown + 1);
   add_control(select);
   add_control(pointer);
   add_control(teardown);

@@ -15,18 +15,18 @@
 //   - a send's read window [S, S + n) and a receive's write window
 //     [P, receiver horizon) do not overlap in time when they touch a common
 //     memory element (§2.2 rule 3).
-// Each rule's forbidden events are kept as joined runs (run_set.hpp), per
-// memory element for the last one, so every check is a binary search that
-// skips a whole busy stretch: a congested tile (a 1471 → 1 gather, a tile
-// of a transpose sending and receiving a thousand one-word messages) costs
-// a few steps, not a scan of its messages.
+// Each rule's forbidden events are kept as a bitmap (event_bits.hpp), per
+// memory element for the last one, so every check reads a few machine words
+// and skips a busy stretch 64 events at a time: a congested tile (a 1471 → 1
+// gather, a tile of a transpose sending and receiving a thousand one-word
+// messages) costs a few steps, not a scan of its messages.
 
 #include <cstdint>
 #include <limits>
 #include <utility>
 #include <vector>
 
-#include "compiler/exchange/run_set.hpp"
+#include "compiler/exchange/event_bits.hpp"
 #include "target/memory_map.hpp"
 
 namespace tessera::compiler::exchange {
@@ -60,7 +60,7 @@ class TileTimeline {
 
   // No question will look at an event before `floor` again (the
   // earliest-start schedule's sweep has passed it): what ends by then is
-  // dropped, so a tile's past costs nothing (run_set.hpp).
+  // dropped, so a tile's past costs nothing (event_bits.hpp).
   void forget_before(Event floor);
 
  private:
@@ -75,24 +75,31 @@ class TileTimeline {
     void forget_before(Event floor);
 
    private:
-    std::vector<std::pair<unsigned, RunSet>> windows_;  // by element index
+    std::vector<std::pair<unsigned, EventBits>> windows_;  // by element index
+    std::uint32_t present_ = 0;                             // the elements in windows_
   };
 
   // A receive control at `event`: a send may not start there or one event
   // before (rule 2).
-  void add_control(Event event) { send_start_blocked_.add(event - 1, event + 1); }
+  void add_control(Event event) { rules_.add(kSendStartBlocked, event - 1, event + 1); }
 
   std::uint64_t version_ = 0;
   // The latest floor forgotten before (forget_before): forgetting again
   // waits until the floor has moved this far on.
   static constexpr Event kForgetStride = 64;
   Event forgotten_ = std::numeric_limits<Event>::min() / 2;
-  RunSet sends_;               // [S, S + n)
-  RunSet send_start_blocked_;  // rule 2, seen from a new send
-  RunSet sources_;             // receive source windows [X, X + n)
-  RunSet select_blocked_;      // where a new source select may not fall (rules 2 and 4)
-  RunSet pointer_blocked_;     // … a new pointer
-  RunSet teardown_blocked_;    // … a new teardown
+  // The rules' sets, interleaved (event_bits.hpp): a receive's question reads
+  // four of them at nearby events.
+  enum Rule : std::size_t {
+    kSends,             // [S, S + n)
+    kSendStartBlocked,  // rule 2, seen from a new send
+    kSources,           // receive source windows [X, X + n)
+    kSelectBlocked,     // where a new source select may not fall (rules 2 and 4)
+    kPointerBlocked,    // … a new pointer
+    kTeardownBlocked,   // … a new teardown
+    kRules
+  };
+  EventBitmaps<kRules> rules_;
   ElementWindows reads_;       // sends' read windows [S, S + n)
   ElementWindows writes_;      // receives' write windows [P, receiver horizon)
 };

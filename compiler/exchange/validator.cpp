@@ -82,10 +82,24 @@ void check_actions(const TileActions& actions, const TileView& view) {
                                        expected[i - 1].start, expected[i].start));
     }
   }
-  // Rule 4: one XPIC and one PIC per event at most.
-  std::map<std::pair<Event, ReceiveControl::Register>, const ReceiveControl*> at;
+  // The controls by (event, register), stably (a row's are already in that
+  // order): a search finds the first control of a register at an event.
+  std::vector<const ReceiveControl*> by_event;
+  by_event.reserve(actions.controls.size());
+  for (const ReceiveControl& control : actions.controls) by_event.push_back(&control);
+  const auto key = [](const ReceiveControl* c) { return std::tuple(c->event, c->target); };
+  std::stable_sort(by_event.begin(), by_event.end(),
+                   [&](const ReceiveControl* a, const ReceiveControl* b) { return key(a) < key(b); });
+  const auto find = [&](Event event, ReceiveControl::Register reg) -> const ReceiveControl* {
+    const auto it = std::lower_bound(
+        by_event.begin(), by_event.end(), std::tuple(event, reg),
+        [&](const ReceiveControl* c, const auto& wanted) { return key(c) < wanted; });
+    return it != by_event.end() && key(*it) == std::tuple(event, reg) ? *it : nullptr;
+  };
+  // Rule 4: one XPIC and one PIC per event at most — every control is the
+  // first of its register at its event.
   for (const ReceiveControl& control : actions.controls) {
-    if (!at.emplace(std::pair(control.event, control.target), &control).second) {
+    if (find(control.event, control.target) != &control) {
       fail(tile, "rule 4", fmt::format("two {} controls at event {}",
                                        control.target == ReceiveControl::Register::kXpic ? "XPIC"
                                                                                          : "PIC",
@@ -112,16 +126,6 @@ void check_actions(const TileActions& actions, const TileView& view) {
     return a.second->timing.source_select < b.second->timing.source_select;
   });
   std::size_t explained = 0;
-  // The controls in event order (stable: a row's are already in that order).
-  std::vector<const ReceiveControl*> by_event;
-  by_event.reserve(actions.controls.size());
-  for (const ReceiveControl& control : actions.controls) by_event.push_back(&control);
-  std::stable_sort(by_event.begin(), by_event.end(),
-                   [](const ReceiveControl* a, const ReceiveControl* b) { return a->event < b->event; });
-  const auto find = [&](Event event, ReceiveControl::Register reg) -> const ReceiveControl* {
-    const auto it = at.find(std::pair(event, reg));
-    return it == at.end() ? nullptr : it->second;
-  };
   for (std::size_t i = 0; i < receives.size(); ++i) {
     const auto& [message, receive] = receives[i];
     const target::Word32Timing& t = receive->timing;
@@ -195,12 +199,13 @@ void check_row(const TileActions& actions, const ExchangeRow& row) {
       fail(tile, "rule 6", fmt::format("instruction {} has no place inside a row", i));
     }
     // The encoder checks every field's range (rule 5).
-    with_context(fmt::format("exchange row of {}, instruction {}", tile, i),
+    with_context([&] { return fmt::format("exchange row of {}, instruction {}", tile, i); },
                  [&] { isa::encode_into(instruction, words); });
     address += 4 * static_cast<std::uint32_t>(isa::word_count(instruction));
   }
-  const target::RowTimeline timeline = with_context(
-      fmt::format("replaying the exchange row of {}", tile), [&] { return target::row_timeline(words); });
+  const target::RowTimeline timeline =
+      with_context([&] { return fmt::format("replaying the exchange row of {}", tile); },
+                   [&] { return target::row_timeline(words); });
   if (timeline.horizon != actions.horizon) {
     fail(tile, "rule 6", fmt::format("the row ends at event {}, the schedule at {}",
                                      timeline.horizon, actions.horizon));

@@ -27,6 +27,14 @@
 // the demo's tiny one at f16 and f143 on 64 tiles, and so400m (27 layers in
 // one repeat, batch 1) at f143 — the goal is ≤ 10 s.
 //
+// --growth prints issue 18 item 6's growth table instead: whole compiles
+// (lowering, placement, scheduling with validation, emission; the package
+// serialized, not written) of transposes of f32[n, n] spread over the chip,
+// one one-word transfer per element — n = 128 … 1024, 16 k … 1 M planned word
+// runs — with CPU seconds, ns per n·log2 n in the transfers (flat when compile
+// time grows as n log n) and the package's bytes. --size N (repeatable)
+// picks the sizes.
+//
 // --only TEXT runs only the graphs whose name contains TEXT; --graph FILE
 // compiles a JSON graph file (docs/GRAPH_FORMAT.md) instead of the built-in
 // ones (--tiles N, default 1472). Every line ends with the SHA-256 of the
@@ -38,14 +46,17 @@
 //
 //   build-release/tests/bench/tessera_bench_compile [--repeat K] [--simulate] [--only TEXT]
 //   build-release/tests/bench/tessera_bench_compile [--repeat K] --graph FILE.json [--tiles N]
+//   build-release/tests/bench/tessera_bench_compile --growth [--size N]...
 
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <exception>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -214,6 +225,39 @@ Graph odd_u8_copy() {
   return g;
 }
 
+// Process CPU seconds (every thread; the compiler runs on one).
+double cpu_seconds() {
+  return static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
+}
+
+// The growth table: one compile per size, CPU time against n log n in the
+// planned transfers (each a run of words one exchange message carries).
+void growth(std::vector<std::uint32_t> sizes) {
+  if (sizes.empty()) sizes = {128, 256, 362, 512, 724, 1024};
+  fmt::print("{:>24} {:>10} {:>9} {:>9} {:>14} {:>12} {:>12}\n", "graph", "transfers", "CPU s",
+             "wall s", "ns/(n log2 n)", "package MB", "horizons");
+  for (const std::uint32_t n : sizes) {
+    const Graph graph = transpose_graph(DType::kF32, n, n);
+    const double cpu0 = cpu_seconds();
+    const auto wall0 = Clock::now();
+    const CompileResult result = compile(graph, {.tiles = 1472});
+    const std::vector<std::uint8_t> package = schema::serialize_package(result.application);
+    const double cpu = cpu_seconds() - cpu0;
+    const double wall = std::chrono::duration<double>(Clock::now() - wall0).count();
+    std::uint64_t transfers = 0, horizon = 0;
+    for (const auto& phase : result.report.phases) {
+      transfers += phase.transfers;
+      horizon += phase.horizon;
+    }
+    const auto n_transfers = static_cast<double>(transfers);
+    fmt::print("{:>24} {:>10} {:>9.2f} {:>9.2f} {:>14.0f} {:>12.1f} {:>12}\n",
+               fmt::format("transpose f32[{0}, {0}]", n), transfers, cpu, wall,
+               1e9 * cpu / (n_transfers * std::log2(n_transfers)),
+               static_cast<double>(package.size()) / 1e6, horizon);
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -221,8 +265,14 @@ int main(int argc, char** argv) {
   bool simulate = false;
   const char* graph_file = nullptr;
   std::uint32_t tiles = 1472;
+  bool growth_table = false;
+  std::vector<std::uint32_t> sizes;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+    if (std::strcmp(argv[i], "--growth") == 0) {
+      growth_table = true;
+    } else if (std::strcmp(argv[i], "--size") == 0 && i + 1 < argc) {
+      sizes.push_back(static_cast<std::uint32_t>(std::max(2, std::atoi(argv[++i]))));
+    } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
       g_only = argv[++i];
     } else if (std::strcmp(argv[i], "--graph") == 0 && i + 1 < argc) {
       graph_file = argv[++i];
@@ -234,12 +284,17 @@ int main(int argc, char** argv) {
       simulate = true;
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--repeat K] [--simulate] [--only TEXT | --graph FILE.json [--tiles N]]\n",
-                   argv[0]);
+                   "usage: %s [--repeat K] [--simulate] [--only TEXT | --graph FILE.json [--tiles N]]\n"
+                   "       %s --growth [--size N]...\n",
+                   argv[0], argv[0]);
       return 2;
     }
   }
   try {
+    if (growth_table) {
+      growth(sizes);
+      return 0;
+    }
     if (graph_file != nullptr) {
       bench(graph_file, read_graph_json_file(graph_file), repeat, simulate, 0, tiles);
       return 0;

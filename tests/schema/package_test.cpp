@@ -71,6 +71,72 @@ TEST(Package, CanonicalSharesBlobBytes) {
   }
 }
 
+// The writer skips the canonical copy when is_canonical() says it would change
+// nothing; each order canonical() imposes, broken on its own, must be seen.
+TEST(Package, IsCanonicalSeesEachOrderCanonicalImposes) {
+  Application base = sample_application();
+  base.debug.tiles[0].call_sites.push_back(base.debug.tiles[0].call_sites[0]);
+  base.debug.tiles[0].call_sites[1].pc += 8;
+  TileDebug other_debug;
+  other_debug.tile = target::PhysicalTile(0);
+  base.debug.tiles.insert(base.debug.tiles.begin(), other_debug);
+  base = canonical(base);
+  ASSERT_TRUE(is_canonical(base));
+
+  const auto expect_not_canonical = [](Application app, const char* what) {
+    EXPECT_FALSE(is_canonical(app)) << what;
+    EXPECT_NE(canonical(app), app) << what << ": not an order canonical() changes";
+  };
+  {
+    Application app = base;
+    std::swap(app.tiles[0], app.tiles[1]);
+    expect_not_canonical(app, "tiles out of order");
+  }
+  {
+    Application app = base;
+    std::swap(app.tiles[1].segments[0], app.tiles[1].segments[1]);
+    expect_not_canonical(app, "segments out of order");
+  }
+  {
+    // The same blobs, numbered in another order than first use.
+    Application app = base;
+    BlobStore reversed;
+    for (std::uint32_t b = static_cast<std::uint32_t>(app.blobs.size()); b-- > 0;) {
+      reversed.add_shared(app.blobs, b);
+    }
+    const auto last = static_cast<std::uint32_t>(app.blobs.size()) - 1;
+    for (auto& tile : app.tiles) {
+      for (auto& segment : tile.segments) segment.blob = last - segment.blob;
+    }
+    app.blobs = reversed;
+    expect_not_canonical(app, "blobs numbered out of first use");
+  }
+  {
+    Application app = base;
+    app.blobs.add({42});
+    expect_not_canonical(app, "an unused blob");
+  }
+  {
+    Application app = base;
+    std::swap(app.debug.tiles[0], app.debug.tiles[1]);
+    expect_not_canonical(app, "debug tiles out of order");
+  }
+  {
+    Application app = base;
+    auto& sites = app.debug.tiles[1].call_sites;
+    std::swap(sites[0], sites[1]);
+    expect_not_canonical(app, "call sites out of order");
+  }
+}
+
+RC_GTEST_PROP(PackageProperties, IsCanonicalExactlyWhenCanonicalChangesNothing, ()) {
+  // The generator adds blobs before sorting tiles, so both answers occur.
+  const Application app = *valid_application();
+  RC_ASSERT(is_canonical(app) == (canonical(app) == app));
+  RC_ASSERT(is_canonical(canonical(app)));
+  RC_CLASSIFY(is_canonical(app));
+}
+
 TEST(Package, SampleRoundTrips) {
   const Application app = sample_application();
   const auto bytes = serialize_package(app);
