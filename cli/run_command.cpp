@@ -183,9 +183,10 @@ Command run_command() {
         spdlog::info("loading {} on {}", path, transport->description());
         Progress progress(io.progress);
         progress.phase(fmt::format("loading {}", path));
-        runtime::Session session(*transport, app, options);
+        // The session keeps the package's records; moved, not copied.
+        runtime::Session session(*transport, std::move(app), options);
         runtime::TensorMap outputs;
-        const auto& calls = app.host_exchange.calls;
+        const auto& calls = session.application().host_exchange.calls;
         for (std::size_t c = 0; c < calls.size(); ++c) {
           const auto& call = calls[c];
           progress.phase(fmt::format("host call '{}' ({} of {})", call.name, c + 1, calls.size()),

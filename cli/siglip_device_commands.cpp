@@ -327,9 +327,10 @@ int siglip_run(const std::vector<std::string>& args, Streams& io) {
   const auto transport = open_transport(request);
   progress(fmt::format("running on {}", transport->description()));
   const auto started = Clock::now();
-  runtime::Session session(*transport, app, session_options);
+  // The session keeps the package's records; moved, not copied.
+  runtime::Session session(*transport, std::move(app), session_options);
   runtime::TensorMap outputs;
-  for (const auto& call : app.host_exchange.calls) {
+  for (const auto& call : session.application().host_exchange.calls) {
     runtime::TensorMap inputs;
     for (const auto& name : call.input_bindings) inputs.emplace(name, tensors.at(name));
     for (auto& [name, tensor] : session.invoke(call.name, inputs)) {

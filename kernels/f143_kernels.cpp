@@ -89,6 +89,31 @@ const std::array<std::uint8_t, 65536>& nearest_codes(int scale) {
   return *tables[index];
 }
 
+// The f16 of every F143 code at one scale (f143::decode, NaN as the quiet
+// NaN), for every scale, built once: most expands are a panel or two of
+// codes, and building their table on each call cost several times the
+// expansion itself.
+using ExpandTable = std::array<std::uint16_t, 256>;
+const ExpandTable& expanded_codes(int scale) {
+  if (!f143::valid_scale(scale)) {
+    throw std::invalid_argument("F143 scale " + std::to_string(scale) + " is outside [" +
+                                std::to_string(f143::kMinScale) + ", " +
+                                std::to_string(f143::kMaxScale) + "]");
+  }
+  static const auto tables = [] {
+    std::array<ExpandTable, f143::kMaxScale - f143::kMinScale + 1> all{};
+    for (int s = f143::kMinScale; s <= f143::kMaxScale; ++s) {
+      auto& table = all[static_cast<std::size_t>(s - f143::kMinScale)];
+      for (unsigned code = 0; code < table.size(); ++code) {
+        const float value = f143::decode(static_cast<std::uint8_t>(code), s);
+        table[code] = value != value ? kF16QuietNan : f32_to_f16(value);
+      }
+    }
+    return all;
+  }();
+  return tables[static_cast<std::size_t>(scale - f143::kMinScale)];
+}
+
 std::uint8_t quantize_one(std::uint16_t x, int scale, RandomStream& stream) {
   return round_f143_stochastic(f16_to_f32(x), scale, stream.next());
 }
@@ -145,12 +170,7 @@ void quantize_flat(KernelCall& call) {
 void expand_flat(KernelCall& call) {
   const std::uint64_t count = call.reg(kCount);
   if (count != 0) {
-    const int scale = scale_of(call.registers, kFlatScale);
-    std::array<std::uint16_t, 256> table{};
-    for (unsigned code = 0; code < table.size(); ++code) {
-      const float value = f143::decode(static_cast<std::uint8_t>(code), scale);
-      table[code] = value != value ? kF16QuietNan : f32_to_f16(value);
-    }
+    const auto& table = expanded_codes(scale_of(call.registers, kFlatScale));
     const auto in = call.memory.read<std::uint8_t>(kIn, call.reg(kIn), count);
     const auto out = call.memory.write<std::uint16_t>(kOut, call.reg(kOut), count);
     for (std::size_t i = 0; i < out.size(); ++i) out[i] = table[in[i]];

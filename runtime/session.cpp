@@ -57,7 +57,7 @@ struct Session::Payload {
 };
 
 Session::Session(Transport& transport, schema::Application application, SessionOptions options)
-    : transport_(transport), application_(schema::canonical(application)), options_(options),
+    : transport_(transport), application_(schema::canonical(std::move(application))), options_(options),
       jitter_state_(options.write_jitter_seed) {
   for (const auto& [name, timeout] : {std::pair{"rendezvous_timeout", options.rendezvous_timeout},
                                       std::pair{"halt_timeout", options.halt_timeout}}) {

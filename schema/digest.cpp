@@ -1,5 +1,6 @@
 #include "schema/digest.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include "schema/sha256.hpp"
@@ -10,31 +11,54 @@ namespace tessera::schema {
 namespace {
 
 // Little-endian fixed-width integers; strings and lists carry a u64 length.
+// The bytes gather in a buffer that goes to the hash a few KiB at a time: a
+// whole-chip package's debug section is millions of 4- and 8-byte fields, and
+// one hash update per field cost more than the hashing.
 class DigestWriter {
  public:
-  void u8(std::uint8_t value) { stream_.update(std::span(&value, 1)); }
+  void u8(std::uint8_t value) { append(&value, 1); }
   void u32(std::uint32_t value) { fixed(value, 4); }
   void u64(std::uint64_t value) { fixed(value, 8); }
   void count(std::size_t n) { u64(n); }
   void text(std::string_view value) {
     count(value.size());
-    stream_.update(value);
+    append(reinterpret_cast<const std::uint8_t*>(value.data()), value.size());
   }
-  void bytes(std::span<const std::uint8_t> value) { stream_.update(value); }
+  void bytes(std::span<const std::uint8_t> value) { append(value.data(), value.size()); }
   template <class T, class F>
   void list(const std::vector<T>& items, F&& each) {
     count(items.size());
     for (const auto& item : items) each(item);
   }
-  Sha256 finish() { return stream_.finish(); }
+  Sha256 finish() {
+    flush();
+    return stream_.finish();
+  }
 
  private:
-  void fixed(std::uint64_t value, int width) {
+  void fixed(std::uint64_t value, std::size_t width) {
     std::array<std::uint8_t, 8> buffer{};
-    for (int i = 0; i < width; ++i) buffer[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(value >> (8 * i));
-    stream_.update(std::span(buffer.data(), static_cast<std::size_t>(width)));
+    for (std::size_t i = 0; i < width; ++i) buffer[i] = static_cast<std::uint8_t>(value >> (8 * i));
+    append(buffer.data(), width);
+  }
+  void append(const std::uint8_t* data, std::size_t size) {
+    if (size > buffer_.size() - used_) {
+      flush();
+      if (size > buffer_.size()) {
+        stream_.update(std::span(data, size));
+        return;
+      }
+    }
+    std::copy(data, data + size, buffer_.begin() + static_cast<std::ptrdiff_t>(used_));
+    used_ += size;
+  }
+  void flush() {
+    stream_.update(std::span(buffer_.data(), used_));
+    used_ = 0;
   }
   Sha256Stream stream_;
+  std::array<std::uint8_t, 8192> buffer_{};
+  std::size_t used_ = 0;
 };
 
 void hash_binding(DigestWriter& d, const Binding& binding) {

@@ -12,6 +12,7 @@
 
 #include "schema/blob_codec.hpp"
 #include "schema/digest.hpp"
+#include "schema/field_path.hpp"
 #include "schema/package_error.hpp"
 #include "schema/sha256.hpp"
 #include "schema/validate.hpp"
@@ -31,12 +32,10 @@ using wire_read::enum_value;
 using wire_read::fail;
 using wire_read::text;
 
-std::vector<std::string> text_list(capnp::List<capnp::Text>::Reader list, const std::string& path) {
+std::vector<std::string> text_list(capnp::List<capnp::Text>::Reader list, const FieldPath& path) {
   std::vector<std::string> values;
   values.reserve(list.size());
-  for (unsigned i = 0; i < list.size(); ++i) {
-    values.push_back(text(list[i], fmt::format("{}[{}]", path, i)));
-  }
+  for (unsigned i = 0; i < list.size(); ++i) values.push_back(text(list[i], path[i]));
   return values;
 }
 
@@ -49,10 +48,10 @@ std::vector<std::uint32_t> u32_list(capnp::List<std::uint32_t>::Reader list) {
   return values;
 }
 
-Binding read_binding(wire::Binding::Reader in, const std::string& path) {
+Binding read_binding(wire::Binding::Reader in, const FieldPath& path) {
   Binding binding;
-  binding.name = text(in.getName(), path + ".name");
-  binding.dtype = static_cast<DType>(enum_value(in.getDtype(), path + ".dtype"));
+  binding.name = text(in.getName(), path.field("name"));
+  binding.dtype = static_cast<DType>(enum_value(in.getDtype(), path.field("dtype")));
   binding.shape = u32_list(in.getShape());
   for (const auto slice : in.getSlices()) {
     binding.slices.push_back(RegionSlice{tile_id(slice.getTile()), slice.getTileAddress(),
@@ -64,9 +63,8 @@ Binding read_binding(wire::Binding::Reader in, const std::string& path) {
 std::vector<Binding> read_bindings(capnp::List<wire::Binding>::Reader list,
                                    std::string_view name) {
   std::vector<Binding> bindings;
-  for (unsigned i = 0; i < list.size(); ++i) {
-    bindings.push_back(read_binding(list[i], fmt::format("{}[{}]", name, i)));
-  }
+  const FieldPath path(name);
+  for (unsigned i = 0; i < list.size(); ++i) bindings.push_back(read_binding(list[i], path[i]));
   return bindings;
 }
 
@@ -89,9 +87,9 @@ HostExchange read_host_exchange(wire::HostExchange::Reader in) {
   const auto calls = in.getCalls();
   for (unsigned c = 0; c < calls.size(); ++c) {
     const auto call = calls[c];
-    const std::string path = fmt::format("hostExchange.calls[{}]", c);
+    const FieldPath path = FieldPath("hostExchange.calls")[c];
     HostCall out;
-    out.name = text(call.getName(), path + ".name");
+    out.name = text(call.getName(), path.field("name"));
     out.command = call.getCommand();
     out.phases = call.getPhases();
     out.inputs = read_host_slices(call.getInputs());
@@ -99,8 +97,8 @@ HostExchange read_host_exchange(wire::HostExchange::Reader in) {
     out.invocations = call.getInvocations();
     out.input_batch_ends = u32_list(call.getInputBatchEnds());
     out.output_batch_ends = u32_list(call.getOutputBatchEnds());
-    out.input_bindings = text_list(call.getInputBindings(), path + ".inputBindings");
-    out.output_bindings = text_list(call.getOutputBindings(), path + ".outputBindings");
+    out.input_bindings = text_list(call.getInputBindings(), path.field("inputBindings"));
+    out.output_bindings = text_list(call.getOutputBindings(), path.field("outputBindings"));
     host.calls.push_back(std::move(out));
   }
   return host;
@@ -109,37 +107,42 @@ HostExchange read_host_exchange(wire::HostExchange::Reader in) {
 Debug read_debug(wire::Debug::Reader in) {
   Debug debug;
   const auto tiles = in.getTiles();
+  debug.tiles.reserve(tiles.size());
   for (unsigned t = 0; t < tiles.size(); ++t) {
     const auto tile = tiles[t];
-    const std::string path = fmt::format("debug.tiles[{}]", t);
+    const FieldPath path = FieldPath("debug.tiles")[t];
     TileDebug out;
     out.tile = tile_id(tile.getPhysicalTile());
     const auto symbols = tile.getSymbols();
+    out.symbols.reserve(symbols.size());
     for (unsigned s = 0; s < symbols.size(); ++s) {
-      const std::string symbol_path = fmt::format("{}.symbols[{}]", path, s);
+      const FieldPath symbol_path = path.field("symbols")[s];
       out.symbols.push_back(Symbol{
-          text(symbols[s].getName(), symbol_path + ".name"), symbols[s].getAddress(),
+          text(symbols[s].getName(), symbol_path.field("name")), symbols[s].getAddress(),
           symbols[s].getSize(),
-          static_cast<SymbolKind>(enum_value(symbols[s].getKind(), symbol_path + ".kind"))});
+          static_cast<SymbolKind>(enum_value(symbols[s].getKind(), symbol_path.field("kind")))});
     }
     const auto allocations = tile.getAllocations();
+    out.allocations.reserve(allocations.size());
     for (unsigned a = 0; a < allocations.size(); ++a) {
       const auto allocation = allocations[a];
-      const std::string allocation_path = fmt::format("{}.allocations[{}]", path, a);
+      const FieldPath allocation_path = path.field("allocations")[a];
       out.allocations.push_back(Allocation{
-          allocation.getId(), text(allocation.getName(), allocation_path + ".name"),
-          text(allocation.getTensor(), allocation_path + ".tensor"), allocation.getAddress(),
+          allocation.getId(), text(allocation.getName(), allocation_path.field("name")),
+          text(allocation.getTensor(), allocation_path.field("tensor")), allocation.getAddress(),
           allocation.getSize(), allocation.getLiveFrom(), allocation.getLiveUntil(),
           static_cast<AllocationKind>(
-              enum_value(allocation.getKind(), allocation_path + ".kind")),
+              enum_value(allocation.getKind(), allocation_path.field("kind"))),
           allocation.getProvenance()});
     }
     const auto sites = tile.getCallSites();
+    out.call_sites.reserve(sites.size());
     for (unsigned c = 0; c < sites.size(); ++c) {
       const auto site = sites[c];
       CallSite call;
       call.pc = site.getPc();
-      call.kernel = text(site.getKernel(), fmt::format("{}.callSites[{}].kernel", path, c));
+      call.kernel = text(site.getKernel(), path.field("callSites")[c].field("kernel"));
+      call.operands.reserve(site.getOperands().size());
       for (const auto operand : site.getOperands()) {
         call.operands.push_back(CallOperand{operand.getRegister(), operand.getAllocation(),
                                             operand.getAddress(), operand.getFootprint(),
@@ -170,8 +173,10 @@ Debug read_debug(wire::Debug::Reader in) {
     debug.exchange_phases.push_back(std::move(out));
   }
   const auto provenance = in.getProvenance();
+  debug.provenance.reserve(provenance.size());
+  const FieldPath provenance_path("debug.provenance");
   for (unsigned p = 0; p < provenance.size(); ++p) {
-    debug.provenance.push_back(text(provenance[p], fmt::format("debug.provenance[{}]", p)));
+    debug.provenance.push_back(text(provenance[p], provenance_path[p]));
   }
   for (const auto loop : in.getPhaseLoops()) {
     debug.phase_loops.push_back(
@@ -231,24 +236,26 @@ std::vector<BlobHeader> read_blob_headers(capnp::List<wire::Blob>::Reader blobs,
   std::map<Sha256, unsigned> seen;
   for (unsigned i = 0; i < blobs.size(); ++i) {
     const auto blob = blobs[i];
-    const std::string path = fmt::format("blobs[{}]", i);
+    const FieldPath path = FieldPath("blobs")[i];
     BlobHeader header;
     const auto stored_digest = blob.getSha256();
     if (stored_digest.size() != 32) {
-      fail(path + ".sha256", fmt::format("{} bytes is not a SHA-256 digest", stored_digest.size()));
+      fail(path.field("sha256"),
+           fmt::format("{} bytes is not a SHA-256 digest", stored_digest.size()));
     }
     std::memcpy(header.digest.data(), stored_digest.begin(), header.digest.size());
     if (const auto [it, added] = seen.emplace(header.digest, i); !added) {
-      fail(path + ".sha256", fmt::format("duplicates blobs[{}]: each blob is stored once", it->second));
+      fail(path.field("sha256"),
+           fmt::format("duplicates blobs[{}]: each blob is stored once", it->second));
     }
     header.size = blob.getUncompressedSize();
     if (header.size > caps.total - total) {
-      fail(path + ".uncompressedSize",
+      fail(path.field("uncompressedSize"),
            fmt::format("{} more bytes exceed the package limit of {} decompressed bytes",
                        header.size, caps.total));
     }
     total += header.size;
-    header.codec = static_cast<BlobCodec>(enum_value(blob.getCodec(), path + ".codec"));
+    header.codec = static_cast<BlobCodec>(enum_value(blob.getCodec(), path.field("codec")));
     headers.push_back(header);
   }
   return headers;
@@ -259,15 +266,19 @@ std::vector<BlobHeader> read_blob_headers(capnp::List<wire::Blob>::Reader blobs,
 void decode_blobs(capnp::List<wire::Blob>::Reader blobs, const std::vector<BlobHeader>& headers,
                   const BlobCaps& caps, BlobStore& store) {
   for (unsigned i = 0; i < blobs.size(); ++i) {
-    const std::string path = fmt::format("blobs[{}]", i);
+    const FieldPath path = FieldPath("blobs")[i];
     const BlobHeader& header = headers[i];
     const auto data = blobs[i].getData();
-    std::vector<std::uint8_t> bytes = with_context(path, [&] {
-      return decode_blob(header.codec, std::span(data.begin(), data.size()), header.size,
-                         caps.per_blob);
-    });
+    std::vector<std::uint8_t> bytes;
+    try {
+      bytes = decode_blob(header.codec, std::span(data.begin(), data.size()), header.size,
+                          caps.per_blob);
+    } catch (Error& error) {
+      error.add_context(path.str());
+      throw;
+    }
     if (sha256(bytes) != header.digest) {
-      fail(path + ".sha256", "does not match the blob's bytes");
+      fail(path.field("sha256"), "does not match the blob's bytes");
     }
     store.add_verified(std::move(bytes), header.digest);
   }
@@ -299,7 +310,7 @@ Application decode_message(capnp::FlatArrayMessageReader& message, const ReadLim
   const auto entries = root.getEntryPoints();
   for (unsigned e = 0; e < entries.size(); ++e) {
     app.entry_points.push_back(EntryPoint{
-        text(entries[e].getName(), fmt::format("entryPoints[{}].name", e)),
+        text(entries[e].getName(), FieldPath("entryPoints")[e].field("name")),
         entries[e].getCommand(), entries[e].getExternalSyncs()});
   }
   for (const auto write : root.getDeviceConfigWrites()) {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "schema/field_path.hpp"
 #include "schema/host_layout.hpp"
 #include "schema/package_error.hpp"
 #include "schema/phase_plan.hpp"
@@ -19,44 +20,14 @@ namespace {
 
 using target::AddressRange;
 
-// A field path (`tiles[12].segments[3].blobOffset`), made into text only when
-// it is reported: validating a package visits millions of fields (every
-// planned transfer of a large phase) and reports at most one. A path refers
-// to its parent, which must outlive it: name each level in its own variable.
-class Path {
- public:
-  Path(const char* root) : name_(root) {}       // NOLINT: a literal is a path
-  Path(std::string_view root) : name_(root) {}  // NOLINT: so is a name
-  Path(std::string_view root, std::size_t index) : name_(root), index_(index), indexed_(true) {}
-  // parent + field (".segments", or "" for an index of the parent itself) + [index]
-  Path(const Path& parent, std::string_view field, std::size_t index)
-      : parent_(&parent), name_(field), index_(index), indexed_(true) {}
-  // parent + field (".flags")
-  Path operator+(std::string_view field) const {
-    Path child(field);
-    child.parent_ = this;
-    return child;
-  }
-  std::string str() const {
-    std::string text = parent_ != nullptr ? parent_->str() : std::string();
-    text += name_;
-    if (indexed_) text += fmt::format("[{}]", index_);
-    return text;
-  }
-
- private:
-  const Path* parent_ = nullptr;
-  std::string_view name_;
-  std::size_t index_ = 0;
-  bool indexed_ = false;
-};
-
-[[noreturn]] void fail(const Path& path, std::string message) {
+// Paths are spelled out only here, on the way to an error: a valid package
+// costs none (field_path.hpp).
+[[noreturn]] void fail(const FieldPath& path, std::string message) {
   throw PackageError(path.str(), std::move(message));
 }
 
 // [address, address + size) as a range; a wrap is an error at `path`.
-AddressRange range_at(const Path& path, std::uint32_t address, std::uint64_t size) {
+AddressRange range_at(const FieldPath& path, std::uint32_t address, std::uint64_t size) {
   const std::uint64_t end = std::uint64_t{address} + size;  // cannot wrap: both < 2^63
   if (size > 0xFFFFFFFFull || end > 0xFFFFFFFFull) {
     fail(path, fmt::format("{:#x} + {:#x} bytes overflows the 32-bit address space", address, size));
@@ -64,13 +35,13 @@ AddressRange range_at(const Path& path, std::uint32_t address, std::uint64_t siz
   return AddressRange{address, static_cast<std::uint32_t>(end)};
 }
 
-void require_in_sram(const Path& path, const AddressRange& range) {
+void require_in_sram(const FieldPath& path, const AddressRange& range) {
   if (!target::in_sram(range)) {
     fail(path, fmt::format("{} is outside tile memory {}", range, target::kSram));
   }
 }
 
-void require_provenance(const Path& path, std::uint32_t index, const Debug& debug) {
+void require_provenance(const FieldPath& path, std::uint32_t index, const Debug& debug) {
   if (index != kNoProvenance && index >= debug.provenance.size()) {
     fail(path, fmt::format("{} is not an index into debug.provenance ({} entries)", index,
                            debug.provenance.size()));
@@ -83,7 +54,7 @@ const TileImage* find_tile(const Application& application, target::PhysicalTile 
   return it != application.tiles.end() && it->tile == tile ? &*it : nullptr;
 }
 
-void require_tile(const Path& path, const Application& application,
+void require_tile(const FieldPath& path, const Application& application,
                   target::PhysicalTile tile) {
   if (find_tile(application, tile) == nullptr) {
     fail(path, fmt::format("{} is not one of the package's tiles", tile));
@@ -97,38 +68,40 @@ bool inside_executable_segment(const TileImage& image, const AddressRange& range
   });
 }
 
-void validate_blob_reference(std::size_t blob_count, const Path& path,
+void validate_blob_reference(std::size_t blob_count, const FieldPath& path,
                              const Segment& segment) {
   if (segment.blob >= blob_count) {
-    fail(path + ".blob",
+    fail(path.field("blob"),
          fmt::format("{} is not a blob index ({} blobs)", segment.blob, blob_count));
   }
 }
 
 // Returns where the segment's window into its blob ends.
-std::uint64_t validate_segment(std::span<const std::uint64_t> blob_sizes, const Path& path,
+std::uint64_t validate_segment(std::span<const std::uint64_t> blob_sizes, const FieldPath& path,
                                const Segment& segment) {
   if ((segment.flags & ~kSegmentFlagMask) != 0) {
-    fail(path + ".flags", fmt::format("unknown flag bits {:#x}", segment.flags & ~kSegmentFlagMask));
+    fail(path.field("flags"),
+         fmt::format("unknown flag bits {:#x}", segment.flags & ~kSegmentFlagMask));
   }
-  if (segment.memory_size == 0) fail(path + ".memorySize", "a segment must not be empty");
-  const AddressRange range = range_at(path + ".memorySize", segment.address, segment.memory_size);
+  if (segment.memory_size == 0) fail(path.field("memorySize"), "a segment must not be empty");
+  const AddressRange range =
+      range_at(path.field("memorySize"), segment.address, segment.memory_size);
   if (!target::is_loadable(range)) {
-    fail(path + ".address", fmt::format("{} is outside the loadable range {}", range,
-                                         target::kLoadable));
+    fail(path.field("address"), fmt::format("{} is outside the loadable range {}", range,
+                                             target::kLoadable));
   }
   if ((segment.flags & kSegmentExecute) != 0 && !target::is_executable(range)) {
-    fail(path + ".flags", fmt::format("executable segment {} reaches beyond the executable "
-                                      "range {}", range, target::kExecutableRange));
+    fail(path.field("flags"), fmt::format("executable segment {} reaches beyond the executable "
+                                          "range {}", range, target::kExecutableRange));
   }
   if (segment.file_size > segment.memory_size) {
-    fail(path + ".fileSize", fmt::format("{} exceeds memorySize {}", segment.file_size,
-                                         segment.memory_size));
+    fail(path.field("fileSize"), fmt::format("{} exceeds memorySize {}", segment.file_size,
+                                             segment.memory_size));
   }
   validate_blob_reference(blob_sizes.size(), path, segment);
   const std::uint64_t blob_size = blob_sizes[segment.blob];
   if (segment.blob_offset > blob_size || segment.file_size > blob_size - segment.blob_offset) {
-    fail(path + ".blobOffset",
+    fail(path.field("blobOffset"),
          fmt::format("{:#x} + fileSize {:#x} exceeds the blob's {:#x} bytes", segment.blob_offset,
                      segment.file_size, blob_size));
   }
@@ -147,23 +120,23 @@ void validate_tiles(const std::vector<TileImage>& tiles,
   std::vector<std::uint64_t> loaded(blob_sizes.size(), 0);
   for (std::size_t t = 0; t < tiles.size(); ++t) {
     const TileImage& image = tiles[t];
-    const Path path("tiles", t);
+    const FieldPath path = FieldPath("tiles")[t];
     if (!target::on_chip(image.tile)) {
-      fail(path + ".physicalTile", fmt::format("{} is not a C600 tile (0..{})", image.tile,
-                                               target::kTileCount - 1));
+      fail(path.field("physicalTile"), fmt::format("{} is not a C600 tile (0..{})", image.tile,
+                                                   target::kTileCount - 1));
     }
     if (t > 0 && !(tiles[t - 1].tile < image.tile)) {
-      fail(path + ".physicalTile",
+      fail(path.field("physicalTile"),
            fmt::format("{} follows {}: tiles are sorted by physical tile, each once", image.tile,
                        tiles[t - 1].tile));
     }
     for (std::size_t s = 0; s < image.segments.size(); ++s) {
-      const Path segment_path(path, ".segments", s);
+      const FieldPath segment_path = path.field("segments")[s];
       const std::uint64_t window_end =
           validate_segment(blob_sizes, segment_path, image.segments[s]);
       loaded[image.segments[s].blob] = std::max(loaded[image.segments[s].blob], window_end);
       if (image.segments[s].blob > next_new_blob) {
-        fail(segment_path + ".blob",
+        fail(segment_path.field("blob"),
              fmt::format("blob {} is used before blob {}: blobs are numbered in order of first use",
                          image.segments[s].blob, next_new_blob));
       }
@@ -171,7 +144,7 @@ void validate_tiles(const std::vector<TileImage>& tiles,
       if (s > 0) {
         const Segment& previous = image.segments[s - 1];
         if (image.segments[s].address < std::uint64_t{previous.address} + previous.memory_size) {
-          fail(segment_path + ".address",
+          fail(segment_path.field("address"),
                fmt::format("{:#x} overlaps segments[{}] [{:#x}, {:#x}) (segments are sorted by "
                            "address and disjoint)",
                            image.segments[s].address, s - 1, previous.address,
@@ -181,19 +154,19 @@ void validate_tiles(const std::vector<TileImage>& tiles,
     }
     if (image.entry_point % 4 != 0 || image.entry_point > target::kSramEnd - 4 ||
         !inside_executable_segment(image, {image.entry_point, image.entry_point + 4})) {
-      fail(path + ".entryPoint",
+      fail(path.field("entryPoint"),
            fmt::format("{:#x} is not a 4-aligned address inside an executable segment",
                        image.entry_point));
     }
   }
   if (next_new_blob != blob_sizes.size()) {
-    fail(Path("blobs", next_new_blob), "no segment uses this blob");
+    fail(fmt::format("blobs[{}]", next_new_blob), "no segment uses this blob");
   }
   // A blob holds no byte that no segment loads, so the segments bound what
   // the reader decompresses.
   for (std::size_t b = 0; b < blob_sizes.size(); ++b) {
     if (blob_sizes[b] != loaded[b]) {
-      fail(Path("blobs", b) + ".uncompressedSize",
+      fail(fmt::format("blobs[{}].uncompressedSize", b),
            fmt::format("{} bytes, but the segments using it load only its first {}", blob_sizes[b],
                        loaded[b]));
     }
@@ -202,32 +175,39 @@ void validate_tiles(const std::vector<TileImage>& tiles,
 
 namespace {
 
+// Binding names seen so far, each with the list and index of the binding
+// that has it.
+using BindingNames = std::map<std::string_view, std::pair<std::string_view, std::size_t>>;
+
 void validate_bindings(const Application& application, std::string_view list,
                        const std::vector<Binding>& bindings, bool must_cover,
-                       std::map<std::string, std::string>& names) {
+                       BindingNames& names) {
+  const FieldPath list_path(list);
   for (std::size_t b = 0; b < bindings.size(); ++b) {
     const Binding& binding = bindings[b];
-    const Path path(list, b);
-    if (binding.name.empty()) fail(path + ".name", "a binding needs a name");
-    if (const auto [it, added] = names.emplace(binding.name, path.str()); !added) {
-      fail(path + ".name", fmt::format("'{}' is already the name of {}", binding.name, it->second));
+    const FieldPath path = list_path[b];
+    if (binding.name.empty()) fail(path.field("name"), "a binding needs a name");
+    if (const auto [it, added] = names.emplace(binding.name, std::pair(list, b)); !added) {
+      fail(path.field("name"), fmt::format("'{}' is already the name of {}", binding.name,
+                                           FieldPath(it->second.first)[it->second.second].str()));
     }
     std::uint64_t payload = 0;
     try {
       payload = payload_bytes(binding);
     } catch (const ArithmeticError& error) {
-      fail(path + ".shape", error.message());
+      fail(path.field("shape"), error.message());
     }
     std::vector<std::pair<std::uint64_t, std::uint64_t>> covered;  // [offset, end) in the payload
+    covered.reserve(binding.slices.size());
     for (std::size_t s = 0; s < binding.slices.size(); ++s) {
       const RegionSlice& slice = binding.slices[s];
-      const Path slice_path(path, ".slices", s);
-      if (slice.size == 0) fail(slice_path + ".size", "a slice must not be empty");
-      require_tile(slice_path + ".tile", application, slice.tile);
-      require_in_sram(slice_path + ".tileAddress",
-                      range_at(slice_path + ".size", slice.tile_address, slice.size));
+      const FieldPath slice_path = path.field("slices")[s];
+      if (slice.size == 0) fail(slice_path.field("size"), "a slice must not be empty");
+      require_tile(slice_path.field("tile"), application, slice.tile);
+      require_in_sram(slice_path.field("tileAddress"),
+                      range_at(slice_path.field("size"), slice.tile_address, slice.size));
       if (slice.file_offset > payload || slice.size > payload - slice.file_offset) {
-        fail(slice_path + ".fileOffset",
+        fail(slice_path.field("fileOffset"),
              fmt::format("{:#x} + size {:#x} exceeds the tensor's {:#x} bytes", slice.file_offset,
                          slice.size, payload));
       }
@@ -239,18 +219,20 @@ void validate_bindings(const Application& application, std::string_view list,
       std::uint64_t next = 0;
       for (const auto& [begin, end] : covered) {
         if (begin != next) {
-          fail(path + ".slices",
+          fail(path.field("slices"),
                begin < next ? fmt::format("slices overlap at byte {:#x}", begin)
                             : fmt::format("no slice covers byte {:#x}", next));
         }
         next = end;
       }
-      if (next != payload) fail(path + ".slices", fmt::format("no slice covers byte {:#x}", next));
+      if (next != payload) {
+        fail(path.field("slices"), fmt::format("no slice covers byte {:#x}", next));
+      }
     }
   }
 }
 
-void validate_batch_ends(const Path& path, const std::vector<std::uint32_t>& ends,
+void validate_batch_ends(const std::string& path, const std::vector<std::uint32_t>& ends,
                          std::size_t slices) {
   if (slices == 0) {
     if (!ends.empty()) fail(path, "batch ends given for a call side with no slices");
@@ -260,7 +242,7 @@ void validate_batch_ends(const Path& path, const std::vector<std::uint32_t>& end
   std::uint32_t previous = 0;
   for (std::size_t i = 0; i < ends.size(); ++i) {
     if (ends[i] <= previous) {
-      fail(Path(path, "", i),
+      fail(fmt::format("{}[{}]", path, i),
            fmt::format("{} does not increase on {}", ends[i], previous));
     }
     previous = ends[i];
@@ -273,11 +255,11 @@ void validate_batch_ends(const Path& path, const std::vector<std::uint32_t>& end
 // A call side's binding list and where its slices may reach: the names are
 // bindings that side may carry, each once; a side with slices names at least
 // one; every slice lies inside the payload call_payload_bytes() lays out.
-void validate_call_payload(const BindingLookup& bindings, const Path& path,
+void validate_call_payload(const BindingLookup& bindings, const std::string& path,
                            const HostCall& call, CallSide side) {
   const bool input = side == CallSide::kInput;
   const std::string_view list = input ? "inputBindings" : "outputBindings";
-  const Path list_path = path + (input ? ".inputBindings" : ".outputBindings");
+  const std::string list_path = fmt::format("{}.{}", path, list);
   const std::vector<std::string>& names = input ? call.input_bindings : call.output_bindings;
   const std::vector<HostSlice>& slices = input ? call.inputs : call.outputs;
   if (!slices.empty() && names.empty()) {
@@ -285,7 +267,7 @@ void validate_call_payload(const BindingLookup& bindings, const Path& path,
   }
   std::map<std::string_view, std::size_t> listed;
   for (std::size_t n = 0; n < names.size(); ++n) {
-    const Path name_path(list_path, "", n);
+    const std::string name_path = fmt::format("{}[{}]", list_path, n);
     if (bindings.find(side, names[n]) == nullptr) {
       const std::string_view kind = input ? "an input or weight" : "an output";
       const std::string_view other_kind = input ? "an output" : "an input or weight";
@@ -309,7 +291,7 @@ void validate_call_payload(const BindingLookup& bindings, const Path& path,
     try {
       checked_range(slices[s].file_offset, slices[s].size, payload, "host slice");
     } catch (const ArithmeticError&) {
-      fail(Path(path, input ? ".inputs" : ".outputs", s),
+      fail(fmt::format("{}.{}[{}]", path, input ? "inputs" : "outputs", s),
            fmt::format("fileOffset {:#x} + size {:#x} exceeds the {} payload of {:#x} bytes",
                        slices[s].file_offset, slices[s].size, call_side_name(side), payload));
     }
@@ -323,18 +305,18 @@ void validate_host_pages(const HostExchange& host,
                          std::map<std::uint32_t, std::uint64_t>& page_size) {
   std::uint64_t total = 0;
   for (std::size_t p = 0; p < host.pages.size(); ++p) {
-    const Path path("hostExchange.pages", p);
-    if (host.pages[p].size == 0) fail(path + ".size", "a page must not be empty");
+    const FieldPath path = FieldPath("hostExchange.pages")[p];
+    if (host.pages[p].size == 0) fail(path.field("size"), "a page must not be empty");
     if (!page_size.emplace(host.pages[p].index, host.pages[p].size).second) {
-      fail(path + ".index", fmt::format("page {} is defined twice", host.pages[p].index));
+      fail(path.field("index"), fmt::format("page {} is defined twice", host.pages[p].index));
     }
     try {
       total = checked_add(total, host_page_span(host.pages[p]), "host pages");
     } catch (const ArithmeticError& error) {
-      fail(path + ".size", error.message());
+      fail(path.field("size"), error.message());
     }
     if (total > kMaxHostPagesBytes) {
-      fail(path + ".size", fmt::format("{:#x} bytes take the host pages to {:#x} bytes, more than "
+      fail(path.field("size"), fmt::format("{:#x} bytes take the host pages to {:#x} bytes, more than "
                                        "the {:#x} a package may pin",
                                        host.pages[p].size, total, kMaxHostPagesBytes));
     }
@@ -344,7 +326,6 @@ void validate_host_pages(const HostExchange& host,
 // Every page the protocol touches is attached before the device may use it:
 // the command page (with calls) and each page a host slice names.
 void validate_pages_attached(const HostExchange& host, const std::set<std::uint32_t>& attached) {
-  // user() names what uses the page, made only when it is reported.
   const auto require = [&](std::uint32_t page, const auto& user) {
     if (!attached.contains(page)) {
       fail("hostExchange.attachOrder", fmt::format("page {} ({}) is never attached", page, user()));
@@ -355,7 +336,7 @@ void validate_pages_attached(const HostExchange& host, const std::set<std::uint3
     for (const auto& [side, slices] : {std::pair{"inputs", &host.calls[c].inputs},
                                        std::pair{"outputs", &host.calls[c].outputs}}) {
       for (std::size_t s = 0; s < slices->size(); ++s) {
-        require((*slices)[s].page, [&, c, s] {
+        require((*slices)[s].page, [&] {
           return fmt::format("used by hostExchange.calls[{}].{}[{}]", c, side, s);
         });
       }
@@ -373,7 +354,7 @@ void validate_host_exchange(const Application& application) {
   validate_host_pages(host, page_size);
   std::set<std::uint32_t> attached;
   for (std::size_t a = 0; a < host.attach_order.size(); ++a) {
-    const Path path("hostExchange.attachOrder", a);
+    const FieldPath path = FieldPath("hostExchange.attachOrder")[a];
     if (!page_size.contains(host.attach_order[a])) {
       fail(path, fmt::format("page {} does not exist", host.attach_order[a]));
     }
@@ -397,35 +378,37 @@ void validate_host_exchange(const Application& application) {
   std::set<std::string> names;
   for (std::size_t c = 0; c < host.calls.size(); ++c) {
     const HostCall& call = host.calls[c];
-    const Path path("hostExchange.calls", c);
+    const std::string path = fmt::format("hostExchange.calls[{}]", c);
     if (call.name.empty()) fail(path + ".name", "a call needs a name");
     if (!names.insert(call.name).second) {
       fail(path + ".name", fmt::format("'{}' names two calls", call.name));
     }
     if (call.invocations == 0) fail(path + ".invocations", "a call runs at least once");
     const auto check_slices = [&](std::string_view side, const std::vector<HostSlice>& slices) {
+      const FieldPath call_path(path);
+      const FieldPath side_path = call_path.field(side);
       for (std::size_t s = 0; s < slices.size(); ++s) {
-        const Path slice_path(path, side, s);
+        const FieldPath slice_path = side_path[s];
         const auto page = page_size.find(slices[s].page);
         if (page == page_size.end()) {
-          fail(slice_path + ".page", fmt::format("page {} does not exist", slices[s].page));
+          fail(slice_path.field("page"), fmt::format("page {} does not exist", slices[s].page));
         }
-        if (slices[s].size == 0) fail(slice_path + ".size", "a slice must not be empty");
+        if (slices[s].size == 0) fail(slice_path.field("size"), "a slice must not be empty");
         if (slices[s].page_offset > page->second ||
             slices[s].size > page->second - slices[s].page_offset) {
-          fail(slice_path + ".pageOffset",
+          fail(slice_path.field("pageOffset"),
                fmt::format("{:#x} + size {:#x} exceeds page {} ({:#x} bytes)",
                            slices[s].page_offset, slices[s].size, slices[s].page, page->second));
         }
         if (slices[s].size > ~std::uint64_t{0} - slices[s].file_offset) {
-          fail(slice_path + ".fileOffset",
+          fail(slice_path.field("fileOffset"),
                fmt::format("{:#x} + size {:#x} overflows 64 bits", slices[s].file_offset,
                            slices[s].size));
         }
       }
     };
-    check_slices(".inputs", call.inputs);
-    check_slices(".outputs", call.outputs);
+    check_slices("inputs", call.inputs);
+    check_slices("outputs", call.outputs);
     validate_batch_ends(path + ".inputBatchEnds", call.input_batch_ends, call.inputs.size());
     validate_batch_ends(path + ".outputBatchEnds", call.output_batch_ends, call.outputs.size());
     validate_call_payload(bindings, path, call, CallSide::kInput);
@@ -437,16 +420,14 @@ void validate_host_exchange(const Application& application) {
 void validate_entry_points_and_config(const Application& application) {
   std::set<std::string> names;
   for (std::size_t e = 0; e < application.entry_points.size(); ++e) {
-    const Path entry("entryPoints", e);
-    const Path path = entry + ".name";
+    const std::string path = fmt::format("entryPoints[{}].name", e);
     const std::string& name = application.entry_points[e].name;
     if (name.empty()) fail(path, "an entry point needs a name");
     if (!names.insert(name).second) fail(path, fmt::format("'{}' names two entry points", name));
   }
   std::set<std::uint32_t> offsets;
   for (std::size_t w = 0; w < application.device_config_writes.size(); ++w) {
-    const Path write("deviceConfigWrites", w);
-    const Path path = write + ".offset";
+    const std::string path = fmt::format("deviceConfigWrites[{}].offset", w);
     const std::uint32_t offset = application.device_config_writes[w].offset;
     if (!target::is_config_word_offset(offset)) {
       fail(path, fmt::format("{:#x} is not a 4-aligned word inside the {:#x}-byte configuration "
@@ -466,16 +447,16 @@ void validate_entry_points_and_config(const Application& application) {
 }
 
 void validate_tile_debug(const Application& application, const TileImage& image,
-                         const TileDebug& debug, const Path& path) {
+                         const TileDebug& debug, const FieldPath& path) {
   for (std::size_t s = 0; s < debug.symbols.size(); ++s) {
     const Symbol& symbol = debug.symbols[s];
-    const Path symbol_path(path, ".symbols", s);
-    if (symbol.name.empty()) fail(symbol_path + ".name", "a symbol needs a name");
-    const AddressRange range = range_at(symbol_path + ".size", symbol.address, symbol.size);
-    require_in_sram(symbol_path + ".address", range);
+    const FieldPath symbol_path = path.field("symbols")[s];
+    if (symbol.name.empty()) fail(symbol_path.field("name"), "a symbol needs a name");
+    const AddressRange range = range_at(symbol_path.field("size"), symbol.address, symbol.size);
+    require_in_sram(symbol_path.field("address"), range);
     const bool is_code = symbol.kind != SymbolKind::kData;
     if (is_code && !inside_executable_segment(image, range)) {
-      fail(symbol_path + ".address",
+      fail(symbol_path.field("address"),
            fmt::format("{} symbol '{}' at {} is not inside an executable segment",
                        symbol_kind_name(symbol.kind), symbol.name, range));
     }
@@ -483,53 +464,56 @@ void validate_tile_debug(const Application& application, const TileImage& image,
   std::map<std::uint32_t, const Allocation*> allocations;
   for (std::size_t a = 0; a < debug.allocations.size(); ++a) {
     const Allocation& allocation = debug.allocations[a];
-    const Path allocation_path(path, ".allocations", a);
+    const FieldPath allocation_path = path.field("allocations")[a];
     if (!allocations.emplace(allocation.id, &allocation).second) {
-      fail(allocation_path + ".id", fmt::format("id {} is used twice", allocation.id));
+      fail(allocation_path.field("id"), fmt::format("id {} is used twice", allocation.id));
     }
-    if (allocation.size == 0) fail(allocation_path + ".size", "an allocation must not be empty");
-    require_in_sram(allocation_path + ".address",
-                    range_at(allocation_path + ".size", allocation.address, allocation.size));
+    if (allocation.size == 0) {
+      fail(allocation_path.field("size"), "an allocation must not be empty");
+    }
+    require_in_sram(allocation_path.field("address"),
+                    range_at(allocation_path.field("size"), allocation.address, allocation.size));
     if (allocation.live_from > allocation.live_until) {
-      fail(allocation_path + ".liveFrom",
+      fail(allocation_path.field("liveFrom"),
            fmt::format("{} is after liveUntil {}", allocation.live_from, allocation.live_until));
     }
-    require_provenance(allocation_path + ".provenance", allocation.provenance,
+    require_provenance(allocation_path.field("provenance"), allocation.provenance,
                        application.debug);
   }
   for (std::size_t c = 0; c < debug.call_sites.size(); ++c) {
     const CallSite& site = debug.call_sites[c];
-    const Path site_path(path, ".callSites", c);
+    const FieldPath site_path = path.field("callSites")[c];
     if (c > 0 && site.pc <= debug.call_sites[c - 1].pc) {
-      fail(site_path + ".pc", fmt::format("{:#x} does not follow {:#x}: call sites are sorted by "
+      fail(site_path.field("pc"), fmt::format("{:#x} does not follow {:#x}: call sites are sorted by "
                                           "pc, each once", site.pc, debug.call_sites[c - 1].pc));
     }
     if (site.pc % 4 != 0 || site.pc > target::kSramEnd - 4 ||
         !inside_executable_segment(image, AddressRange{site.pc, site.pc + 4})) {
-      fail(site_path + ".pc",
+      fail(site_path.field("pc"),
            fmt::format("{:#x} is not an instruction inside an executable segment", site.pc));
     }
-    if (site.kernel.empty()) fail(site_path + ".kernel", "a call site names its kernel");
-    require_provenance(site_path + ".provenance", site.provenance, application.debug);
-    std::set<std::uint8_t> registers;
+    if (site.kernel.empty()) fail(site_path.field("kernel"), "a call site names its kernel");
+    require_provenance(site_path.field("provenance"), site.provenance, application.debug);
+    std::uint32_t registers = 0;  // bit r: $mr is an operand already
     for (std::size_t o = 0; o < site.operands.size(); ++o) {
       const CallOperand& operand = site.operands[o];
-      const Path operand_path(site_path, ".operands", o);
-      if (operand.reg < 2 || operand.reg > 9 || !registers.insert(operand.reg).second) {
-        fail(operand_path + ".register",
+      const FieldPath operand_path = site_path.field("operands")[o];
+      if (operand.reg < 2 || operand.reg > 9 || (registers >> operand.reg & 1) != 0) {
+        fail(operand_path.field("register"),
              fmt::format("$m{} is not a distinct operand register $m2..$m9", operand.reg));
       }
+      registers |= std::uint32_t{1} << operand.reg;
       const auto found = allocations.find(operand.allocation);
       if (found == allocations.end()) {
-        fail(operand_path + ".allocation",
+        fail(operand_path.field("allocation"),
              fmt::format("no allocation of this tile has id {}", operand.allocation));
       }
       const Allocation& owner = *found->second;
       const AddressRange footprint =
-          range_at(operand_path + ".footprint", operand.address, operand.footprint);
+          range_at(operand_path.field("footprint"), operand.address, operand.footprint);
       const AddressRange allocated{owner.address, owner.address + owner.size};
       if (!allocated.contains(footprint)) {
-        fail(operand_path + ".footprint",
+        fail(operand_path.field("footprint"),
              fmt::format("{} bytes at {:#x} reach outside allocation '{}' {}", operand.footprint,
                          operand.address, owner.name, allocated));
       }
@@ -537,67 +521,69 @@ void validate_tile_debug(const Application& application, const TileImage& image,
   }
   for (std::size_t l = 0; l < debug.loops.size(); ++l) {
     const CodeLoop& loop = debug.loops[l];
-    const Path loop_path(path, ".loops", l);
+    const FieldPath loop_path = path.field("loops")[l];
     if (loop.counter % 4 != 0) {
-      fail(loop_path + ".counter", fmt::format("{:#x} is not a word address", loop.counter));
+      fail(loop_path.field("counter"), fmt::format("{:#x} is not a word address", loop.counter));
     }
-    require_in_sram(loop_path + ".counter", range_at(loop_path + ".counter", loop.counter, 4));
-    if (loop.count == 0) fail(loop_path + ".count", "a loop runs at least once");
-    require_provenance(loop_path + ".provenance", loop.provenance, application.debug);
+    require_in_sram(loop_path.field("counter"),
+                    range_at(loop_path.field("counter"), loop.counter, 4));
+    if (loop.count == 0) fail(loop_path.field("count"), "a loop runs at least once");
+    require_provenance(loop_path.field("provenance"), loop.provenance, application.debug);
   }
 }
 
 void validate_debug(const Application& application) {
   const Debug& debug = application.debug;
   for (std::size_t t = 0; t < debug.tiles.size(); ++t) {
-    const Path path("debug.tiles", t);
+    const FieldPath path = FieldPath("debug.tiles")[t];
     const TileDebug& tile = debug.tiles[t];
     if (t > 0 && !(debug.tiles[t - 1].tile < tile.tile)) {
-      fail(path + ".physicalTile",
+      fail(path.field("physicalTile"),
            fmt::format("{} follows {}: debug tiles are sorted, each once", tile.tile,
                        debug.tiles[t - 1].tile));
     }
     const TileImage* image = find_tile(application, tile.tile);
     if (image == nullptr) {
-      fail(path + ".physicalTile", fmt::format("{} is not one of the package's tiles", tile.tile));
+      fail(path.field("physicalTile"),
+           fmt::format("{} is not one of the package's tiles", tile.tile));
     }
     validate_tile_debug(application, *image, tile, path);
   }
   std::set<std::uint32_t> phase_ids;
   for (std::size_t p = 0; p < debug.exchange_phases.size(); ++p) {
     const ExchangePhase& phase = debug.exchange_phases[p];
-    const Path path("debug.exchangePhases", p);
+    const FieldPath path = FieldPath("debug.exchangePhases")[p];
     if (!phase_ids.insert(phase.id).second) {
-      fail(path + ".id", fmt::format("phase {} is described twice", phase.id));
+      fail(path.field("id"), fmt::format("phase {} is described twice", phase.id));
     }
     for (std::size_t x = 0; x < phase.transfers.size(); ++x) {
       const PlannedTransfer& transfer = phase.transfers[x];
-      const Path transfer_path(path, ".transfers", x);
+      const FieldPath transfer_path = path.field("transfers")[x];
       if (transfer.words == 0 || transfer.words > target::kMaxTransferWords) {
-        fail(transfer_path + ".words", fmt::format("{} is outside 1..{}", transfer.words,
-                                                   target::kMaxTransferWords));
+        fail(transfer_path.field("words"), fmt::format("{} is outside 1..{}", transfer.words,
+                                                       target::kMaxTransferWords));
       }
       const std::uint64_t bytes = std::uint64_t{transfer.words} * 4;
-      require_tile(transfer_path + ".sourceTile", application, transfer.source_tile);
+      require_tile(transfer_path.field("sourceTile"), application, transfer.source_tile);
       if (transfer.source_address % 4 != 0) {
-        fail(transfer_path + ".sourceAddress", "an exchange address is word-aligned");
+        fail(transfer_path.field("sourceAddress"), "an exchange address is word-aligned");
       }
-      require_in_sram(transfer_path + ".sourceAddress",
-                      range_at(transfer_path + ".words", transfer.source_address, bytes));
+      require_in_sram(transfer_path.field("sourceAddress"),
+                      range_at(transfer_path.field("words"), transfer.source_address, bytes));
       if (transfer.destinations.empty()) {
-        fail(transfer_path + ".destinations", "a transfer needs a destination");
+        fail(transfer_path.field("destinations"), "a transfer needs a destination");
       }
       for (std::size_t d = 0; d < transfer.destinations.size(); ++d) {
         const TransferDestination& destination = transfer.destinations[d];
-        const Path destination_path(transfer_path, ".destinations", d);
-        require_tile(destination_path + ".tile", application, destination.tile);
+        const FieldPath destination_path = transfer_path.field("destinations")[d];
+        require_tile(destination_path.field("tile"), application, destination.tile);
         if (destination.address % 4 != 0) {
-          fail(destination_path + ".address", "an exchange address is word-aligned");
+          fail(destination_path.field("address"), "an exchange address is word-aligned");
         }
-        require_in_sram(destination_path + ".address",
-                        range_at(destination_path + ".address", destination.address, bytes));
+        require_in_sram(destination_path.field("address"),
+                        range_at(destination_path.field("address"), destination.address, bytes));
       }
-      require_provenance(transfer_path + ".provenance", transfer.provenance, debug);
+      require_provenance(transfer_path.field("provenance"), transfer.provenance, debug);
     }
   }
   validate_phase_plan(debug);
@@ -606,10 +592,11 @@ void validate_debug(const Application& application) {
 }  // namespace
 
 void validate_blob_references(const Application& application) {
+  const FieldPath tiles("tiles");
   for (std::size_t t = 0; t < application.tiles.size(); ++t) {
-    const Path tile("tiles", t);
+    const FieldPath tile = tiles[t];
     for (std::size_t s = 0; s < application.tiles[t].segments.size(); ++s) {
-      validate_blob_reference(application.blobs.size(), Path(tile, ".segments", s),
+      validate_blob_reference(application.blobs.size(), tile.field("segments")[s],
                               application.tiles[t].segments[s]);
     }
   }
@@ -624,7 +611,7 @@ void validate(const Application& application) {
     blob_sizes.push_back(application.blobs.bytes(b).size());
   }
   validate_tiles(application.tiles, blob_sizes);
-  std::map<std::string, std::string> names;
+  BindingNames names;
   validate_bindings(application, "inputs", application.inputs, false, names);
   validate_bindings(application, "outputs", application.outputs, true, names);
   validate_bindings(application, "weights", application.weights, false, names);

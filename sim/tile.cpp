@@ -62,7 +62,9 @@ void Tile::reset() {
   sram_.set_poison(options_.poison);
   debug_ = {};
   models_.clear();
+  call_site_pcs_.clear();
   call_sites_.clear();
+  unrecorded_call_sites_.clear();
   code_ranges_.clear();
   code_segments_ = 0;
   code_bounds_ = {};
@@ -91,13 +93,29 @@ void Tile::reset() {
 void Tile::set_debug(TileDebugIndex debug) {
   debug_ = std::move(debug);
   models_.clear();
-  call_sites_.clear();
-  for (const auto& [address, symbol] : debug_.symbols()) {
+  for (const auto& [address, symbol] : debug_.symbols()) {  // by address
     if (symbol.kind == schema::SymbolKind::kKernel ||
         symbol.kind == schema::SymbolKind::kRuntimeHelper) {
-      models_.emplace(address, registry_.find(symbol.name));
+      models_.emplace_back(address, registry_.find(symbol.name));
     }
   }
+  call_site_pcs_.clear();
+  for (const auto& [pc, site] : debug_.call_sites()) call_site_pcs_.push_back(pc);
+  std::sort(call_site_pcs_.begin(), call_site_pcs_.end());
+  call_sites_.assign(call_site_pcs_.size(), ResolvedCallSite{});
+  unrecorded_call_sites_.clear();
+}
+
+ResolvedCallSite& Tile::resolved_call_site(std::uint32_t pc, const kernels::KernelSpec& kernel) {
+  const auto recorded = std::lower_bound(call_site_pcs_.begin(), call_site_pcs_.end(), pc);
+  const auto index = static_cast<std::size_t>(recorded - call_site_pcs_.begin());
+  ResolvedCallSite& site = recorded != call_site_pcs_.end() && *recorded == pc
+                               ? call_sites_[index]
+                               : unrecorded_call_sites_[pc];
+  if (site.kernel != &kernel) {
+    site = ResolvedCallSite::resolve(kernel, debug_.call_site_at(pc), pc, debug_);
+  }
+  return site;
 }
 
 void Tile::begin_exchange_phase(std::uint64_t phase) {
@@ -375,8 +393,12 @@ Continue Tile::call(const isa::Call& instruction) {
   const std::uint32_t call_pc = pc_ - 4;
   const std::uint32_t return_address = pc_;
   write_register(instruction.link, return_address);
-  const auto model = models_.find(instruction.target);
-  if (model == models_.end()) return branch_to(instruction.target);
+  const auto model = std::lower_bound(
+      models_.begin(), models_.end(), instruction.target,
+      [](const auto& entry, std::uint32_t target) { return entry.first < target; });
+  if (model == models_.end() || model->first != instruction.target) {
+    return branch_to(instruction.target);
+  }
 
   // The call site's record is looked up when a fault needs its provenance or
   // the site is resolved, not on every call.
@@ -399,15 +421,7 @@ Continue Tile::call(const isa::Call& instruction) {
   }
   // A call site always calls the same target (the target is in the
   // instruction), so its resolution is kept for the next call.
-  auto resolved = call_sites_.find(call_pc);
-  if (resolved == call_sites_.end() || resolved->second.kernel != kernel) {
-    resolved =
-        call_sites_
-            .insert_or_assign(call_pc, ResolvedCallSite::resolve(
-                                           *kernel, debug_.call_site_at(call_pc), call_pc, debug_))
-            .first;
-  }
-  CheckedKernelMemory memory(*this, resolved->second, cycle_);
+  CheckedKernelMemory memory(*this, resolved_call_site(call_pc, *kernel), cycle_);
   kernels::KernelCall kernel_call{registers_, memory, cycle_, 0, id_.value, options_.rounding};
   kernel_call.prng = &prng_;
   std::optional<Fault> fault;

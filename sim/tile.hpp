@@ -183,6 +183,9 @@ class Tile {
   RunOutcome fail(FaultKind kind, std::string message, std::string provenance = {});
   std::optional<RunOutcome> execute(const isa::Instruction& instruction);
   std::optional<RunOutcome> call(const isa::Call& instruction);
+  // The call site at `pc` resolved for `kernel` (ResolvedCallSite::resolve
+  // at its first call, or when the code there now calls another kernel).
+  ResolvedCallSite& resolved_call_site(std::uint32_t pc, const kernels::KernelSpec& kernel);
   std::optional<RunOutcome> branch_to(std::uint32_t target);
   static bool fetchable(std::uint32_t pc) noexcept;
   bool data_address_ok(std::uint32_t address) const noexcept;
@@ -200,10 +203,17 @@ class Tile {
   TileSram sram_;
   TileDebugIndex debug_;
   // Call targets the debug section names as kernels or runtime helpers, with
-  // their host models (null: the registry has none), resolved once per load;
-  // and each kernel call site, resolved at its first call.
-  std::unordered_map<std::uint32_t, const kernels::KernelSpec*> models_;
-  std::unordered_map<std::uint32_t, ResolvedCallSite> call_sites_;
+  // their host models (null: the registry has none), found once per load and
+  // sorted by address; the call sites the debug section records, sorted by
+  // pc, each resolved at its first call (ResolvedCallSite::kernel is null
+  // until then); and call sites it does not record, resolved the same way.
+  // Every kernel call looks up its target and its site: flat sorted arrays
+  // of the tile's own keep that to a few cache lines, where hash maps cost a
+  // division and a scattered node each (most of a small call's host time).
+  std::vector<std::pair<std::uint32_t, const kernels::KernelSpec*>> models_;
+  std::vector<std::uint32_t> call_site_pcs_;
+  std::vector<ResolvedCallSite> call_sites_;  // by call_site_pcs_'s order
+  std::unordered_map<std::uint32_t, ResolvedCallSite> unrecorded_call_sites_;
   // The executable segments' bytes: sorted, disjoint, touching ranges merged.
   std::vector<target::AddressRange> code_ranges_;
   std::size_t code_segments_ = 0;  // executable segments loaded

@@ -27,6 +27,10 @@ class TileDebugIndex {
   const schema::Symbol* symbol_at(std::uint32_t address) const;
   const std::map<std::uint32_t, schema::Symbol>& symbols() const noexcept { return symbols_; }
   const schema::CallSite* call_site_at(std::uint32_t pc) const;
+  // Every call site, by pc (in no order).
+  const std::unordered_map<std::uint32_t, schema::CallSite>& call_sites() const noexcept {
+    return call_sites_;
+  }
   const schema::Allocation* allocation(std::uint32_t id) const;
   // The allocation containing `address` (the lowest-addressed one, when
   // allocations share bytes at different live ranges).
