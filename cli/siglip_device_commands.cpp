@@ -13,6 +13,7 @@
 #include "cli/siglip_common.hpp"
 #include "cli/transport_options.hpp"
 #include "compiler/compile.hpp"
+#include "models/siglip/activation_scales.hpp"
 #include "models/siglip/compare.hpp"
 #include "models/siglip/fit.hpp"
 #include "models/siglip/graph.hpp"
@@ -36,12 +37,8 @@ siglip::GraphPrecision parse_precision(const std::string& text) {
   if (text == "f32") return siglip::GraphPrecision::kF32;
   if (text == "f16") return siglip::GraphPrecision::kF16;
   if (text == "f143") return siglip::GraphPrecision::kF143;
-  if (text == "f8") {
-    throw UsageError(
-        "--precision f8 (F143 activations into the native FP8 GEMM) is not built yet: it needs "
-        "each projection's activation scale from the quantizer's calibration; use f143");
-  }
-  throw UsageError(fmt::format("--precision '{}' is not one of f32, f16, f143", text));
+  if (text == "f8") return siglip::GraphPrecision::kF8;
+  throw UsageError(fmt::format("--precision '{}' is not one of f32, f16, f143, f8", text));
 }
 
 void add_graph_options(CommandSyntax& syntax) {
@@ -49,7 +46,8 @@ void add_graph_options(CommandSyntax& syntax) {
                                "the Hugging Face model directory (config.json + SafeTensors)")(
       "precision", po::value<std::string>()->default_value("f143")->value_name("P"),
       "f16 (f16 weights and activations), f143 (F143 GEMM weights with 64 x 64 block scales, "
-      "f16 activations) or f32")(
+      "f16 activations), f8 (f143's weights, and the encoder projections' inputs F143 at the "
+      "activation scales in the model's quantization.json: the native FP8 GEMM) or f32")(
       "tiles", po::value<std::string>()->default_value("1472")->value_name("N"),
       "spread the model over logical tiles 0 … N − 1")(
       "min-shard-bytes", po::value<std::string>()->default_value("1024")->value_name("B"),
@@ -72,15 +70,27 @@ compiler::CompileOptions compile_options(const po::variables_map& values) {
   return options;
 }
 
+// At f8, the activation scales the quantizer recorded in the model
+// directory's quantization.json (an InputError saying to quantize with
+// calibration inputs when there are none); nullopt at the other precisions.
+std::optional<siglip::ActivationScales> activation_scales(const std::string& directory,
+                                                          const siglip::SiglipVisionConfig& config,
+                                                          siglip::GraphPrecision precision) {
+  if (precision != siglip::GraphPrecision::kF8) return std::nullopt;
+  return siglip::read_f8_activation_scales(directory, config);
+}
+
 // Compiles the tower for `batch` images, saying how long it took.
 compiler::CompileResult compile_tower(const siglip::SiglipVisionConfig& config, std::uint32_t batch,
                                       siglip::GraphPrecision precision,
+                                      const std::optional<siglip::ActivationScales>& activations,
                                       const compiler::CompileOptions& options,
                                       const siglip::Progress& progress) {
   progress(fmt::format("compiling {} for batch {} on {} tiles", siglip::describe(config), batch,
                        options.tiles));
   const auto started = Clock::now();
-  const compiler::Graph graph = siglip::build_vision_graph(config, batch, precision);
+  const compiler::Graph graph =
+      siglip::build_vision_graph(config, batch, precision, activations ? &*activations : nullptr);
   compiler::CompileResult result = compiler::compile(graph, options);
   progress(fmt::format("compiled in {:.2f} s", seconds_since(started)));
   return result;
@@ -135,14 +145,16 @@ int siglip_compile(const std::vector<std::string>& args, Streams& io) {
       "Compiles a SigLIP vision tower (its config.json) into a package for one C600: the patch\n"
       "embedding, every encoder layer in one loop, post-LayerNorm and the pooling head.";
   syntax.usage =
-      "--model DIR [--precision f16|f143|f32] [--batch B] [--tiles N] [--min-shard-bytes B]\n"
+      "--model DIR [--precision f16|f143|f8|f32] [--batch B] [--tiles N] [--min-shard-bytes B]\n"
       "       [--profile-samples[=RECORDS]] -o PACKAGE [--report]";
   syntax.details =
       "The package takes pixel_values f32[B, C, S, S] and returns last_hidden_state f32[B, T, H]\n"
       "and pooler_output f32[B, H]; its weights are bound when it runs (tessera siglip run\n"
       "--package), packed from the model directory. First, from config.json alone, it checks\n"
       "that the weights fit in the SRAM the tiles leave for them at this precision, and says\n"
-      "which precision would fit when they do not.";
+      "which precision would fit when they do not. At f8 the activation scales are compiled in,\n"
+      "from the model's quantization.json (`tessera siglip quantize --calibration ...` writes\n"
+      "them); no weight is read.";
   add_graph_options(syntax);
   syntax.options.add_options()("batch", po::value<std::string>()->default_value("1")->value_name("B"),
                                "images per run")(
@@ -159,9 +171,11 @@ int siglip_compile(const std::vector<std::string>& args, Streams& io) {
   const siglip::SiglipVisionConfig config =
       siglip::read_siglip_config(std::filesystem::path(directory) / "config.json");
   with_context(directory, [&] { siglip::require_weights_fit(config, precision, options.tiles); });
+  const auto activations = activation_scales(directory, config, precision);
   const auto progress = progress_to(io, "compile", /*uses_blas=*/false);
   const auto started = Clock::now();
-  const compiler::CompileResult result = compile_tower(config, batch, precision, options, progress);
+  const compiler::CompileResult result =
+      compile_tower(config, batch, precision, activations, options, progress);
   const std::string path = (*values)["output"].as<std::string>();
   schema::write_package(result.application, path);
   progress({});
@@ -188,7 +202,8 @@ int siglip_run(const std::vector<std::string>& args, Streams& io) {
       "--image decodes PNG or JPEG files and preprocesses them the same way. It prints the\n"
       "simulated cycles, the modelled ms per image at 1.5 GHz and the host wall time; with\n"
       "--reference also the cosine similarity and max abs error of both outputs against the\n"
-      "FP32 CPU reference.";
+      "FP32 CPU reference. f8 needs a model quantized with calibration inputs (tessera siglip\n"
+      "quantize --calibration ...): its quantization.json holds the activation scales.";
   add_graph_options(syntax);
   syntax.options.add_options()("package", po::value<std::string>()->value_name("PACKAGE"),
                                "a package compiled from this model, precision and batch")(
@@ -234,34 +249,58 @@ int siglip_run(const std::vector<std::string>& args, Streams& io) {
                     runtime::kMaxWaitTimeout);
   session_options.halt_timeout = session_options.rendezvous_timeout;
 
-  // Whether the weights fit is known from config.json: say so before
-  // reading them. A --package was compiled, so its weights were placed.
+  // Whether the weights fit, and at f8 the activation scales, are known
+  // from config.json and quantization.json: say so before reading the
+  // weights. A --package was compiled, so its weights were placed.
   const std::string directory = (*values)["model"].as<std::string>();
-  if (!values->count("package")) {
-    with_context(directory, [&] {
-      siglip::require_weights_fit(
-          siglip::read_siglip_config(std::filesystem::path(directory) / "config.json"), precision,
-          options.tiles);
-    });
+  {
+    const siglip::SiglipVisionConfig config =
+        siglip::read_siglip_config(std::filesystem::path(directory) / "config.json");
+    if (!values->count("package")) {
+      with_context(directory,
+                   [&] { siglip::require_weights_fit(config, precision, options.tiles); });
+    }
+    (void)activation_scales(directory, config, precision);
   }
   const auto progress = progress_to(io, "run", values->count("reference") != 0);
   const ModelInput input = load_model_input(*values, progress);
   // A quantized model (quantization.json beside its weights) is packed at
-  // its recorded block scales, so the package holds the quantizer's codes.
-  const auto recorded = precision == siglip::GraphPrecision::kF143
-                            ? siglip::quantizer::read_quantization(directory, input.model.weights)
-                            : std::nullopt;
+  // its recorded block scales, so the package holds the quantizer's codes;
+  // at f8 it also gives the activation scales, read with the weights they
+  // belong to.
+  const auto recorded =
+      precision == siglip::GraphPrecision::kF143 || precision == siglip::GraphPrecision::kF8
+          ? siglip::quantizer::read_quantization(directory, input.model.weights)
+          : std::nullopt;
   const siglip::SiglipModel& model = input.model;
   const auto& config = model.weights.config;
   const Pixels& pixels = input.pixels;
+  std::optional<siglip::ActivationScales> activations;
+  if (precision == siglip::GraphPrecision::kF8) {
+    // read_f8_activation_scales found the record above; this is the same
+    // file, now checked against the weights.
+    activations =
+        recorded
+            ? with_context((std::filesystem::path(directory) / siglip::quantizer::kQuantizationFile)
+                               .string(),
+                           [&] {
+                             return siglip::f8_activation_scales(
+                                 config, siglip::recorded_activation_scales(*recorded));
+                           })
+            : siglip::read_f8_activation_scales(directory, config);
+  }
 
   schema::Application app;
   if (values->count("package")) {
     const std::string path = (*values)["package"].as<std::string>();
     app = schema::read_package_file(path);
-    check_package_matches(app, siglip::build_vision_graph(config, pixels.batch, precision), path);
+    check_package_matches(app,
+                          siglip::build_vision_graph(config, pixels.batch, precision,
+                                                     activations ? &*activations : nullptr),
+                          path);
   } else {
-    app = compile_tower(config, pixels.batch, precision, options, progress).application;
+    app =
+        compile_tower(config, pixels.batch, precision, activations, options, progress).application;
   }
 
   // The host tensors: the packed weights and the pixels, by binding name.

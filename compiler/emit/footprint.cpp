@@ -75,6 +75,10 @@ void Linker::emit_call(
       append(main.code, load_constant(static_cast<Reg>(reg), moves->second.cursor));
       main.code.push_back(
           isa::Ld32{static_cast<Reg>(reg), static_cast<Reg>(reg), isa::kZeroReg, 0});
+      if (moves->second.add != 0) {
+        main.code.push_back(
+            isa::Add{static_cast<Reg>(reg), static_cast<Reg>(reg), moves->second.add});
+      }
       continue;
     }
     // A zero register is skipped unless it is an operand or a scalar the

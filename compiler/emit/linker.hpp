@@ -42,9 +42,14 @@ using target::PhysicalTile;
 
 // Where rows and host programs are put while their sizes are found: any
 // 8-aligned executable address gives the same code (the row emitter pads
-// relative to the row's own address) and none of it shares a memory element
-// with data, which lives in region 1.
-inline constexpr std::uint32_t kProbeCode = 0x60000;
+// relative to the row's own address), and the probe's rows are checked
+// against their tile's data elements like placed ones. So it is the start of
+// region 0's runtime-and-kernels range, an element no data ever takes: data
+// lives in region 1, and weights that outgrow it take region 0 only above
+// the code, from 0x80000 down — as far as 0x60000 for so400m at f8, which
+// a probe there collided with.
+inline constexpr std::uint32_t kProbeCode = target::kLinkerRegion1.begin;
+static_assert(kProbeCode % 8 == 0 && target::kLinkerRegion1.end <= target::kLinkerRegion2.begin);
 inline constexpr std::uint32_t kStubBytes = 8;  // br $m10; nop
 // Loop code only; never live across other code.
 inline constexpr isa::Reg kLoopCount = isa::Reg::m12;
@@ -134,6 +139,7 @@ struct MainCode {
 struct MovingPointer {
   std::uint32_t cursor = 0;
   std::uint32_t last = 0;
+  std::int32_t add = 0;  // a loaded scalar's addend (lower::LoadedScalar::add)
 };
 
 class Linker {

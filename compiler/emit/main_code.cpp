@@ -236,7 +236,12 @@ MainCode Linker::emit_main(PhysicalTile tile, std::uint32_t staging_id) const {
                   "inside it",
                   run.kernel, tile, scalar.reg, scalar.offset, held.name, held.size));
             }
-            moving[scalar.reg] = MovingPointer{held.address + scalar.offset, 0};
+            if (scalar.add < -static_cast<std::int32_t>(kMaxAddImmediate) ||
+                scalar.add > static_cast<std::int32_t>(kMaxAddImmediate)) {
+              throw LinkError(fmt::format("internal: {} on {} adds {} to $m{}: not an add immediate",
+                                          run.kernel, tile, scalar.add, scalar.reg));
+            }
+            moving[scalar.reg] = MovingPointer{held.address + scalar.offset, 0, scalar.add};
           }
           emit_call(main, tile, run.kernel, operands, registers, code.stubs.at(run.kernel),
                     run.provenance, moving, run.scalars);

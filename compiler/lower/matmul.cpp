@@ -10,6 +10,11 @@
 //     F143 codes row-major into a zero-padded slot, expanded with their
 //     scale blocks' scales (words brought to the home, loaded into $m5)
 //     into that f16 staging, then rearranged the same way (pack_weights);
+//     F143 codes the host packed in weight panels have no homes: each task
+//     receives its block's panels in its K-block phase and expands them
+//     there, or for the native FP8 GEMM reads them as its B32×16 block, with
+//     the scale words its blocks meet brought to its tile in one phase
+//     (prepare_task_codes, gather_panels);
 //   per wave, when the plan chose homes and several column blocks share a
 //     row block's A blocks (plan::a_block_has_home), one phase gathering each of its K blocks
 //     of whole panels once from the operand's row-major shards into the A_m
@@ -29,11 +34,12 @@
 //     layout — after every wave, so each tile keeps one C block.
 //
 // Zero padding (the AMP multiplies padding too: it must be finite,
-// reference H8): every matmul of a family shares one A staging buffer, a
-// constant of zeros; a call of whole K panels has no K padding, and a call
+// reference H8): every matmul shares one A staging buffer, a constant of
+// zeros; a call of whole K panels has no K padding, and a call
 // with a partial last panel has its block zeroed (tessera_fill_words) in a
 // compute step just before its gather, since other calls write those
-// columns. The F143 code staging is zeroed when the op starts; f32 packed
+// columns. The F143 code staging (and the native FP8 GEMM's weight slots,
+// which take the codes as they are) is zeroed when the op starts; f32 packed
 // weights are a constant of zeros, one slot per weight block. Row and
 // column padding may hold any earlier data: it only reaches C rows and
 // columns no one reads. The A buffer takes whole memory elements: the AMP
@@ -66,6 +72,7 @@ std::string_view gemm_kernel(GemmFamily family, bool init) {
   if (family == GemmFamily::kF16ExpandedF143) {
     return init ? kernels::kGemmF16ExpandedF143Init : kernels::kGemmF16ExpandedF143Accumulate;
   }
+  if (family == GemmFamily::kF143) return init ? kernels::kGemmF143Init : kernels::kGemmF143Accumulate;
   return init ? kernels::kGemmF16Init : kernels::kGemmF16Accumulate;
 }
 
@@ -104,14 +111,20 @@ class GemmLowering {
       family_ = GemmFamily::kF16;
     } else if (a.dtype() == DType::kF16 && b.element == kBlockScaledF8) {
       family_ = GemmFamily::kF16ExpandedF143;
+    } else if (a.dtype() == DType::kF8F143 && !a.element.block_scaled() && b.element == kBlockScaledF8) {
+      // The native FP8 GEMM: each call's product scale is the activations'
+      // tensor-wide scale plus its weight block's (loaded into $m8).
+      family_ = GemmFamily::kF143;
+      activation_scale_ = a.element.scale;
     } else {
       throw LoweringError(fmt::format(
-          "{}: only f32·f32, f16·f16 and f16·block-scaled f8f143 matmuls are lowered yet (not {}·{}; "
-          "f8 activations by F143 weights, the native FP8 GEMM, are not)",
+          "{}: only f32·f32, f16·f16, f16·block-scaled f8f143 and f8f143·block-scaled f8f143 "
+          "matmuls are lowered (not {}·{})",
           described_, format_element_type(a.element), format_element_type(b.element)));
     }
     format_ = kernels::gemm_format(family_);
     element_ = format_.left_bytes;
+    out_element_ = format_.output_bytes;
     a_shape_ = a.shape;
     b_shape_ = b.shape;
     const std::size_t rank = type.shape.size();
@@ -130,7 +143,7 @@ class GemmLowering {
     problem.columns = n_;
     problem.tiles = context_.layouts().tiles();
     problem.a_homes = context_.gemm_a_homes();
-    if (family_ == GemmFamily::kF16ExpandedF143) {
+    if (block_scaled()) {
       const LoweringContext::BlockScaled* held = context_.block_scaled(op.inputs[1]);
       problem.panel_weights = held != nullptr && held->panels != 0;
     }
@@ -143,7 +156,7 @@ class GemmLowering {
     provenance_ = program_.add_provenance(described_);
     out_ = &context_.allocate(result, type, format_value(result), provenance_);
     a_ = &context_.storage(op.inputs[0]);
-    if (family_ == GemmFamily::kF16ExpandedF143) {
+    if (block_scaled()) {
       // The weights are the codes and scales a block_scale joined, or a
       // repeat's entries of them (LoweringContext::block_scaled).
       const LoweringContext::BlockScaled* held = context_.block_scaled(op.inputs[1]);
@@ -160,6 +173,14 @@ class GemmLowering {
         throw LoweringError(fmt::format(
             "{}: weights {} come in panels of {} inner values, but the {} GEMM reads panels of {}",
             described_, format_value(op.inputs[1]), panels_, format_.name, format_.pass));
+      }
+      if (family_ == GemmFamily::kF143 && panels_ == 0) {
+        // Its B32×16 blocks are runs of whole panels of the codes; row-major
+        // codes would take a byte move per weight.
+        throw LoweringError(fmt::format(
+            "{}: the native FP8 GEMM takes its weights {} as codes in 32-deep weight panels "
+            "(block_scale with panels 32), not row-major",
+            described_, format_value(op.inputs[1])));
       }
     } else {
       b_ = &context_.storage(op.inputs[1]);
@@ -264,17 +285,24 @@ class GemmLowering {
         const std::uint32_t extent = block_extent(task, j);
         if (extent == 0 || left_.contains(extent)) continue;
         const std::uint32_t inner = call_inner(extent);
-        // One A block per family, shared by every matmul (a constant of
-        // zeros, whole elements: the AMP reads A and the C partials in one
-        // cycle from two different elements). Its layout (amp_layout.hpp
-        // left_offset) depends on the rows and the panel width, not on K, so
-        // a call of whole panels writes all it reads (row padding only
-        // reaches C rows no one reads). A call with a partial last panel
-        // reads that panel's padding columns, which other calls write:
-        // lower_block zeroes the call's block first.
-        const char* family = family_ == GemmFamily::kF32 ? "f32" : "f16";
+        // One A block shared by every matmul of every family (a constant
+        // of zeros, whole elements: the AMP reads A and the C partials in
+        // one cycle from two different elements). Its layout (amp_layout.hpp
+        // left_offset) depends on the rows and the panel width, not on K,
+        // and a panel row is 32 bytes in every family (8 f32, 16 f16, 32
+        // F143), so a call of whole panels writes all the bytes it reads,
+        // whichever family wrote them before (row padding only reaches C
+        // rows no one reads). A call with a partial last panel reads that
+        // panel's padding columns, which other calls write: lower_block
+        // zeroes the call's block first. One buffer, not one per family: at
+        // f8 the F143 projections and the f16 patch embedding and head would
+        // otherwise hold two, whole 32 KiB elements on every tile.
+        static_assert(kernels::gemm_format(GemmFamily::kF32).pass * kernels::gemm_format(GemmFamily::kF32).left_bytes ==
+                          kernels::gemm_format(GemmFamily::kF16).pass * kernels::gemm_format(GemmFamily::kF16).left_bytes &&
+                      kernels::gemm_format(GemmFamily::kF16).pass * kernels::gemm_format(GemmFamily::kF16).left_bytes ==
+                          kernels::gemm_format(GemmFamily::kF143).pass * kernels::gemm_format(GemmFamily::kF143).left_bytes);
         left_[extent] = context_.shared_zeros(
-            fmt::format("{} A block", family),
+            "GEMM A block",
             u32(kernels::gemm_left_bytes(family_, plan_.call_rows, inner), "A block"), plan_.tiles_used, true,
             provenance_);
         // The staging slot a packed block is copied into (its home tile
@@ -310,6 +338,8 @@ class GemmLowering {
 
   unsigned m_pass() const { return format_.pass; }
   bool expanded() const { return family_ == GemmFamily::kF16ExpandedF143; }
+  // Block-scaled F143 weights: expanded on the tile, or the native GEMM's.
+  bool block_scaled() const { return expanded() || family_ == GemmFamily::kF143; }
   // Rows of the row-major staging of a weight block: its padded columns
   // for F143 codes (so an expand call's rows are whole words and the
   // padding codes, zeros, expand to zeros), its logical ones for f16.
@@ -469,7 +499,7 @@ class GemmLowering {
                       provenance_});
       }
     }
-    if (expanded()) zero_codes_staging(codes_bytes);
+    if (expanded()) zero_codes_staging({{codes_buffer_, codes_bytes}});
     if (expanded()) {
       for (const auto& [tile, words] : scale_words) {
         program_.buffers[scales_buffer_].bytes[tile] = u32(words.size() * std::uint64_t{4}, "scale words");
@@ -523,7 +553,12 @@ class GemmLowering {
       }
       auto& runs = compute[task.tile];
       PointerOperand weights{kernels::kGemmWeightRegister, weights_.at(extent), 0};
-      if (panels_ != 0) {
+      if (panels_ != 0 && !expanded()) {
+        // The native GEMM: the panel codes straight from the weights' shards
+        // into this extent's slot are its B32×16 block as they are.
+        const WeightKey key{weight_lead(task.product), k0, task.column_begin};
+        gather_panels(moves, key, inner, task.columns, Location{task.tile, weights_.at(extent), 0});
+      } else if (panels_ != 0) {
         // Panel codes straight from the weights' shards (a multicast to the
         // row blocks that share them), expanded here.
         const WeightKey key{weight_lead(task.product), k0, task.column_begin};
@@ -556,6 +591,16 @@ class GemmLowering {
                                 {kernels::kGemmInnerRegister, inner},
                                 {kernels::kGemmColumnsRegister, columns}},
                                provenance_});
+      if (family_ == GemmFamily::kF143) {
+        // ISCL: the weight block's scale, from its word on this tile (the
+        // call lies in one scale block: prepare_task_codes), plus the
+        // activations' scale.
+        runs.back().loaded.push_back(LoadedScalar{
+            kernels::kGemmScaleRegister, scales_buffer_,
+            task_scale_words_.at(task.tile).at(
+                scale_index(weight_lead(task.product), k0 / kScaleBlock, task.column_begin / kScaleBlock)),
+            activation_scale_});
+      }
     }
     context_.finish_steps(moves, std::move(compute), provenance_);
   }
@@ -664,11 +709,13 @@ class GemmLowering {
     return key.part * plan_.part_inner + key.block * plan_.choice.block_inner;
   }
 
-  // The padded columns of F143 code staging must read as zero: one compute
-  // step of tessera_fill_words before anything is written into it. Nothing
-  // the op writes later reaches that padding, so once per op (per iteration
-  // inside a repeat) is enough; a constant of zeros would live the whole
-  // program.
+  // The padded columns of F143 code staging (and of the native GEMM's
+  // B32×16 slots, which the codes land in as they are) must read as zero,
+  // or at least as finite codes: one compute step of tessera_fill_words
+  // before anything is written into them. Later the op writes only codes
+  // there (padding column groups may keep an earlier block's, which reach
+  // only C columns no one reads), so once per op (per iteration inside a
+  // repeat) is enough; a constant of zeros would live the whole program.
   KernelRun zero_run(BufferId buffer, std::uint32_t bytes) const {
     return KernelRun{std::string(kernels::kFillWords),
                      {{kernels::kOutputRegister, buffer, 0}},
@@ -676,10 +723,13 @@ class GemmLowering {
                      provenance_};
   }
 
-  void zero_codes_staging(const std::map<LogicalTile, std::uint32_t>& codes_bytes) {
+  // Each (buffer, bytes per tile) zeroed in one compute step.
+  void zero_codes_staging(const std::vector<std::pair<BufferId, std::map<LogicalTile, std::uint32_t>>>& slots) {
     std::map<LogicalTile, std::vector<KernelRun>> fills;
-    for (const auto& [tile, bytes] : codes_bytes) {
-      if (bytes > 0) fills[tile].push_back(zero_run(codes_buffer_, bytes));
+    for (const auto& [buffer, per_tile] : slots) {
+      for (const auto& [tile, bytes] : per_tile) {
+        if (bytes > 0) fills[tile].push_back(zero_run(buffer, bytes));
+      }
     }
     if (fills.empty()) return;
     MoveLowering none(program_, fmt::format("op {} zero padding", id_.index), provenance_, element_);
@@ -692,7 +742,7 @@ class GemmLowering {
   void reduce_parts(std::uint32_t wave) {
     const std::uint32_t split = plan_.choice.k_split;
     const std::uint32_t block = c_bytes();
-    MoveLowering moves(program_, fmt::format("op {} partials", id_.index), provenance_, element_);
+    MoveLowering moves(program_, fmt::format("op {} partials", id_.index), provenance_, out_element_);
     for (std::size_t t = 0; t < tasks_.size(); ++t) {
       const Task& task = tasks_[t];
       if (task.part == 0 || task.wave != wave) continue;
@@ -708,7 +758,7 @@ class GemmLowering {
         compute[task.tile].push_back(
             KernelRun{add,
                       {{2, output_, 0}, {3, output_, 0}, {4, partials_, (part - 1) * block}},
-                      {{5, block / element_}},
+                      {{5, block / out_element_}},
                       provenance_});
       }
     }
@@ -729,7 +779,7 @@ class GemmLowering {
       if (!rows_) {
         rows_ = add_buffer("C row-major",
                            u32(checked_mul<std::uint64_t>(plan_.call_rows,
-                                                          plan_.choice.block_columns * element_,
+                                                          plan_.choice.block_columns * out_element_,
                                                           "C row-major bytes"),
                                "C row-major bytes"),
                            false, false);
@@ -745,10 +795,10 @@ class GemmLowering {
              {7, u32(kernels::amp::padded_columns(plan_.choice.block_columns), "padded columns")}},
             provenance_});
       }
-      MoveLowering none(program_, fmt::format("op {} unpack", id_.index), provenance_, element_);
+      MoveLowering none(program_, fmt::format("op {} unpack", id_.index), provenance_, out_element_);
       context_.finish_steps(none, std::move(unpacks), provenance_);
     }
-    MoveLowering moves(program_, fmt::format("op {} out", id_.index), provenance_, element_);
+    MoveLowering moves(program_, fmt::format("op {} out", id_.index), provenance_, out_element_);
     Index lead(lead_shape_.size(), 0);
     for (const Task& task : tasks_) {
       if (task.part != 0 || task.wave != wave) continue;
@@ -777,8 +827,8 @@ class GemmLowering {
           std::uint32_t elements = 1;
           while (elements < most && source_offset(n + elements) == offset + elements) ++elements;
           moves.move_run(to.location,
-                         Location{task.tile, unpack ? *rows_ : output_, u32(offset * element_, "C offset")},
-                         elements * element_);
+                         Location{task.tile, unpack ? *rows_ : output_, u32(offset * out_element_, "C offset")},
+                         elements * out_element_);
           n += elements;
         }
       }
@@ -793,7 +843,8 @@ class GemmLowering {
   const std::string& described_;
   GemmFamily family_ = GemmFamily::kF16;
   kernels::GemmFormat format_{};
-  std::uint32_t element_ = 2;
+  std::uint32_t element_ = 2;      // bytes of an A element (the operand's)
+  std::uint32_t out_element_ = 2;  // bytes of a C element (the result's)
   Shape a_shape_, b_shape_;
   std::vector<std::uint32_t> lead_shape_;
   std::uint32_t m_ = 0, k_ = 0, n_ = 0;
@@ -830,7 +881,10 @@ class GemmLowering {
   // expands them itself (lower_block); no home packs anything. Only the
   // block scales the expand calls load come first, one phase per op.
   // Column groups past N and the panels' K padding are the zeros the codes
-  // slot is filled with at the op's start and the codes hold.
+  // slot is filled with at the op's start and the codes hold. The native
+  // FP8 GEMM's B32×16 block is the same runs of 32-deep panels: they land
+  // in the task's weight slot and are read as they are (no expand calls),
+  // each call's weight scale one of the same scale words.
 
   // Block (key, inner, columns)'s codes from the weights into B_m×16 order at `to`.
   void gather_panels(MoveLowering& moves, const WeightKey& key, std::uint32_t inner, std::uint32_t columns,
@@ -902,13 +956,28 @@ class GemmLowering {
     return at;
   }
 
-  // Panel codes: every task tile gets a codes slot (zeroed at the op's
-  // start) and, in one phase, a word for each scale block its blocks meet.
+  // Panel codes: every task tile gets a slot the codes land in, zeroed at
+  // the op's start (the expanded GEMM's codes slot; the native GEMM's
+  // B32×16 slots, one per K extent, which take the codes as they are) and,
+  // in one phase, a word for each scale block its blocks meet: the expand
+  // calls' scales, or the native calls' weight scales (one per call).
   void prepare_task_codes() {
-    codes_buffer_ = add_buffer("B codes in panels (zero padded)", codes_slot_, false, false);
-    std::map<LogicalTile, std::uint32_t> codes_bytes;
-    for (std::uint32_t t = 0; t < plan_.tiles_used; ++t) codes_bytes[LogicalTile(static_cast<std::uint16_t>(t))] = codes_slot_;
-    zero_codes_staging(codes_bytes);
+    std::vector<std::pair<BufferId, std::map<LogicalTile, std::uint32_t>>> slots;
+    const auto on_every_tile = [&](BufferId buffer, std::uint32_t bytes) {
+      auto& per_tile = slots.emplace_back(buffer, std::map<LogicalTile, std::uint32_t>{}).second;
+      for (std::uint32_t t = 0; t < plan_.tiles_used; ++t) per_tile[LogicalTile(static_cast<std::uint16_t>(t))] = bytes;
+    };
+    if (expanded()) {
+      codes_buffer_ = add_buffer("B codes in panels (zero padded)", codes_slot_, false, false);
+      on_every_tile(codes_buffer_, codes_slot_);
+    } else {
+      for (const auto& [extent, buffer] : weights_) {
+        on_every_tile(buffer, u32(kernels::gemm_weight_bytes(family_, plan_.call_rows, call_inner(extent),
+                                                             plan_.choice.block_columns),
+                                  "B block"));
+      }
+    }
+    zero_codes_staging(slots);
     scales_buffer_ = add_buffer_on("B scales", {}, false);
     MoveLowering scale_moves(program_, fmt::format("op {} weight scales", id_.index), provenance_, 4);
     for (const Task& task : tasks_) {
@@ -918,6 +987,18 @@ class GemmLowering {
         const std::uint32_t extent = block_extent(task, j);
         if (extent == 0) continue;
         const std::uint64_t k0 = task.k_begin + std::uint64_t{j} * plan_.choice.block_inner;
+        // The native GEMM applies one weight scale per call: the plan keeps
+        // every call inside one 64 x 64 scale block (plan::evaluate_gemm).
+        // The sum with the activation scale depends on the weight scales,
+        // bound at run time: the kernel's ABI check refuses an ISCL outside
+        // [−32, 31] (kernels::gemm_violation), a fault naming the call.
+        if (family_ == GemmFamily::kF143 &&
+            (k0 % kScaleBlock + call_inner(extent) > kScaleBlock ||
+             task.column_begin % kScaleBlock + plan_.choice.block_columns > kScaleBlock)) {
+          throw LoweringError(fmt::format(
+              "internal: {}: an F143 GEMM call at K {} and column {} leaves its 64 x 64 scale block",
+              described_, k0, task.column_begin));
+        }
         const std::uint64_t last_n_block = (std::uint64_t{task.column_begin} + task.columns - 1) / kScaleBlock;
         for (std::uint64_t kb = k0 / kScaleBlock; kb * kScaleBlock < k0 + extent; ++kb) {
           for (std::uint64_t nb = task.column_begin / kScaleBlock; nb <= last_n_block; ++nb) {
@@ -944,8 +1025,12 @@ class GemmLowering {
   // The weights' codes in panels of this many inner values (0: row-major).
   std::uint32_t panels_ = 0;
   // Panel codes: per task tile, the scale word of each scale block its
-  // weight blocks meet → its offset in scales_buffer_.
+  // weight blocks meet → its offset in scales_buffer_ (the expand calls'
+  // scales, or the native GEMM calls' weight scales).
   std::map<LogicalTile, std::map<Index, std::uint32_t>> task_scale_words_;
+  // The native GEMM: the activations' tensor-wide F143 scale, added to each
+  // call's weight scale word for its ISCL.
+  int activation_scale_ = 0;
 };
 
 }  // namespace

@@ -74,13 +74,16 @@ struct PointerOperand {
 };
 
 // A scalar register filled at run time from the word `offset` bytes into
-// `buffer` on the calling tile (word-aligned): runtime data a kernel takes in
-// a register, such as a weight block's F143 scale (a parameter). The emitted
-// code loads it the way it loads a moving pointer (emit/footprint.cpp).
+// `buffer` on the calling tile (word-aligned), plus `add`: runtime data a
+// kernel takes in a register, such as a weight block's F143 scale (a
+// parameter), or the native F143 GEMM's product scale — that scale plus the
+// activations' compile-time one. The emitted code loads it the way it loads
+// a moving pointer, then adds `add` (emit/footprint.cpp).
 struct LoadedScalar {
   unsigned reg = 5;
   BufferId buffer = 0;
   std::uint32_t offset = 0;
+  std::int32_t add = 0;
 };
 
 // One kernel call with the register ABI (kernels/kernel_abi.hpp): pointer

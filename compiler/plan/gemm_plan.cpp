@@ -7,6 +7,7 @@
 #include <limits>
 #include <set>
 #include <tuple>
+#include <vector>
 
 #include "kernels/amp_layout.hpp"
 #include "kernels/costs.hpp"
@@ -58,15 +59,26 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
       c.block_inner % f.pass != 0 || c.k_split == 0) {
     return std::nullopt;
   }
+  // The native F143 GEMM applies one weight scale per call ($m8 ISCL =
+  // activation scale + the weight block's scale, kernels::
+  // gemm_f143_product_scale), so every call's K block and column block lie
+  // inside one 64 × 64 scale block: K blocks of 32 or 64 at multiples of
+  // themselves (each K part a whole number of them), N of 32 or 64.
+  const bool one_scale_per_call = p.family == GemmFamily::kF143;
+  if (one_scale_per_call &&
+      (c.block_columns > kernels::f143::kBlockColumns || kernels::f143::kBlockRows % c.block_inner != 0)) {
+    return std::nullopt;
+  }
   GemmPlan plan;
   plan.problem = p;
   plan.call_rows = std::max(c.block_rows, kernels::kGemmMinimumRows);
   plan.row_blocks = static_cast<std::uint32_t>(ceil_div(p.rows, c.block_rows));
   plan.column_blocks = static_cast<std::uint32_t>(ceil_div(p.columns, c.block_columns));
   plan.padded_inner = static_cast<std::uint32_t>(kernels::amp::padded_inner(p.inner, f.pass));
-  // Every part a whole number of passes and none empty.
+  // Every part a whole number of passes (of K blocks for the native F143
+  // GEMM) and none empty.
   plan.part_inner = static_cast<std::uint32_t>(
-      kernels::amp::round_up(ceil_div(plan.padded_inner, c.k_split), f.pass));
+      kernels::amp::round_up(ceil_div(plan.padded_inner, c.k_split), one_scale_per_call ? c.block_inner : f.pass));
   if (ceil_div(plan.padded_inner, plan.part_inner) != c.k_split) return std::nullopt;
   // Balanced K blocks within a part, each a whole number of passes.
   const std::uint64_t blocks = ceil_div(plan.part_inner, std::min(c.block_inner, plan.part_inner));
@@ -102,7 +114,10 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
   // f16 and expanded F143 weights are staged row-major and rearranged (F143
   // as codes, expanded into the f16 staging first).
   const bool expanded = p.family == GemmFamily::kF16ExpandedF143;
-  const bool panel_codes = expanded && p.panel_weights;
+  // Panel codes (both F143 families; the native GEMM's always come so):
+  // each task receives its blocks' codes, no homes (lower/matmul.cpp).
+  const bool native = p.family == GemmFamily::kF143;
+  const bool panel_codes = (expanded || native) && p.panel_weights;
   const bool rearrange = (p.family == GemmFamily::kF16 || expanded) && p.pack_weights && !panel_codes;
   const std::uint64_t left = kernels::gemm_left_bytes(p.family, plan.call_rows, call_inner);
   const std::uint64_t weights =
@@ -122,8 +137,9 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
       mul(mul(p.batch, mul(c.k_split, plan.inner_blocks)), plan.column_blocks);
   const std::uint64_t blocks_per_home = ceil_div(weight_blocks, plan.tiles_used);
   if (panel_codes) {
-    // No homes: each task's codes slot (lower/matmul.cpp prepare_task_codes).
-    plan.scratch_bytes += kernels::amp::round_up(mul(call_inner, c.block_columns), 8);
+    // No homes: each task's codes slot (lower/matmul.cpp prepare_task_codes);
+    // the native GEMM's codes land in its weight slots, counted above.
+    if (expanded) plan.scratch_bytes += kernels::amp::round_up(mul(call_inner, c.block_columns), 8);
   } else if (p.pack_weights) {
     plan.scratch_bytes += mul(blocks_per_home, packed_slot + staging_slot);
   }
@@ -140,7 +156,8 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
   const std::uint64_t a_words = ceil_div(mul(mul(c.block_rows, call_inner), f.left_bytes), 4);
   // Panel codes come to each task as codes (a byte per weight), one run
   // per column group, and are expanded there: one call per column group and
-  // 64-deep scale block (lower/matmul.cpp expand_panels).
+  // 64-deep scale block (lower/matmul.cpp expand_panels); the native GEMM
+  // reads them as they are.
   const std::uint64_t b_words = panel_codes ? ceil_div(mul(call_inner, c.block_columns), 4)
                                             : ceil_div(mul(mul(call_inner, c.block_columns), f.weight_bytes), 4);
   const std::uint64_t b_messages = panel_codes ? c.block_columns / 16 : 1;
@@ -150,9 +167,12 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
                                    kernels::f143_convert_cycles(std::min<std::uint64_t>(call_inner, 64) * 16));
   std::uint64_t call = kernels::gemm_cycles(p.family, plan.call_rows, call_inner, c.block_columns);
   if (panel_codes) {
-    call += expand;
-    // The op's one phase of scale words (a word per scale block a task meets).
-    plan.packing_cycles = kExchangePhaseCycles + mul(plan.inner_blocks, ceil_div(c.block_columns, 64) + 1);
+    if (expanded) call += expand;
+    // The op's one phase of scale words (a word per scale block a task
+    // meets; the native GEMM's calls each lie in one).
+    plan.packing_cycles =
+        kExchangePhaseCycles + (native ? ceil_div(mul(plan.inner_blocks, call_inner), 64)
+                                       : mul(plan.inner_blocks, ceil_div(c.block_columns, 64) + 1));
   } else if (p.pack_weights) {
     std::uint64_t pack =
         rearrange ? kernels::rearrange_block_major_cycles(mul(call_inner, c.block_columns)) : 0;
@@ -240,8 +260,18 @@ GemmPlan plan_gemm(const GemmProblem& p) {
             kernels::amp::round_up(ceil_div(padded_inner, split), f.pass));
         const std::uint64_t fewest = ceil_div(part, std::min<std::uint64_t>(deepest, part));
         const std::uint64_t most = std::min<std::uint64_t>(part / f.pass, fewest + 64);
-        for (std::uint64_t blocks_k = fewest; blocks_k <= most; ++blocks_k) {
-          const auto inner = static_cast<std::uint32_t>(kernels::amp::round_up(ceil_div(part, blocks_k), f.pass));
+        // The native F143 GEMM's K blocks are 32 or 64 (evaluate_gemm).
+        std::vector<std::uint32_t> inners;
+        if (p.family == GemmFamily::kF143) {
+          for (const std::uint32_t inner : {32u, 64u}) {
+            if (inner <= deepest) inners.push_back(inner);
+          }
+        } else {
+          for (std::uint64_t blocks_k = fewest; blocks_k <= most; ++blocks_k) {
+            inners.push_back(static_cast<std::uint32_t>(kernels::amp::round_up(ceil_div(part, blocks_k), f.pass)));
+          }
+        }
+        for (const std::uint32_t inner : inners) {
           for (const bool homes : {false, true}) {
             const auto plan = evaluate_gemm(p, GemmChoice{rows, columns, inner, split, homes});
             if (plan && (!best || key(*plan) < key(*best))) best = plan;

@@ -15,6 +15,10 @@
 //     (kernels::gemm_maximum_rows); one exchange phase brings every task's A
 //     and B block for K block j, then one init (j = 0) or accumulate call per
 //     task;
+//   * the native F143 GEMM (GemmFamily::kF143) applies one weight scale per
+//     call, so its calls stay inside one 64 × 64 scale block of the weights:
+//     column blocks of 32 or 64, K blocks of 32 or 64 at multiples of
+//     themselves (a K part is a whole number of them);
 //   * optionally K is split `k_split` ways: each part is its own task writing
 //     partial sums, and the part-0 tile adds the others' partials (one add
 //     per part, in part order) before the result is moved out;
@@ -62,15 +66,19 @@ struct GemmProblem {
   // The weights arrive row-major and the GEMM packs each distinct weight
   // block once into B_m×16 on its home tile before the waves (the lowering's
   // way today; f16 through tessera_rearrange_block_major_f16, expanded F143
-  // as codes expanded into that f16 staging first, or straight into the
-  // packed block from panel codes: panel_weights); false models
+  // as codes expanded into that f16 staging first; panel codes skip it:
+  // panel_weights); false models
   // weights already packed by the host (the prior art's resident,
   // block-major weights).
   bool pack_weights = true;
-  // Expanded F143 weights whose codes the host packed in weight panels
-  // (BlockScaleAttributes::panels): each home receives a block's codes as a
-  // few runs of whole panels and expands them in place into the packed f16
-  // block — no row-major staging, no rearrange.
+  // F143 weights whose codes the host packed in weight panels
+  // (BlockScaleAttributes::panels): no homes and no packing phase — in each
+  // K-block phase every task receives its block's codes as a few runs of
+  // whole panels (a byte per weight) and, expanded, expands them in place
+  // into its f16 block (one call per column group and 64-deep scale block),
+  // or, native, reads them as its B32×16 block; one phase per op brings the
+  // scale words. The native F143 GEMM's weights always come so, in 32-deep
+  // panels.
   bool panel_weights = false;
   // Whether the A blocks go through homes (GemmChoice::a_homes): nullopt
   // lets the model choose; a value is preferred over every plan without it

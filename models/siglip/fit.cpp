@@ -17,9 +17,10 @@ std::uint64_t placeable_bytes(compiler::MemoryPlacement region) {
   return total;
 }
 
-// Most faithful first: what precision_that_fits offers.
+// Most faithful first: what precision_that_fits offers. f8 (f143's weights,
+// F143 activations) is last: its weights take at least f143's bytes.
 constexpr std::array kByFidelity = {GraphPrecision::kF32, GraphPrecision::kF16,
-                                    GraphPrecision::kF143};
+                                    GraphPrecision::kF143, GraphPrecision::kF8};
 
 }  // namespace
 

@@ -81,7 +81,8 @@ class WeightsDoNotFit : public InputError {
 };
 
 // The most faithful precision whose weights fit on `tiles` tiles — f32, then
-// f16, then f143 — or nullopt when none does.
+// f16, then f143, then f8 (whose weights take at least f143's bytes) — or
+// nullopt when none does.
 std::optional<GraphPrecision> precision_that_fits(const SiglipVisionConfig& config,
                                                   std::uint32_t tiles);
 

@@ -55,8 +55,8 @@ struct ParameterSpec {
   std::string name;
   Shape shape;
   Values values;
-  // A GEMM's right operand [K, N]: at f143 it is F143 codes with one scale
-  // per 64 × 64 block (kernels::f143::BlockScales), two parameters
+  // A GEMM's right operand [K, N]: at f143 and f8 it is F143 codes with one
+  // scale per 64 × 64 block (kernels::f143::BlockScales), two parameters
   // "<name>.codes" u8 and "<name>.scales" i32 that the graph joins with
   // block_scale.
   bool gemm_weight = false;
@@ -163,6 +163,11 @@ DType dtype_of(GraphPrecision precision) {
   return precision == GraphPrecision::kF32 ? DType::kF32 : DType::kF16;
 }
 
+// Whether the GEMM weights are block-scaled F143 (f143 and f8).
+bool f143_weights(GraphPrecision precision) {
+  return precision == GraphPrecision::kF143 || precision == GraphPrecision::kF8;
+}
+
 std::string codes_name(const std::string& weight) { return weight + ".codes"; }
 std::string scales_name(const std::string& weight) { return weight + ".scales"; }
 
@@ -172,20 +177,26 @@ std::uint32_t scale_blocks(std::uint32_t extent, std::uint32_t block) {
 }
 
 // The inner extent of the weight panels a GEMM weight's F143 codes come in
-// (block_scale's panels): the expanded GEMM's 16-deep passes.
-constexpr unsigned kCodePanels = 16;
+// (block_scale's panels): 32, the native FP8 GEMM's passes, for the encoder
+// projections at f8 (the weights the quantizer rewrites, ParameterSpec::
+// source, whose inputs f8 converts to F143); 16, the expanded GEMM's, for
+// every other F143 weight. The one owner of the codes' layout: the builder
+// declares it, vision_weight_bytes sums it and pack_f143 packs it.
+unsigned code_panels(const ParameterSpec& spec, GraphPrecision precision) {
+  return precision == GraphPrecision::kF8 && spec.source ? 32 : 16;
+}
 
 // The graph parameters one spec becomes, with `leading` axes before its
-// shape: the spec's own, or at f143 a GEMM weight's codes (u8, packed in
-// weight panels: kernels/weight_panels.hpp) and its block scales (i32, one
-// per 64 × 64 block). The one owner of the parameters' types: the builder
-// declares these and vision_weight_bytes sums them.
+// shape: the spec's own, or at f143 and f8 a GEMM weight's codes (u8, packed
+// in weight panels of code_panels: kernels/weight_panels.hpp) and its block
+// scales (i32, one per 64 × 64 block). The one owner of the parameters'
+// types: the builder declares these and vision_weight_bytes sums them.
 std::vector<std::pair<std::string, TensorType>> parameter_types(const ParameterSpec& spec,
                                                                  const Shape& leading,
                                                                  GraphPrecision precision) {
   Shape shape = leading;
   shape.insert(shape.end(), spec.shape.begin(), spec.shape.end());
-  if (!spec.gemm_weight || precision != GraphPrecision::kF143) {
+  if (!spec.gemm_weight || !f143_weights(precision)) {
     return {{spec.name, TensorType{{dtype_of(precision)}, shape}}};
   }
   Shape scales = leading;
@@ -193,9 +204,9 @@ std::vector<std::pair<std::string, TensorType>> parameter_types(const ParameterS
   scales.push_back(scale_blocks(spec.shape[1], kernels::f143::kBlockColumns));
   Shape panels = leading;
   panels.push_back(scale_blocks(spec.shape[1], kernels::amp::kPanelColumns));
-  panels.push_back(scale_blocks(spec.shape[0], kCodePanels));
+  panels.push_back(scale_blocks(spec.shape[0], code_panels(spec, precision)));
   panels.push_back(kernels::amp::kPanelColumns);
-  panels.push_back(kCodePanels);
+  panels.push_back(code_panels(spec, precision));
   return {{codes_name(spec.name), TensorType{{DType::kU8}, panels}},
           {scales_name(spec.name), TensorType{{DType::kI32}, scales}}};
 }
@@ -203,8 +214,13 @@ std::vector<std::pair<std::string, TensorType>> parameter_types(const ParameterS
 // The builder's state: the graph, the precision, the parameters by name.
 class Builder {
  public:
-  Builder(const SiglipVisionConfig& config, std::uint32_t batch, GraphPrecision precision)
-      : c_(config), batch_(batch), precision_(precision), dtype_(dtype_of(precision)) {}
+  Builder(const SiglipVisionConfig& config, std::uint32_t batch, GraphPrecision precision,
+          const ActivationScales* activations)
+      : c_(config),
+        batch_(batch),
+        precision_(precision),
+        dtype_(dtype_of(precision)),
+        activations_(activations) {}
 
   Graph build() {
     const std::uint32_t b = batch_, h = c_.hidden_size, t = c_.num_patches();
@@ -241,13 +257,14 @@ class Builder {
   ValueId param(const std::string& name) const { return parameters_.at(name); }
 
   // The spec's parameter with `leading` axes before its shape: a plain one,
-  // or at f143 a GEMM weight's panel codes and block scales joined by block_scale.
+  // or at f143 and f8 a GEMM weight's panel codes and block scales joined by
+  // block_scale.
   ValueId parameter(const ParameterSpec& spec, const Shape& leading) {
     auto types = parameter_types(spec, leading, precision_);
     if (types.size() == 1) return g_.parameter(std::move(types[0].first), std::move(types[0].second));
     const ValueId codes = g_.parameter(std::move(types[0].first), std::move(types[0].second));
     return g_.block_scale_panels(codes, g_.parameter(std::move(types[1].first), std::move(types[1].second)),
-                                 kCodePanels, spec.shape);
+                                 code_panels(spec, precision_), spec.shape);
   }
 
   ValueId to_f32(Graph& graph, ValueId v) const {
@@ -274,18 +291,46 @@ class Builder {
     return linear(graph, graph.gelu(linear(graph, x, w1, b1)), w2, b2);
   }
 
+  // An encoder layer's inputs to its projections: as they are, or at f8
+  // converted to F143 at the projection's activation scale — once per
+  // (input, scale), so q, k and v, whose input is the same LayerNorm's
+  // output (and whose recorded scales are then equal), share one convert.
+  class ProjectionInputs {
+   public:
+    ProjectionInputs(Graph& body, GraphPrecision precision, const ActivationScales* activations)
+        : body_(body), precision_(precision), activations_(activations) {}
+    ValueId operator()(ValueId x, Projection projection) {
+      if (precision_ != GraphPrecision::kF8) return x;
+      const int scale = (*activations_)[projection];
+      const auto [it, added] = converted_.try_emplace({x, scale}, ValueId{});
+      if (added) it->second = body_.convert(x, compiler::ElementType{DType::kF8F143, scale});
+      return it->second;
+    }
+
+   private:
+    Graph& body_;
+    GraphPrecision precision_;
+    const ActivationScales* activations_;
+    std::map<std::pair<ValueId, int>, ValueId> converted_;
+  };
+
   // One pre-LN encoder layer (transformers' SiglipEncoderLayer).
   ValueId encoder_layer(Graph& body, ValueId h, std::span<const ValueId> w) const {
     const std::uint32_t t = c_.num_patches();
     const double eps = c_.layer_norm_eps;
+    ProjectionInputs in(body, precision_, activations_);
     const ValueId x = body.layer_norm(h, w[kLn1Weight], w[kLn1Bias], eps);
-    const ValueId q = split_heads(body, linear(body, x, w[kQWeight], w[kQBias]), t);
-    const ValueId k = split_heads(body, linear(body, x, w[kKWeight], w[kKBias]), t);
-    const ValueId v = split_heads(body, linear(body, x, w[kVWeight], w[kVBias]), t);
+    const ValueId q =
+        split_heads(body, linear(body, in(x, Projection::kQ), w[kQWeight], w[kQBias]), t);
+    const ValueId k =
+        split_heads(body, linear(body, in(x, Projection::kK), w[kKWeight], w[kKBias]), t);
+    const ValueId v =
+        split_heads(body, linear(body, in(x, Projection::kV), w[kVWeight], w[kVBias]), t);
     const ValueId attended = merge_heads(body, body.attention(q, k, v, scale()), t);
-    h = body.add(h, linear(body, attended, w[kOWeight], w[kOBias]));
+    h = body.add(h, linear(body, in(attended, Projection::kOut), w[kOWeight], w[kOBias]));
     const ValueId y = body.layer_norm(h, w[kLn2Weight], w[kLn2Bias], eps);
-    return body.add(h, mlp(body, y, w[kFc1Weight], w[kFc1Bias], w[kFc2Weight], w[kFc2Bias]));
+    const ValueId up = body.gelu(linear(body, in(y, Projection::kFc1), w[kFc1Weight], w[kFc1Bias]));
+    return body.add(h, linear(body, in(up, Projection::kFc2), w[kFc2Weight], w[kFc2Bias]));
   }
 
   // The attention-pooling head (SiglipMultiheadAttentionPoolingHead). The
@@ -315,6 +360,7 @@ class Builder {
   std::uint32_t batch_;
   GraphPrecision precision_;
   DType dtype_;
+  const ActivationScales* activations_;
   Graph g_;
   std::map<std::string, ValueId> parameters_;
 };
@@ -352,7 +398,7 @@ struct Packing {
 };
 
 // A GEMM weight, `entries` of [K, N] one after the other, as F143 codes in
-// weight panels (kernels/weight_panels.hpp, kCodePanels deep) and i32 block
+// weight panels (kernels/weight_panels.hpp, code_panels deep) and i32 block
 // scales. An entry the quantizer rewrote takes its recorded scales
 // and the codes read_quantization encoded at them (exactly the quantizer's:
 // its weights lie on that grid); any other has its scales chosen from its
@@ -380,7 +426,8 @@ void pack_f143(const ParameterSpec& spec, const std::vector<float>& values, std:
                                            recorded.scales.inner(), recorded.scales.columns(),
                                            recorded.codes.size(), k, n));
       }
-      const auto panels = kernels::amp::to_weight_panels<std::uint8_t>(recorded.codes, k, n, kCodePanels);
+      const auto panels =
+          kernels::amp::to_weight_panels<std::uint8_t>(recorded.codes, k, n, code_panels(spec, packing.precision));
       codes.insert(codes.end(), panels.begin(), panels.end());
       append_scales(recorded.scales, scales);
     }
@@ -401,7 +448,7 @@ void pack_f143(const ParameterSpec& spec, const std::vector<float>& values, std:
       const std::span<const float> one(values.data() + e * entry, entry);
       const auto block_scales = kernels::f143::BlockScales::choose(one, k, n);
       encoded[e].codes = kernels::amp::to_weight_panels<std::uint8_t>(
-          kernels::f143::encode(one, block_scales), k, n, kCodePanels);
+          kernels::f143::encode(one, block_scales), k, n, code_panels(spec, packing.precision));
       append_scales(block_scales, encoded[e].scales);
     }
   });
@@ -414,7 +461,7 @@ void pack_f143(const ParameterSpec& spec, const std::vector<float>& values, std:
 void pack(const ParameterSpec& spec, std::uint64_t entries, const SiglipVisionWeights& weights,
           const Packing& packing, std::map<std::string, std::vector<std::uint8_t>>& packed) {
   const std::vector<float> values = spec.values(weights);
-  if (spec.gemm_weight && packing.precision == GraphPrecision::kF143) {
+  if (spec.gemm_weight && f143_weights(packing.precision)) {
     pack_f143(spec, values, entries, weights, packing, packed);
   } else {
     packed[spec.name] = encode(values, packing.precision);
@@ -432,14 +479,29 @@ std::uint64_t add_bytes(std::uint64_t total, const ParameterSpec& spec, const Sh
 }  // namespace
 
 Graph build_vision_graph(const SiglipVisionConfig& config, std::uint32_t batch,
-                         GraphPrecision precision) {
+                         GraphPrecision precision, const ActivationScales* activations) {
   if (batch == 0) throw UsageError("the batch must be at least 1 image");
-  return Builder(config, batch, precision).build();
+  if (precision == GraphPrecision::kF8) {
+    if (activations == nullptr) {
+      throw UsageError("the f8 graph needs the activation scale of each encoder projection");
+    }
+    for (std::size_t p = 0; p < kProjections; ++p) {
+      const int scale = activations->scales[p];
+      if (!kernels::f143::valid_scale(scale)) {
+        throw UsageError(
+            fmt::format("the activation scale of {} is {}, outside the F143 range [{}, {}]",
+                        projection_module(static_cast<Projection>(p)), scale,
+                        kernels::f143::kMinScale, kernels::f143::kMaxScale));
+      }
+    }
+  }
+  return Builder(config, batch, precision, precision == GraphPrecision::kF8 ? activations : nullptr)
+      .build();
 }
 
 std::map<std::string, std::vector<std::uint8_t>> pack_vision_weights(
     const SiglipVisionWeights& weights, GraphPrecision precision, const RecordedF143* recorded) {
-  Packing packing{precision, precision == GraphPrecision::kF143 ? recorded : nullptr, {}};
+  Packing packing{precision, f143_weights(precision) ? recorded : nullptr, {}};
   if (packing.recorded != nullptr) {
     for_each_tensor(weights, [&](const std::string& name, const FloatTensor& tensor) {
       packing.names.emplace(&tensor, name);
@@ -468,8 +530,14 @@ std::string_view precision_name(GraphPrecision precision) {
     case GraphPrecision::kF32: return "f32";
     case GraphPrecision::kF16: return "f16";
     case GraphPrecision::kF143: return "f143";
+    case GraphPrecision::kF8:
+      return "f8";
   }
   return "?";
+}
+
+std::string_view projection_module(Projection projection) {
+  return quantizer::kQuantizedModules.at(static_cast<std::size_t>(projection));
 }
 
 }  // namespace tessera::models::siglip

@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <tuple>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -118,19 +120,53 @@ TEST_F(SiglipCommand, EverySubcommandHasHelp) {
   EXPECT_NE(unknown.err.find("unknown subcommand 'train'"), std::string::npos) << unknown.err;
 }
 
-// Precisions are checked before any file is read; f8 says what it still needs.
+// Precisions are checked before any file is read.
 TEST_F(SiglipCommand, CompileAndRunRefuseAnUnknownPrecisionClearly) {
   for (const char* sub : {"compile", "run"}) {
-    const auto f8 = run_tessera({"siglip", sub, "--model", model_, "--precision", "f8", "-o",
-                                 scratch_.path("out")});
-    EXPECT_EQ(f8.exit_status, 2) << sub << f8.err;
-    EXPECT_NE(f8.err.find("--precision f8"), std::string::npos) << f8.err;
-    EXPECT_NE(f8.err.find("activation scale"), std::string::npos) << f8.err;
     const auto bad = run_tessera({"siglip", sub, "--model", model_, "--precision", "f64", "-o",
                                   scratch_.path("out")});
     EXPECT_EQ(bad.exit_status, 2) << sub;
-    EXPECT_NE(bad.err.find("--precision 'f64' is not one of f32, f16, f143"), std::string::npos)
+    EXPECT_NE(bad.err.find("--precision 'f64' is not one of f32, f16, f143, f8"), std::string::npos)
         << bad.err;
+  }
+}
+
+// f8 takes its activation scales from the model's quantization.json: a
+// model without one (or quantized without calibration) is one line naming
+// what is missing and how to get it, from compile before the compiler
+// starts and from run before a weight is read.
+TEST_F(SiglipCommand, F8WithoutActivationScalesSaysToQuantizeWithCalibration) {
+  ASSERT_EQ(make_model().exit_status, 0);
+  const std::vector<std::vector<std::string>> commands = {
+      {"siglip", "compile", "--model", model_, "--precision", "f8", "-o",
+       scratch_.path("x.ipuexe")},
+      {"siglip", "run", "--model", model_, "--precision", "f8", "--pixels", pixels_}};
+  for (const auto& command : commands) {
+    const auto refused = run_tessera(command);
+    EXPECT_EQ(refused.exit_status, 1) << refused.err;
+    EXPECT_NE(refused.err.find(model_ +
+                               " has no quantization.json, so no activation scales: "
+                               "--precision f8 quantises each projection's input at the scale "
+                               "the quantizer chose from calibration inputs: run `tessera siglip "
+                               "quantize --model DIR --calibration PIXELS.npy`"),
+              std::string::npos)
+        << refused.err;
+    EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+  }
+  const std::string q = scratch_.path("q");
+  ASSERT_EQ(
+      run_tessera({"siglip", "quantize", "--model", model_, "--algorithm", "nearest", "-o", q})
+          .exit_status,
+      0);
+  for (auto command : commands) {
+    command[3] = q;
+    const auto refused = run_tessera(command);
+    EXPECT_EQ(refused.exit_status, 1) << refused.err;
+    EXPECT_NE(
+        refused.err.find(q + "/quantization.json: tensors.vision_model.encoder.layers.0."
+                             "self_attn.q_proj.weight: has no activation scale: --precision f8"),
+        std::string::npos)
+        << refused.err;
   }
 }
 
@@ -577,6 +613,63 @@ TEST_F(SiglipCommand, RunAtF143PacksAQuantizedModelAtItsRecordAndRefusesABadOne)
   EXPECT_NE(refused.err.find("quantization.json: tensors." + fc1 + ": is missing"), std::string::npos)
       << refused.err;
   EXPECT_EQ(std::count(refused.err.begin(), refused.err.end(), '\n'), 1) << refused.err;
+}
+
+// `siglip run --precision f8` end to end on the simulator (issue 19 item 4):
+// a model quantized with calibration inputs other than the evaluated ones
+// (nearest), its encoder projections compiled to the native FP8 GEMM (F143
+// activations at the recorded scales times 32-deep weight panels; the
+// report's plans say so), both outputs checked here against the FP32 CPU
+// reference of the quantized weights. The issue's bar for so400m at f8 is
+// pooled cosine ≥ 0.99; measured on these towers (head dim 32 and 72)
+// pooled 0.99521 and 0.99704, hidden 0.99822 and 0.99673, max error 0.19
+// and 0.25 (f143 on the same models: pooled 0.99642 and 0.99781).
+TEST_F(SiglipCommand, RunsTinyTowersOnTheSimulatorAtF8WithinTheReference) {
+  const std::string tiny = scratch_.write("tiny.json", R"({
+    "model_type": "siglip_vision_model", "hidden_size": 64, "intermediate_size": 128,
+    "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 32, "patch_size": 8})");
+  // Calibration pixels in (−1, 1), not the evaluated smooth ones.
+  siglip::NormalStream stream(3);
+  std::vector<float> calibration(std::size_t{4} * 3 * 32 * 32);
+  for (float& p : calibration) p = static_cast<float>(std::tanh(stream.normal()));
+  const std::string calibration_file = scratch_.path("calibration.npy");
+  write_pixels(calibration_file, {4, 3, 32, 32}, calibration);
+  for (const auto& [config, seed] : {std::pair{tiny, "0"}, std::pair{config_, "5"}}) {
+    SCOPED_TRACE(config);
+    const std::string model = scratch_.path("m" + std::string(seed)), q = model + "-q";
+    ASSERT_EQ(run_tessera({"siglip", "random-weights", "--config", config, "-o", model, "--seed", seed})
+                  .exit_status,
+              0);
+    const auto quantized = run_tessera({"siglip", "quantize", "--model", model, "--calibration",
+                                        calibration_file, "--algorithm", "nearest", "-o", q});
+    ASSERT_EQ(quantized.exit_status, 0) << quantized.err;
+
+    const auto package = scratch_.path("f8.ipuexe");
+    const auto compiled = run_tessera({"siglip", "compile", "--model", q, "--precision", "f8", "--tiles",
+                                       "64", "--batch", "3", "-o", package, "--report"});
+    ASSERT_EQ(compiled.exit_status, 0) << compiled.err;
+    // Six projections per layer body (q, k, v, out, fc1, fc2) on the native
+    // GEMM; the patch embedding and the head keep the expanded one.
+    std::size_t native = 0;
+    for (std::size_t at = compiled.out.find("F143 GEMM"); at != std::string::npos;
+         at = compiled.out.find("F143 GEMM", at + 1)) {
+      ++native;
+    }
+    EXPECT_EQ(native, 6u) << compiled.out;
+
+    const auto pooled = scratch_.path("pooled.npy"), hidden = scratch_.path("hidden.npy");
+    const auto ran = run_tessera({"siglip", "run", "--model", q, "--precision", "f8", "--package", package,
+                                  "--pixels", pixels_, "-o", pooled, "--hidden", hidden});
+    ASSERT_EQ(ran.exit_status, 0) << ran.err;
+    const auto expected = siglip::run_reference(siglip::load_model(q).weights, smooth_pixels(3), 3);
+    const siglip::Agreement p =
+        siglip::compare_outputs(floats_of(runtime::read_npy_file(pooled)), expected.pooler_output);
+    const siglip::Agreement h =
+        siglip::compare_outputs(floats_of(runtime::read_npy_file(hidden)), expected.last_hidden_state);
+    EXPECT_TRUE(p.finite && h.finite);
+    EXPECT_GE(p.cosine, 0.99) << ran.out;
+    EXPECT_GE(h.cosine, 0.99) << ran.out;
+  }
 }
 
 TEST_F(SiglipCommand, BadCommandLinesAreUsageErrors) {

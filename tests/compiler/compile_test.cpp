@@ -243,6 +243,33 @@ TEST(Compile, WhatDoesNotFitIsAPlacementErrorWithTheTilesMemory) {
   }
 }
 
+// Exchange rows are sized at a probe address before code is placed, and
+// checked there against their tile's data elements like placed rows. Weights
+// that outgrow region 1 take region 0 from 0x80000 down, here (33 transposed
+// weights of 8 KB per tile, whose move tables fill region 1) as far as
+// 0x60000, where the probe used to sit: the compile then failed with a
+// TEXCPT_CONFLICT between a probe row and the weights (so400m at f8 did).
+// What is wrong here is that the rows, 12 KB each (a message per element),
+// do not fit beside that data: the placement error says so.
+TEST(Compile, RowsThatDoNotFitBesideRegionZeroWeightsAreAPlacementErrorNotAProbeConflict) {
+  constexpr std::uint32_t m = 2000;
+  Graph g;
+  ValueId y{};
+  for (std::size_t i = 0; i < 33; ++i) {
+    const ValueId t = g.transpose(g.parameter(fmt::format("w{}", i), DType::kF32, {2, m}), {1, 0});
+    y = i == 0 ? t : g.add(y, t);
+  }
+  g.host_output("y", y);
+  try {
+    (void)compile(g, {.tiles = 2});
+    ADD_FAILURE() << "compiled";
+  } catch (const std::exception& error) {
+    const std::string what = error.what();
+    EXPECT_NE(what.find("p0: cannot place 'exchange row (phase"), std::string::npos) << what.substr(0, 600);
+    EXPECT_EQ(what.find("TEXCPT_CONFLICT"), std::string::npos) << what.substr(0, 600);
+  }
+}
+
 // A tile whose data outgrows region 1 offers its bound weights region 0
 // above the code: x, w1, w2, w3 and the first sum, 96 KB each (480 KB),
 // live at once on one tile do not fit region 1's 416 KB, and with one

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/siglip/activation_scales.hpp"
 #include "models/siglip/graph.hpp"
 #include "models/siglip/quantizer/equalize.hpp"
 #include "models/siglip/quantizer/f143_grid.hpp"
@@ -618,6 +619,106 @@ TEST_F(QuantizedModel, AWeightOffItsGridIsAnErrorNamingIt) {
               std::string::npos)
         << error.what();
   }
+}
+
+// The activation scales the quantizer writes are the ones the f8 graph
+// converts each projection's input at: for each projection the largest of
+// its layers' recorded scales (one repeat body for all layers), read from
+// quantization.json alone (compile) and with the weights (run) alike.
+TEST_F(QuantizedModel, TheF8GraphConvertsEachProjectionsInputAtItsRecordedScale) {
+  const SiglipVisionConfig& c = weights_.config;
+  const std::pair<const char*, Projection> projections[] = {
+      {"self_attn.q_proj", Projection::kQ}, {"self_attn.k_proj", Projection::kK},
+      {"self_attn.v_proj", Projection::kV}, {"self_attn.out_proj", Projection::kOut},
+      {"mlp.fc1", Projection::kFc1},        {"mlp.fc2", Projection::kFc2}};
+  ActivationScales expected;
+  for (const auto& [module, projection] : projections) {
+    int largest = -100;
+    for (std::size_t layer = 0; layer < c.num_hidden_layers; ++layer) {
+      const auto& scale =
+          record_.tensors
+              .at("vision_model.encoder.layers." + std::to_string(layer) + "." + module + ".weight")
+              .activation_scale;
+      ASSERT_TRUE(scale.has_value()) << module;
+      largest = std::max(largest, *scale);
+    }
+    expected.scales[static_cast<std::size_t>(projection)] = largest;
+  }
+  const ActivationScales read = read_f8_activation_scales(dir_, c);
+  EXPECT_EQ(read, expected);
+  EXPECT_EQ(f8_activation_scales(
+                c, recorded_activation_scales(*read_quantization(dir_, load_model(dir_).weights))),
+            expected);
+
+  // In the graph: the matmul of each projection's weight (the repeat body's
+  // sequence argument, after the carried hidden state) takes an f8 input at
+  // that projection's scale, converted from f16.
+  const compiler::Graph graph = build_vision_graph(c, 1, GraphPrecision::kF8, &read);
+  const auto repeats = graph.top_level(compiler::OpKind::kRepeat);
+  ASSERT_EQ(repeats.size(), 1u);
+  const auto& body = graph.block(
+      std::get<compiler::RepeatAttributes>(graph.operation(repeats[0]).attributes).body);
+  const std::pair<std::size_t, Projection> weights[] = {
+      {2, Projection::kQ},   {4, Projection::kK},    {6, Projection::kV},
+      {8, Projection::kOut}, {12, Projection::kFc1}, {14, Projection::kFc2}};
+  for (const auto& [sequence, projection] : weights) {
+    std::size_t found = 0;
+    for (const compiler::OpId id : body.operations) {
+      const compiler::Operation& op = graph.operation(id);
+      if (op.kind != compiler::OpKind::kMatmul || op.inputs[1] != body.arguments[1 + sequence])
+        continue;
+      ++found;
+      const compiler::TensorType& a = graph.type(op.inputs[0]);
+      EXPECT_EQ(a.element, (compiler::ElementType{schema::DType::kF8F143, expected[projection]}))
+          << projection_module(projection);
+      const compiler::Operation& producer = graph.operation(*graph.value(op.inputs[0]).op);
+      EXPECT_EQ(producer.kind, compiler::OpKind::kConvert);
+      EXPECT_EQ(graph.type(producer.inputs[0]).dtype(), schema::DType::kF16);
+    }
+    EXPECT_EQ(found, 1u) << projection_module(projection);
+  }
+}
+
+// A model without activation scales at f8 is one error naming the weight
+// (or the directory) and saying how to get them.
+TEST_F(QuantizedModel, F8WithoutActivationScalesSaysToCalibrate) {
+  const auto error_of = [&] {
+    try {
+      (void)read_f8_activation_scales(dir_, weights_.config);
+    } catch (const InputError& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  nlohmann::json record = nlohmann::json::parse(original_);
+  const std::string fc2 = "vision_model.encoder.layers.1.mlp.fc2.weight";
+  record["tensors"][fc2]["activation_scale"] = nullptr;
+  std::ofstream(dir_ / "quantization.json") << record.dump();
+  const std::string null_scale = error_of();
+  EXPECT_NE(null_scale.find("quantization.json: tensors." + fc2 +
+                            ": has no activation scale: "
+                            "--precision f8 quantises each projection's input"),
+            std::string::npos)
+      << null_scale;
+  EXPECT_NE(null_scale.find("tessera siglip quantize --model DIR --calibration PIXELS.npy"),
+            std::string::npos)
+      << null_scale;
+  // The quantizer without calibration writes null for every weight: the
+  // first in module order is named.
+  SiglipVisionWeights plain = random_weights(weights_.config, 30);
+  QuantizeOptions options;
+  options.algorithm = Algorithm::kNearest;
+  save_quantized_model(dir_, testing::config_json(weights_.config), plain,
+                       quantize(plain, std::nullopt, options));
+  EXPECT_NE(error_of().find("tensors.vision_model.encoder.layers.0.self_attn.q_proj.weight: has no "
+                            "activation scale"),
+            std::string::npos)
+      << error_of();
+  std::filesystem::remove(dir_ / "quantization.json");
+  EXPECT_NE(error_of().find(dir_.string() + " has no quantization.json, so no activation scales: "
+                                            "--precision f8"),
+            std::string::npos)
+      << error_of();
 }
 
 }  // namespace

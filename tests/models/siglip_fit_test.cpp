@@ -59,32 +59,40 @@ SiglipVisionConfig too_large() {
   return c;
 }
 
-// The tower's GEMM weights as [K, N] with their multiplicity, from the
-// module list: the patch embedding, each layer's q, k, v, out, fc1, fc2, the
-// head's q, k, v (thirds of in_proj), out, fc1, fc2.
-std::vector<std::pair<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t>> gemm_weights(
-    const SiglipVisionConfig& c) {
+// The tower's GEMM weights as [K, N] with their multiplicity and whether
+// they are an encoder layer's projections, from the module list: the patch
+// embedding, each layer's q, k, v, out, fc1, fc2, the head's q, k, v (thirds
+// of in_proj), out, fc1, fc2.
+struct GemmWeights {
+  std::uint64_t k, n, count;
+  bool encoder;
+};
+std::vector<GemmWeights> gemm_weights(const SiglipVisionConfig& c) {
   const std::uint64_t h = c.hidden_size, i = c.intermediate_size, l = c.num_hidden_layers;
-  std::vector<std::pair<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t>> w = {
-      {{std::uint64_t{c.num_channels} * c.patch_size * c.patch_size, h}, 1},
-      {{h, h}, 4 * l},
-      {{h, i}, l},
-      {{i, h}, l}};
+  std::vector<GemmWeights> w = {
+      {std::uint64_t{c.num_channels} * c.patch_size * c.patch_size, h, 1, false},
+      {h, h, 4 * l, true},
+      {h, i, l, true},
+      {i, h, l, true}};
   if (c.vision_use_head) {
-    w.push_back({{h, h}, 4});
-    w.push_back({{h, i}, 1});
-    w.push_back({{i, h}, 1});
+    w.push_back({h, h, 4, false});
+    w.push_back({h, i, 1, false});
+    w.push_back({i, h, 1, false});
   }
   return w;
 }
 
-std::uint64_t expected_f143_bytes(const SiglipVisionConfig& c) {
+// f143, or with `encoder_panels` 32 f8, whose encoder projections feed the
+// native FP8 GEMM.
+std::uint64_t expected_f143_bytes(const SiglipVisionConfig& c, std::uint64_t encoder_panels = 16) {
   std::uint64_t gemm_elements = 0, codes = 0, scales = 0;
-  for (const auto& [kn, count] : gemm_weights(c)) {
-    gemm_elements += kn.first * kn.second * count;
-    // The codes come in 16 × 16 weight panels: K and N padded to 16.
-    codes += ((kn.first + 15) / 16 * 16) * ((kn.second + 15) / 16 * 16) * count;
-    scales += ((kn.first + 63) / 64) * ((kn.second + 63) / 64) * count;
+  for (const auto& w : gemm_weights(c)) {
+    gemm_elements += w.k * w.n * w.count;
+    // The codes come in m × 16 weight panels: K padded to m (16, or 32 for
+    // the native GEMM's), N to 16.
+    const std::uint64_t m = w.encoder ? encoder_panels : 16;
+    codes += ((w.k + m - 1) / m * m) * ((w.n + 15) / 16 * 16) * w.count;
+    scales += ((w.k + 63) / 64) * ((w.n + 63) / 64) * w.count;
   }
   // Every other parameter (biases, LayerNorms, the position embedding, the
   // probe) stays f16.
@@ -98,12 +106,15 @@ TEST(SiglipFit, WeightBytesAreEveryParameterAtItsPrecision) {
     EXPECT_EQ(vision_weight_bytes(c, GraphPrecision::kF32), 4 * parameter_count(c));
     EXPECT_EQ(vision_weight_bytes(c, GraphPrecision::kF16), 2 * parameter_count(c));
     EXPECT_EQ(vision_weight_bytes(c, GraphPrecision::kF143), expected_f143_bytes(c));
+    EXPECT_EQ(vision_weight_bytes(c, GraphPrecision::kF8), expected_f143_bytes(c, 32));
   }
   // The figures the docs quote.
   EXPECT_EQ(parameter_count(so400m()), 428'225'600u);
   EXPECT_EQ(vision_weight_bytes(so400m(), GraphPrecision::kF16), 856'451'200u);
   // (K of the patch embedding, 588, padded to 592 in the code panels.)
   EXPECT_EQ(vision_weight_bytes(so400m(), GraphPrecision::kF143), 429'903'184u);
+  // (and at f8 fc2's K, 4304, padded to 4320 in the native GEMM's panels.)
+  EXPECT_EQ(vision_weight_bytes(so400m(), GraphPrecision::kF8), 429'903'184u + 27u * 16 * 1152);
   EXPECT_EQ(vision_weight_bytes(base(), GraphPrecision::kF16), 185'768'448u);
 }
 
@@ -114,7 +125,7 @@ TEST(SiglipFit, WeightBytesAreWhatPackingProduces) {
   for (const SiglipVisionConfig& c : {testing::tiny_config(), no_head}) {
     const SiglipVisionWeights weights = random_weights(c, 3);
     for (const GraphPrecision p :
-         {GraphPrecision::kF32, GraphPrecision::kF16, GraphPrecision::kF143}) {
+         {GraphPrecision::kF32, GraphPrecision::kF16, GraphPrecision::kF143, GraphPrecision::kF8}) {
       std::uint64_t packed = 0;
       for (const auto& [name, bytes] : pack_vision_weights(weights, p)) packed += bytes.size();
       EXPECT_EQ(vision_weight_bytes(c, p), packed) << precision_name(p);
@@ -138,8 +149,9 @@ TEST(SiglipFit, FreeSramIsRegionOneLessTheActivationReserveOnEveryTile) {
   EXPECT_THROW((void)weight_memory(kAllTiles + 1), UsageError);
 }
 
-TEST(SiglipFit, So400mFitsAtF143ButNotAtF16) {
+TEST(SiglipFit, So400mFitsAtF143AndF8ButNotAtF16) {
   EXPECT_NO_THROW(require_weights_fit(so400m(), GraphPrecision::kF143, kAllTiles));
+  EXPECT_NO_THROW(require_weights_fit(so400m(), GraphPrecision::kF8, kAllTiles));
   EXPECT_EQ(precision_that_fits(so400m(), kAllTiles), GraphPrecision::kF143);
   for (const GraphPrecision p : {GraphPrecision::kF16, GraphPrecision::kF32}) {
     try {

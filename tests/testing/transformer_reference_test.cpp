@@ -488,6 +488,50 @@ TEST(MatmulBound, HoldsForHihoGemmsAndKSplitsOnRandomShapes) {
   }
 }
 
+// The native FP8 GEMM (kernels/gemm.hpp, GemmFamily::kF143): per 32-deep pass
+// the products of F143 operands (exact in f32: 4-bit significands) and the
+// incoming f16 partial summed in f32, rounded to f16 at the end of the pass.
+// On F143 values whose f16 expansions are exact (here scale −6: every code a
+// multiple of 2^−16 below 4, so exact_dot is exact), it meets the f16 bound
+// with fewer roundings than a 16-deep plan (docs/GRAPH_FORMAT.md).
+TEST(MatmulBound, HoldsForTheNativeFp8GemmsPassesOf32) {
+  std::mt19937 random(8);
+  std::uniform_int_distribution<int> code(0, 255);
+  const auto random_f143 = [&](std::size_t count) {
+    std::vector<std::uint16_t> values(count);
+    for (auto& v : values) {
+      std::uint8_t c = static_cast<std::uint8_t>(code(random));
+      if (c == kernels::f143::kNan) c = 0;
+      v = f16_of(kernels::f143::decode(c, -6));
+    }
+    return values;
+  };
+  for (const auto& [m, k, n] : kShapes) {
+    const auto a = random_f143(std::size_t{m} * k);
+    const auto b = random_f143(std::size_t{k} * n);
+    for (std::uint32_t i = 0; i < m; ++i) {
+      for (std::uint32_t j = 0; j < n; ++j) {
+        std::uint16_t partial = 0;
+        double magnitude = 0;
+        for (std::uint32_t pass = 0; pass < k; pass += 32) {
+          float sum = kernels::f16_to_f32(partial);
+          for (std::uint32_t t = pass; t < std::min(pass + 32, k); ++t) {
+            const float product =
+                kernels::f16_to_f32(a[i * k + t]) * kernels::f16_to_f32(b[t * n + j]);
+            sum += product;
+            magnitude += std::fabs(static_cast<double>(product));
+          }
+          partial = f16_of(sum);
+        }
+        const double exact = exact_dot(a, i * k, b, j, n, k);
+        ASSERT_LE(std::fabs(f16_value(partial) - exact),
+                  bounds::matmul_error_bound(DType::kF16, k, magnitude))
+            << m << "x" << k << "x" << n;
+      }
+    }
+  }
+}
+
 TEST(MatmulBound, AdversarialHihoInputsComeCloseAndAPerProductPlanBreaksIt) {
   // K = 129 (9 passes): b_0 = 1024, every other product 1/32, a = 1. Each pass
   // after the first adds exactly half an ulp of 1024 — a tie, kept at the

@@ -107,14 +107,15 @@ int parse_scale(const json& scale, const char* field) {
 
 }  // namespace
 
+std::string quantized_weight_name(std::size_t layer, std::string_view module) {
+  return fmt::format("{}{}.weight", layer_prefix(layer), module);
+}
+
 std::vector<std::string> quantized_weight_names(const SiglipVisionConfig& config) {
   std::vector<std::string> names;
   for (std::size_t i = 0; i < config.num_hidden_layers; ++i) {
-    const std::string p = layer_prefix(i);
-    for (const char* linear : {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
-                               "self_attn.out_proj", "mlp.fc1", "mlp.fc2"}) {
-      names.push_back(p + linear + ".weight");
-    }
+    for (const std::string_view module : kQuantizedModules)
+      names.push_back(quantized_weight_name(i, module));
   }
   return names;
 }
@@ -222,9 +223,12 @@ void save_quantized_model(const std::filesystem::path& directory, std::string_vi
                         {reinterpret_cast<const std::uint8_t*>(text.data()), text.size()});
 }
 
-std::optional<std::map<std::string, F143Weight>> read_quantization(
-    const std::filesystem::path& directory, const SiglipVisionWeights& weights) {
-  const auto path = directory / kQuantizationFile;
+namespace {
+
+// DIRECTORY/quantization.json parsed, with its format, version, codec and
+// block checked and its tensors an object; nullopt when there is none. The
+// caller reads it inside with_context(the path) too.
+std::optional<json> read_record(const std::filesystem::path& path) {
   if (!path_exists(path)) return std::nullopt;
   const std::string text = read_text_file(path, kMaxQuantizationBytes);
   return with_context(path.string(), [&] {
@@ -251,9 +255,51 @@ std::optional<std::map<std::string, F143Weight>> read_quantization(
       throw InputError("block", fmt::format("is {}: the F143 grid is 64 x 64 ({{\"k\": 64, \"n\": 64}})",
                                             block.dump()));
     }
-    const json& tensors = member(root, "tensors");
-    if (!tensors.is_object()) throw InputError("tensors", "must be an object");
+    if (!member(root, "tensors").is_object()) throw InputError("tensors", "must be an object");
+    return root;
+  });
+}
 
+// A tensor entry's name must be a weight the quantizer rewrites.
+void require_quantized(const std::set<std::string>& allowed, const std::string& name) {
+  if (!allowed.contains(name)) {
+    throw InputError(
+        "is not a weight the quantizer rewrites (the q, k, v, out, fc1 and fc2 "
+        "weights of the encoder layers)");
+  }
+}
+
+// An entry's activation_scale: nullopt when absent or null.
+std::optional<int> activation_scale_of(const json& entry) {
+  if (!entry.is_object() || !entry.contains("activation_scale") ||
+      entry["activation_scale"].is_null()) {
+    return std::nullopt;
+  }
+  return parse_scale(entry["activation_scale"], "activation_scale");
+}
+
+// The quantizer records every weight it rewrites; one without a record
+// would be packed at scales of the compiler's choosing, not the grid the
+// checkpoint's values were put on.
+void require_every_weight(const std::vector<std::string>& names, const json& tensors) {
+  for (const std::string& name : names) {
+    if (!tensors.contains(name)) {
+      throw InputError("tensors." + name,
+                       "is missing: the checkpoint has this weight, and the quantizer records "
+                       "the block scales of every weight it rewrites");
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<std::map<std::string, F143Weight>> read_quantization(
+    const std::filesystem::path& directory, const SiglipVisionWeights& weights) {
+  const auto path = directory / kQuantizationFile;
+  const std::optional<json> record = read_record(path);
+  if (!record) return std::nullopt;
+  return with_context(path.string(), [&] {
+    const json& tensors = (*record)["tensors"];
     std::map<std::string, const FloatTensor*> quantizable;
     for_each_tensor(weights, [&](const std::string& name, const FloatTensor& tensor) {
       quantizable.emplace(name, &tensor);
@@ -264,10 +310,7 @@ std::optional<std::map<std::string, F143Weight>> read_quantization(
     std::map<std::string, F143Weight> result;
     for (const auto& [name, entry] : tensors.items()) {
       with_context("tensors." + name, [&] {
-        if (!allowed.contains(name)) {
-          throw InputError("is not a weight the quantizer rewrites (the q, k, v, out, fc1 and fc2 "
-                           "weights of the encoder layers)");
-        }
+        require_quantized(allowed, name);
         const FloatTensor& tensor = *quantizable.at(name);
         const json& shape = member(entry, "shape");
         if (!shape.is_array() || shape != json(tensor.shape)) {
@@ -277,11 +320,9 @@ std::optional<std::map<std::string, F143Weight>> read_quantization(
         const auto out = static_cast<std::uint32_t>(tensor.shape[0]);
         const auto in = static_cast<std::uint32_t>(tensor.shape[1]);
         const json& scales_json = member(entry, "block_scales");
-        if (!scales_json.is_array()) throw InputError("block_scales", "must be an array of integers");
-        std::optional<int> activation_scale;
-        if (entry.contains("activation_scale") && !entry["activation_scale"].is_null()) {
-          activation_scale = parse_scale(entry["activation_scale"], "activation_scale");
-        }
+        if (!scales_json.is_array())
+          throw InputError("block_scales", "must be an array of integers");
+        const std::optional<int> activation_scale = activation_scale_of(entry);
         std::vector<std::int8_t> scales;
         for (const json& scale : scales_json) {
           scales.push_back(static_cast<std::int8_t>(parse_scale(scale, "block_scales")));
@@ -315,16 +356,28 @@ std::optional<std::map<std::string, F143Weight>> read_quantization(
         result.emplace(name, std::move(weight));
       });
     }
-    // The quantizer records every weight it rewrites; one without a record
-    // would be packed at scales of the compiler's choosing, not the grid the
-    // checkpoint's values were put on.
-    for (const std::string& name : names) {
-      if (!result.contains(name)) {
-        throw InputError("tensors." + name,
-                         "is missing: the checkpoint has this weight, and the quantizer records "
-                         "the block scales of every weight it rewrites");
-      }
+    require_every_weight(names, tensors);
+    return result;
+  });
+}
+
+std::optional<std::map<std::string, std::optional<int>>> read_activation_scales(
+    const std::filesystem::path& directory, const SiglipVisionConfig& config) {
+  const auto path = directory / kQuantizationFile;
+  const std::optional<json> record = read_record(path);
+  if (!record) return std::nullopt;
+  return with_context(path.string(), [&] {
+    const json& tensors = (*record)["tensors"];
+    const auto names = quantized_weight_names(config);
+    const std::set<std::string> allowed(names.begin(), names.end());
+    std::map<std::string, std::optional<int>> result;
+    for (const auto& [name, entry] : tensors.items()) {
+      with_context("tensors." + name, [&] {
+        require_quantized(allowed, name);
+        result.emplace(name, activation_scale_of(entry));
+      });
     }
+    require_every_weight(names, tensors);
     return result;
   });
 }

@@ -35,6 +35,7 @@
 // block_scales are kernels::f143::BlockScales::scales() of the [in, out]
 // GEMM weight: by K block (64 input columns), then N block (64 output rows).
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -103,6 +104,16 @@ struct QuantizationRecord {
   std::map<std::string, QuantizedTensor> tensors;
 };
 
+// The linears of an encoder layer the quantizer rewrites, in module order:
+// the four attention projections and the MLP's two.
+inline constexpr std::array<std::string_view, 6> kQuantizedModules = {
+    "self_attn.q_proj",   "self_attn.k_proj", "self_attn.v_proj",
+    "self_attn.out_proj", "mlp.fc1",          "mlp.fc2"};
+
+// "vision_model.encoder.layers.<layer>.<module>.weight": the checkpoint name
+// of one of them.
+std::string quantized_weight_name(std::size_t layer, std::string_view module);
+
 // The names of the weights the quantizer rewrites, in module order.
 std::vector<std::string> quantized_weight_names(const SiglipVisionConfig& config);
 
@@ -135,5 +146,15 @@ struct F143Weight {
 // the tensor otherwise; nullopt when the directory has no quantization.json.
 std::optional<std::map<std::string, F143Weight>> read_quantization(
     const std::filesystem::path& directory, const SiglipVisionWeights& weights);
+
+// The activation scale quantization.json records for each weight the
+// quantizer rewrites (quantized_weight_names(config)), by name: nullopt for
+// one recorded without calibration (`null`). The same checks of the file's
+// format, version, codec, block and tensor names as read_quantization's,
+// from the config alone — what `siglip compile --precision f8` needs before
+// any weight is read; read_quantization checks the weights themselves when
+// they are packed. nullopt when the directory has no quantization.json.
+std::optional<std::map<std::string, std::optional<int>>> read_activation_scales(
+    const std::filesystem::path& directory, const SiglipVisionConfig& config);
 
 }  // namespace tessera::models::siglip::quantizer
