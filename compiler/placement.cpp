@@ -14,6 +14,11 @@ namespace {
 
 using target::AddressRange;
 
+// How much a memory report lists: the largest live allocations and free
+// gaps, enough to see what fills a tile without pages of exchange rows.
+constexpr std::size_t kReportedAllocations = 16;
+constexpr std::size_t kReportedGaps = 8;
+
 constexpr std::uint32_t element_size(MemoryPlacement region) noexcept {
   return region == MemoryPlacement::kInterleaved ? target::kInterleavedElementSize
                                                  : target::kStandardElementSize;
@@ -105,26 +110,58 @@ std::string memory_report(target::PhysicalTile tile, std::span<const AllocationR
       failed.name, failed.size, failed.tail ? fmt::format(" + {} tail", failed.tail) : "",
       failed.whole_elements ? ", whole elements" : "", failed.alignment,
       region_name(failed.placement), failed.live_from, failed.live_from);
+  // A full tile holds hundreds of allocations (exchange rows, host batches):
+  // the report names the largest, in address order, and counts the rest.
   std::uint64_t total = 0;
-  for (const Placed& placed : live) {
-    const AllocationRequest& request = requests[placed.request];
-    total += placed.end - placed.begin;
-    text += fmt::format("\n    [{:#07x}, {:#07x}) {:>7} B  '{}'{} (live {}..{})", placed.begin,
-                        placed.end, placed.end - placed.begin, request.name,
+  for (const Placed& placed : live) total += placed.end - placed.begin;
+  std::vector<const Placed*> listed;
+  for (const Placed& placed : live) listed.push_back(&placed);
+  const auto larger = [](const Placed* a, const Placed* b) { return a->end - a->begin > b->end - b->begin; };
+  const auto by_address = [](const Placed* a, const Placed* b) { return a->begin < b->begin; };
+  if (listed.size() > kReportedAllocations) {
+    std::stable_sort(listed.begin(), listed.end(), larger);
+    listed.resize(kReportedAllocations);
+    std::sort(listed.begin(), listed.end(), by_address);
+  }
+  std::uint64_t listed_bytes = 0;
+  for (const Placed* placed : listed) {
+    const AllocationRequest& request = requests[placed->request];
+    listed_bytes += placed->end - placed->begin;
+    text += fmt::format("\n    [{:#07x}, {:#07x}) {:>7} B  '{}'{} (live {}..{})", placed->begin,
+                        placed->end, placed->end - placed->begin, request.name,
                         request.tensor.empty() ? "" : fmt::format(" = {}", request.tensor),
                         request.live_from,
                         request.live_until == schema::kLiveToEnd ? std::string("end")
                                                                  : std::to_string(request.live_until));
   }
   if (live.empty()) text += " nothing";
+  if (listed.size() < live.size()) {
+    text += fmt::format("\n    … and {} smaller allocations, {} bytes", live.size() - listed.size(),
+                        total - listed_bytes);
+  }
   text += fmt::format("\n  {} bytes live; free gaps:", total);
+  std::vector<std::pair<AddressRange, MemoryPlacement>> free;
   for (const MemoryPlacement region : regions) {
     for (const AddressRange& range : ranges_for(failed.placement, region, split)) {
-      for (const AddressRange& gap : gaps(range, live)) {
-        text += fmt::format("\n    [{:#07x}, {:#07x}) {:>7} B  ({})", gap.begin, gap.end, gap.size(),
-                            region_name(region));
-      }
+      for (const AddressRange& gap : gaps(range, live)) free.emplace_back(gap, region);
     }
+  }
+  std::uint64_t free_bytes = 0;
+  for (const auto& [gap, region] : free) free_bytes += gap.size();
+  const std::size_t all_gaps = free.size();
+  if (free.size() > kReportedGaps) {
+    std::stable_sort(free.begin(), free.end(),
+                     [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+    free.resize(kReportedGaps);
+    std::sort(free.begin(), free.end(),
+              [](const auto& a, const auto& b) { return a.first.begin < b.first.begin; });
+  }
+  for (const auto& [gap, region] : free) {
+    text += fmt::format("\n    [{:#07x}, {:#07x}) {:>7} B  ({})", gap.begin, gap.end, gap.size(),
+                        region_name(region));
+  }
+  if (free.size() < all_gaps) {
+    text += fmt::format("\n    … {} gaps in all, {} bytes free", all_gaps, free_bytes);
   }
   return text;
 }

@@ -4,6 +4,10 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 #include "compiler/placement.hpp"
 
 namespace tessera::compiler {
@@ -103,6 +107,28 @@ TEST(Placement, WhatDoesNotFitGetsAMemoryReport) {
               std::string::npos) << what;
     EXPECT_NE(what.find("'weights' (live 0..9)"), std::string::npos) << what;
     EXPECT_NE(what.find("free gaps"), std::string::npos) << what;
+  }
+}
+
+// A tile full of small allocations (so400m's exchange rows) gets a report of
+// the largest few and a count of the rest, not hundreds of lines.
+TEST(Placement, AMemoryReportListsTheLargestAllocationsAndCountsTheRest) {
+  std::vector<AllocationRequest> requests;
+  for (int i = 0; i < 100; ++i) {
+    requests.push_back(request(fmt::format("row {}", i), 2048 + 8 * static_cast<std::uint32_t>(i),
+                               MemoryPlacement::kInterleaved, 0, 9));
+  }
+  requests.push_back(request("too big", 300 * 1024, MemoryPlacement::kInterleaved, 3, 9));
+  try {
+    place_tile(kTile, requests);
+    FAIL() << "placed more than region 1 holds";
+  } catch (const PlacementError& error) {
+    const std::string what = error.what();
+    EXPECT_NE(what.find("'row 99'"), std::string::npos) << what;  // the largest
+    EXPECT_NE(what.find("'row 84'"), std::string::npos) << what;  // the 16th largest
+    EXPECT_EQ(what.find("'row 83'"), std::string::npos) << what;
+    EXPECT_NE(what.find("and 84 smaller allocations"), std::string::npos) << what;
+    EXPECT_LT(std::count(what.begin(), what.end(), '\n'), 40) << what;
   }
 }
 
