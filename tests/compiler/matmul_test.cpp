@@ -23,6 +23,7 @@
 #include "kernels/weight_panels.hpp"
 #include "schema/writer.hpp"
 #include "tests/compiler/graph_runner.hpp"
+#include "tests/compiler/reference_check.hpp"
 #include "tests/testing/graph_reference.hpp"
 
 namespace tessera::compiler {
@@ -271,14 +272,7 @@ CompileResult check_block_scaled(const Shape& a_shape, const Shape& codes_shape,
   bindings["a"] = random_bytes(TensorType{{DType::kF16}, a_shape}, 1);
   bindings["codes"] = weights.codes;
   bindings["scales"] = weights.scales;
-  const auto reference = tessera::testing::evaluate_graph_with_bounds(g, bindings);
-  CompileResult compiled = compile(g, {.tiles = tiles});
-  const auto run = testing::run_on_simulator(compiled.application, bindings);
-  const TensorType& type = g.type(g.operation(g.top_level(OpKind::kHostOutput)[0]).inputs[0]);
-  const auto problem = tessera::testing::check_within_bounds(type, run.outputs.at("c"), reference.outputs.at("c"),
-                                                             reference.bounds.at("c"));
-  EXPECT_FALSE(problem.has_value()) << *problem << "\n" << format_report(compiled);
-  return compiled;
+  return testing::check_against_reference(g, bindings, {.tiles = tiles}).compiled;
 }
 
 TEST(Matmul, F16ByBlockScaledF143WeightsMatchesTheReference) {
@@ -490,14 +484,9 @@ TEST(Matmul, BlockScaledSequenceValuesInARepeatMatchTheReference) {
   bindings["x"] = random_bytes(TensorType{{DType::kF16}, {13, 72}}, 1);
   bindings["codes"] = weights.codes;
   bindings["scales"] = weights.scales;
-  const auto reference = tessera::testing::evaluate_graph_with_bounds(g, bindings);
-  const CompileResult compiled = compile(g, {.tiles = 8});
-  const auto run = testing::run_on_simulator(compiled.application, bindings);
-  const auto problem = tessera::testing::check_within_bounds(g.type(looped[0]), run.outputs.at("y"),
-                                                             reference.outputs.at("y"), reference.bounds.at("y"));
-  EXPECT_FALSE(problem.has_value()) << *problem << "\n" << format_report(compiled);
+  const auto checked = testing::check_against_reference(g, bindings, {.tiles = 8});
   // Not one iteration's result again and again: the entries differ.
-  EXPECT_NE(run.outputs.at("y"), bindings.at("x"));
+  EXPECT_NE(checked.run.outputs.at("y"), bindings.at("x"));
 }
 
 }  // namespace

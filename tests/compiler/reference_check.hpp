@@ -60,6 +60,39 @@ inline std::vector<std::uint8_t> random_bytes(const TensorType& type, std::uint3
   return bytes;
 }
 
+// What a checked run leaves for a test's further checks.
+struct CheckedRun {
+  CompileResult compiled;
+  GraphRun run;
+  std::uint64_t constrained = 0;  // output elements exact or within a bound
+  std::uint64_t within = 0;       // of those, within a bound
+};
+
+// Compiles `graph` with `options`, runs it on `bindings` and compares every
+// output with the reference within its bounds; a failure names the output
+// and prints the compile report. The one place compiled tests meet the
+// reference.
+inline CheckedRun check_against_reference(const Graph& graph, const TensorBytes& bindings,
+                                          const CompileOptions& options) {
+  const auto reference = tessera::testing::evaluate_graph_with_bounds(graph, bindings);
+  CheckedRun checked{compile(graph, options), {}, 0, 0};
+  checked.run = run_on_simulator(checked.compiled.application, bindings);
+  for (const OpId op : graph.top_level(OpKind::kHostOutput)) {
+    const auto& name = std::get<BindingAttributes>(graph.operation(op).attributes).name;
+    const TensorType& type = graph.type(graph.operation(op).inputs[0]);
+    const auto problem = tessera::testing::check_within_bounds(
+        type, checked.run.outputs.at(name), reference.outputs.at(name), reference.bounds.at(name));
+    EXPECT_FALSE(problem.has_value()) << name << " on " << options.tiles << " tiles: " << *problem
+                                      << "\n" << format_report(checked.compiled);
+    for (const auto& bound : reference.bounds.at(name)) {
+      using Kind = tessera::testing::ElementBound::Kind;
+      checked.constrained += bound.kind == Kind::kExact || bound.kind == Kind::kWithin ? 1 : 0;
+      checked.within += bound.kind == Kind::kWithin ? 1 : 0;
+    }
+  }
+  return checked;
+}
+
 // Compiles `graph` for `tiles`, runs it on random bindings and compares every
 // output with the reference within its bounds. Returns how many output
 // elements the semantics constrains (exact or within a bound), so a test can
@@ -74,22 +107,7 @@ inline std::uint64_t expect_reference(const Graph& graph, std::uint32_t tiles, s
       bindings[name] = random_bytes(graph.type(graph.operation(op).results[0]), n++, one_in);
     }
   }
-  const auto reference = tessera::testing::evaluate_graph_with_bounds(graph, bindings);
-  const CompileResult compiled = compile(graph, {.tiles = tiles});
-  const auto run = run_on_simulator(compiled.application, bindings);
-  std::uint64_t constrained = 0;
-  for (const OpId op : graph.top_level(OpKind::kHostOutput)) {
-    const auto& name = std::get<BindingAttributes>(graph.operation(op).attributes).name;
-    const TensorType& type = graph.type(graph.operation(op).inputs[0]);
-    const auto problem = tessera::testing::check_within_bounds(
-        type, run.outputs.at(name), reference.outputs.at(name), reference.bounds.at(name));
-    EXPECT_FALSE(problem.has_value()) << name << " on " << tiles << " tiles: " << *problem;
-    for (const auto& bound : reference.bounds.at(name)) {
-      using Kind = tessera::testing::ElementBound::Kind;
-      constrained += bound.kind == Kind::kExact || bound.kind == Kind::kWithin ? 1 : 0;
-    }
-  }
-  return constrained;
+  return check_against_reference(graph, bindings, {.tiles = tiles}).constrained;
 }
 
 }  // namespace tessera::compiler::testing
