@@ -55,14 +55,10 @@ struct ParameterSpec {
   std::string name;
   Shape shape;
   Values values;
-  // A GEMM's right operand [K, N]: at f143 and f8 it is F143 codes with one
-  // scale per 64 × 64 block (kernels::f143::BlockScales), two parameters
-  // "<name>.codes" u8 and "<name>.scales" i32 that the graph joins with
-  // block_scale.
-  bool gemm_weight = false;
   // For the encoder's linear weights, the checkpoint tensor entry `layer`
   // comes from: the quantizer rewrites exactly these, and its recorded
-  // block scales are found by that tensor's name (for_each_tensor's).
+  // block scales are found by that tensor's name (for_each_tensor's). At
+  // f143 and f8 these, and only these, are F143 (f143_encoded).
   std::function<const FloatTensor&(const SiglipVisionWeights&, std::size_t layer)> source = nullptr;
 };
 
@@ -88,7 +84,7 @@ std::vector<ParameterSpec> layer_specs(const SiglipVisionConfig& c) {
   using Get = std::function<const Linear&(const L&)>;
   const auto linear = [&](const std::string& name, Shape shape, Get get) {
     return std::vector<ParameterSpec>{
-        {name + ".weight", shape, layer_values([get](const L& l) { return transposed(get(l).weight); }), true,
+        {name + ".weight", shape, layer_values([get](const L& l) { return transposed(get(l).weight); }),
          [get](const SiglipVisionWeights& w, std::size_t layer) -> const FloatTensor& {
            return get(w.layers.at(layer)).weight;
          }},
@@ -127,8 +123,7 @@ std::vector<ParameterSpec> outer_specs(const SiglipVisionConfig& c) {
        [inner, h](const W& w) {
          FloatTensor flat{{h, inner}, w.embeddings.patch_embedding.weight.values};
          return transposed(flat);
-       },
-       true},
+       }},
       {"embeddings.patch_embedding.bias", {h}, [](const W& w) { return w.embeddings.patch_embedding.bias.values; }},
       {"embeddings.position_embedding", {c.num_patches(), h}, [](const W& w) { return w.embeddings.position_embedding.weight.values; }},
       {"post_layernorm.weight", {h}, [](const W& w) { return w.post_layernorm.weight.values; }},
@@ -143,16 +138,16 @@ std::vector<ParameterSpec> outer_specs(const SiglipVisionConfig& c) {
   };
   std::vector<ParameterSpec> head = {
       {"head.probe", {1, h}, [](const W& w) { return w.head->probe.values; }},
-      {"head.q_proj.weight", {h, h}, in_proj(0), true}, {"head.q_proj.bias", {h}, in_bias(0)},
-      {"head.k_proj.weight", {h, h}, in_proj(1), true}, {"head.k_proj.bias", {h}, in_bias(1)},
-      {"head.v_proj.weight", {h, h}, in_proj(2), true}, {"head.v_proj.bias", {h}, in_bias(2)},
-      {"head.out_proj.weight", {h, h}, [](const W& w) { return transposed(w.head->attention.out_proj.weight); }, true},
+      {"head.q_proj.weight", {h, h}, in_proj(0)}, {"head.q_proj.bias", {h}, in_bias(0)},
+      {"head.k_proj.weight", {h, h}, in_proj(1)}, {"head.k_proj.bias", {h}, in_bias(1)},
+      {"head.v_proj.weight", {h, h}, in_proj(2)}, {"head.v_proj.bias", {h}, in_bias(2)},
+      {"head.out_proj.weight", {h, h}, [](const W& w) { return transposed(w.head->attention.out_proj.weight); }},
       {"head.out_proj.bias", {h}, [](const W& w) { return w.head->attention.out_proj.bias.values; }},
       {"head.layernorm.weight", {h}, [](const W& w) { return w.head->layernorm.weight.values; }},
       {"head.layernorm.bias", {h}, [](const W& w) { return w.head->layernorm.bias.values; }},
-      {"head.fc1.weight", {h, i}, [](const W& w) { return transposed(w.head->mlp.fc1.weight); }, true},
+      {"head.fc1.weight", {h, i}, [](const W& w) { return transposed(w.head->mlp.fc1.weight); }},
       {"head.fc1.bias", {i}, [](const W& w) { return w.head->mlp.fc1.bias.values; }},
-      {"head.fc2.weight", {i, h}, [](const W& w) { return transposed(w.head->mlp.fc2.weight); }, true},
+      {"head.fc2.weight", {i, h}, [](const W& w) { return transposed(w.head->mlp.fc2.weight); }},
       {"head.fc2.bias", {h}, [](const W& w) { return w.head->mlp.fc2.bias.values; }},
   };
   specs.insert(specs.end(), head.begin(), head.end());
@@ -163,9 +158,23 @@ DType dtype_of(GraphPrecision precision) {
   return precision == GraphPrecision::kF32 ? DType::kF32 : DType::kF16;
 }
 
-// Whether the GEMM weights are block-scaled F143 (f143 and f8).
+// Whether the precision has block-scaled F143 weights (f143 and f8).
 bool f143_weights(GraphPrecision precision) {
   return precision == GraphPrecision::kF143 || precision == GraphPrecision::kF8;
+}
+
+// Whether `spec` is F143 codes with one scale per 64 × 64 block
+// (kernels::f143::BlockScales): two parameters "<name>.codes" u8 and
+// "<name>.scales" i32 that the graph joins with block_scale. At f143 and f8
+// that is the encoder layers' linear weights — the quantizer's set (spec.
+// source), 96 % of so400m's parameters. The patch embedding and the pooling
+// head stay f16: F143 nearest on them cost so400m's pooled cosine as much as
+// on all 27 layers together (encoder alone 0.99580, with the patch
+// embedding 0.99506, with the head 0.99487, all three 0.99416 — the FP32
+// reference with F143-rounded weights, models/README.md), for 3.7 % of the
+// parameters.
+bool f143_encoded(const ParameterSpec& spec, GraphPrecision precision) {
+  return spec.source != nullptr && f143_weights(precision);
 }
 
 std::string codes_name(const std::string& weight) { return weight + ".codes"; }
@@ -176,18 +185,17 @@ std::uint32_t scale_blocks(std::uint32_t extent, std::uint32_t block) {
   return (extent + block - 1) / block;
 }
 
-// The inner extent of the weight panels a GEMM weight's F143 codes come in
-// (block_scale's panels): 32, the native FP8 GEMM's passes, for the encoder
-// projections at f8 (the weights the quantizer rewrites, ParameterSpec::
-// source, whose inputs f8 converts to F143); 16, the expanded GEMM's, for
-// every other F143 weight. The one owner of the codes' layout: the builder
-// declares it, vision_weight_bytes sums it and pack_f143 packs it.
-unsigned code_panels(const ParameterSpec& spec, GraphPrecision precision) {
-  return precision == GraphPrecision::kF8 && spec.source ? 32 : 16;
+// The inner extent of the weight panels an F143 weight's codes come in
+// (block_scale's panels): at f8 32, the native FP8 GEMM's passes (f8
+// converts the encoder projections' inputs to F143); at f143 16, the
+// expanded GEMM's. The one owner of the codes' layout: the builder declares
+// it, vision_weight_bytes sums it and pack_f143 packs it.
+unsigned code_panels(GraphPrecision precision) {
+  return precision == GraphPrecision::kF8 ? 32 : 16;
 }
 
 // The graph parameters one spec becomes, with `leading` axes before its
-// shape: the spec's own, or at f143 and f8 a GEMM weight's codes (u8, packed
+// shape: the spec's own, or for an f143_encoded weight its codes (u8, packed
 // in weight panels of code_panels: kernels/weight_panels.hpp) and its block
 // scales (i32, one per 64 × 64 block). The one owner of the parameters'
 // types: the builder declares these and vision_weight_bytes sums them.
@@ -196,7 +204,7 @@ std::vector<std::pair<std::string, TensorType>> parameter_types(const ParameterS
                                                                  GraphPrecision precision) {
   Shape shape = leading;
   shape.insert(shape.end(), spec.shape.begin(), spec.shape.end());
-  if (!spec.gemm_weight || !f143_weights(precision)) {
+  if (!f143_encoded(spec, precision)) {
     return {{spec.name, TensorType{{dtype_of(precision)}, shape}}};
   }
   Shape scales = leading;
@@ -204,9 +212,9 @@ std::vector<std::pair<std::string, TensorType>> parameter_types(const ParameterS
   scales.push_back(scale_blocks(spec.shape[1], kernels::f143::kBlockColumns));
   Shape panels = leading;
   panels.push_back(scale_blocks(spec.shape[1], kernels::amp::kPanelColumns));
-  panels.push_back(scale_blocks(spec.shape[0], code_panels(spec, precision)));
+  panels.push_back(scale_blocks(spec.shape[0], code_panels(precision)));
   panels.push_back(kernels::amp::kPanelColumns);
-  panels.push_back(code_panels(spec, precision));
+  panels.push_back(code_panels(precision));
   return {{codes_name(spec.name), TensorType{{DType::kU8}, panels}},
           {scales_name(spec.name), TensorType{{DType::kI32}, scales}}};
 }
@@ -257,14 +265,14 @@ class Builder {
   ValueId param(const std::string& name) const { return parameters_.at(name); }
 
   // The spec's parameter with `leading` axes before its shape: a plain one,
-  // or at f143 and f8 a GEMM weight's panel codes and block scales joined by
+  // or an f143_encoded weight's panel codes and block scales joined by
   // block_scale.
   ValueId parameter(const ParameterSpec& spec, const Shape& leading) {
     auto types = parameter_types(spec, leading, precision_);
     if (types.size() == 1) return g_.parameter(std::move(types[0].first), std::move(types[0].second));
     const ValueId codes = g_.parameter(std::move(types[0].first), std::move(types[0].second));
     return g_.block_scale_panels(codes, g_.parameter(std::move(types[1].first), std::move(types[1].second)),
-                                 code_panels(spec, precision_), spec.shape);
+                                 code_panels(precision_), spec.shape);
   }
 
   ValueId to_f32(Graph& graph, ValueId v) const {
@@ -427,7 +435,7 @@ void pack_f143(const ParameterSpec& spec, const std::vector<float>& values, std:
                                            recorded.codes.size(), k, n));
       }
       const auto panels =
-          kernels::amp::to_weight_panels<std::uint8_t>(recorded.codes, k, n, code_panels(spec, packing.precision));
+          kernels::amp::to_weight_panels<std::uint8_t>(recorded.codes, k, n, code_panels(packing.precision));
       codes.insert(codes.end(), panels.begin(), panels.end());
       append_scales(recorded.scales, scales);
     }
@@ -448,7 +456,7 @@ void pack_f143(const ParameterSpec& spec, const std::vector<float>& values, std:
       const std::span<const float> one(values.data() + e * entry, entry);
       const auto block_scales = kernels::f143::BlockScales::choose(one, k, n);
       encoded[e].codes = kernels::amp::to_weight_panels<std::uint8_t>(
-          kernels::f143::encode(one, block_scales), k, n, code_panels(spec, packing.precision));
+          kernels::f143::encode(one, block_scales), k, n, code_panels(packing.precision));
       append_scales(block_scales, encoded[e].scales);
     }
   });
@@ -461,7 +469,7 @@ void pack_f143(const ParameterSpec& spec, const std::vector<float>& values, std:
 void pack(const ParameterSpec& spec, std::uint64_t entries, const SiglipVisionWeights& weights,
           const Packing& packing, std::map<std::string, std::vector<std::uint8_t>>& packed) {
   const std::vector<float> values = spec.values(weights);
-  if (spec.gemm_weight && f143_weights(packing.precision)) {
+  if (f143_encoded(spec, packing.precision)) {
     pack_f143(spec, values, entries, weights, packing, packed);
   } else {
     packed[spec.name] = encode(values, packing.precision);

@@ -82,21 +82,20 @@ std::vector<GemmWeights> gemm_weights(const SiglipVisionConfig& c) {
   return w;
 }
 
-// f143, or with `encoder_panels` 32 f8, whose encoder projections feed the
-// native FP8 GEMM.
-std::uint64_t expected_f143_bytes(const SiglipVisionConfig& c, std::uint64_t encoder_panels = 16) {
-  std::uint64_t gemm_elements = 0, codes = 0, scales = 0;
+// f143 (panels m = 16), or with m = 32 f8, whose encoder projections feed
+// the native FP8 GEMM: the encoder layers' GEMM weights are F143 codes.
+std::uint64_t expected_f143_bytes(const SiglipVisionConfig& c, std::uint64_t m = 16) {
+  std::uint64_t f143_elements = 0, codes = 0, scales = 0;
   for (const auto& w : gemm_weights(c)) {
-    gemm_elements += w.k * w.n * w.count;
-    // The codes come in m × 16 weight panels: K padded to m (16, or 32 for
-    // the native GEMM's), N to 16.
-    const std::uint64_t m = w.encoder ? encoder_panels : 16;
+    if (!w.encoder) continue;
+    f143_elements += w.k * w.n * w.count;
+    // The codes come in m × 16 weight panels: K padded to m, N to 16.
     codes += ((w.k + m - 1) / m * m) * ((w.n + 15) / 16 * 16) * w.count;
     scales += ((w.k + 63) / 64) * ((w.n + 63) / 64) * w.count;
   }
-  // Every other parameter (biases, LayerNorms, the position embedding, the
-  // probe) stays f16.
-  return codes + 4 * scales + 2 * (parameter_count(c) - gemm_elements);
+  // Every other parameter (the patch embedding, the head's weights, biases,
+  // LayerNorms, the position embedding, the probe) stays f16.
+  return codes + 4 * scales + 2 * (parameter_count(c) - f143_elements);
 }
 
 TEST(SiglipFit, WeightBytesAreEveryParameterAtItsPrecision) {
@@ -111,10 +110,9 @@ TEST(SiglipFit, WeightBytesAreEveryParameterAtItsPrecision) {
   // The figures the docs quote.
   EXPECT_EQ(parameter_count(so400m()), 428'225'600u);
   EXPECT_EQ(vision_weight_bytes(so400m(), GraphPrecision::kF16), 856'451'200u);
-  // (K of the patch embedding, 588, padded to 592 in the code panels.)
-  EXPECT_EQ(vision_weight_bytes(so400m(), GraphPrecision::kF143), 429'903'184u);
+  EXPECT_EQ(vision_weight_bytes(so400m(), GraphPrecision::kF143), 445'785'088u);
   // (and at f8 fc2's K, 4304, padded to 4320 in the native GEMM's panels.)
-  EXPECT_EQ(vision_weight_bytes(so400m(), GraphPrecision::kF8), 429'903'184u + 27u * 16 * 1152);
+  EXPECT_EQ(vision_weight_bytes(so400m(), GraphPrecision::kF8), 445'785'088u + 27u * 16 * 1152);
   EXPECT_EQ(vision_weight_bytes(base(), GraphPrecision::kF16), 185'768'448u);
 }
 
@@ -169,7 +167,7 @@ TEST(SiglipFit, So400mFitsAtF143AndF8ButNotAtF16) {
       EXPECT_NE(text.find("1472 tiles have 528954368 bytes of SRAM free for weights"),
                 std::string::npos)
           << text;
-      EXPECT_NE(text.find("--precision f143 would fit (429903184 bytes)"), std::string::npos)
+      EXPECT_NE(text.find("--precision f143 would fit (445785088 bytes)"), std::string::npos)
           << text;
     }
   }

@@ -2,9 +2,9 @@
 // `tessera siglip quantize`: the q, k, v, out, fc1 and fc2 weights of every
 // encoder layer onto the F143 grid (one scale per 64 × 64 block of the
 // GEMM's [K, N] weight, review #19), the rest of the tower unchanged (the
-// biases and LayerNorms stay f16 in the compiled model; the patch embedding
-// and the pooling head too, except that at f143 the graph encodes their GEMM
-// weights F143 at scales chosen from their values). Per layer, in order:
+// compiled model keeps it f16: the biases, LayerNorms, the patch embedding
+// and the pooling head — exactly the weights the f143 and f8 graphs leave
+// f16, graph.cpp's f143_encoded). Per layer, in order:
 //   1. with equalize_layernorm, LayerNorm equalization (equalize.hpp) of
 //      norm1 → q, k, v and norm2 → fc1;
 //   2. each weight's block scales chosen from it, then nearest or GPTQ
