@@ -15,7 +15,6 @@
 #include "compiler/ir/graph_json.hpp"
 #include "schema/sha256.hpp"
 #include "schema/writer.hpp"
-#include "support/version.hpp"
 #include "target/topology.hpp"
 
 namespace po = boost::program_options;
@@ -95,8 +94,6 @@ Command compile_command() {
         progress.phase(fmt::format("compiling {} operations for {} tiles", graph.operation_count(), tiles),
                        1.0 / 3.0);
         compiler::CompileResult result = compiler::compile(graph, options);
-        result.application.compiler_version =
-            fmt::format("tessera compile {} (git {})", version(), git_revision());
         spdlog::info("writing {}", output);
         progress.phase(fmt::format("writing {}", output), 2.0 / 3.0);
         const auto digest = schema::write_package(result.application, output);

@@ -6,6 +6,7 @@
 #include "compiler/lower/lower.hpp"
 #include "schema/profile_samples.hpp"
 #include "schema/validate.hpp"
+#include "support/version.hpp"
 
 namespace tessera::compiler {
 
@@ -22,7 +23,9 @@ CompileResult compile(const Graph& graph, const CompileOptions& options) {
   result.lowered_steps = program.steps.size();
   result.plans = program.plans;
   emit::LinkOptions link;
-  link.compiler_version = "tessera compiler (issue 8: data movement, add, reduce_sum)";
+  // Names this build, so `tessera inspect` says which compiler made a
+  // package whichever command (compile, siglip compile, a test) drove it.
+  link.compiler_version = fmt::format("tessera compiler {} (git {})", version(), git_revision());
   link.validate_exchange = options.validate_exchange;
   link.device = options.device;
   link.profile_samples = options.profile_samples;
