@@ -45,8 +45,9 @@ void add_graph_options(CommandSyntax& syntax) {
   syntax.options.add_options()("model", po::value<std::string>()->required()->value_name("DIR"),
                                "the Hugging Face model directory (config.json + SafeTensors)")(
       "precision", po::value<std::string>()->default_value("f143")->value_name("P"),
-      "f16 (f16 weights and activations), f143 (F143 GEMM weights with 64 x 64 block scales, "
-      "f16 activations), f8 (f143's weights, and the encoder projections' inputs F143 at the "
+      "f16 (f16 weights and activations), f143 (the encoder layers' GEMM weights F143 with "
+      "64 x 64 block scales, the rest f16), f8 (f143's weights, and the encoder projections' "
+      "inputs F143 at the "
       "activation scales in the model's quantization.json: the native FP8 GEMM) or f32")(
       "tiles", po::value<std::string>()->default_value("1472")->value_name("N"),
       "spread the model over logical tiles 0 … N − 1")(
