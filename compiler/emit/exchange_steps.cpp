@@ -3,6 +3,8 @@
 // placement needs) and once where the rows were placed; the report's phases
 // and the debug section's planned phases and loops.
 #include "compiler/emit/linker.hpp"
+#include "support/checked.hpp"
+#include "target/exchange_timing.hpp"
 
 namespace tessera::compiler::emit::linking {
 
@@ -12,6 +14,34 @@ std::string Linker::row_name(std::size_t step) const {
   return round == rounds_.first_round.end() ? fmt::format("exchange row (step {})", step)
                                             : fmt::format("exchange row (phase {})", round->second);
 }
+
+namespace {
+
+// A phase's planned transfers as the debug section records them: each cut
+// into pieces of at most target::kMaxTransferWords, what one message
+// carries (schema's rule for the record). The scheduler cuts a longer
+// transfer into messages the same way; the simulator checks the plan word
+// by word, so where the cuts fall changes nothing it compares.
+std::vector<schema::PlannedTransfer> recorded_transfers(
+    const std::vector<schema::PlannedTransfer>& planned) {
+  std::vector<schema::PlannedTransfer> recorded;
+  recorded.reserve(planned.size());
+  for (const schema::PlannedTransfer& transfer : planned) {
+    for (std::uint32_t first = 0; first < transfer.words; first += target::kMaxTransferWords) {
+      schema::PlannedTransfer piece = transfer;
+      piece.words = std::min(transfer.words - first, target::kMaxTransferWords);
+      const std::uint32_t bytes = checked_mul(first, std::uint32_t{4}, "planned transfer offset");
+      piece.source_address = checked_add(transfer.source_address, bytes, "planned source address");
+      for (schema::TransferDestination& destination : piece.destinations) {
+        destination.address = checked_add(destination.address, bytes, "planned destination address");
+      }
+      recorded.push_back(std::move(piece));
+    }
+  }
+  return recorded;
+}
+
+}  // namespace
 
 bool Linker::same_transfers(const exchange::PhaseSchedule& schedule,
                             const exchange::PhaseTransfers& phase) {
@@ -86,7 +116,7 @@ void Linker::schedule_exchanges(bool final) {
     for (const std::size_t step : rounds_.planned_steps) {
       app_.debug.exchange_phases.push_back(schema::ExchangePhase{
           checked_cast<std::uint32_t>(rounds_.first_round.at(step), "phase id"),
-          schedules_.at(step).planned});
+          recorded_transfers(schedules_.at(step).planned)});
     }
     app_.debug.phase_loops = rounds_.loops;
     app_.debug.planned_rounds = rounds_.planned_rounds;

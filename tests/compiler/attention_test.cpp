@@ -19,6 +19,7 @@
 #include "compiler/plan/attention_plan.hpp"
 #include "kernels/half.hpp"
 #include "schema/writer.hpp"
+#include "target/exchange_timing.hpp"
 #include "tests/compiler/graph_runner.hpp"
 #include "tests/testing/graph_reference.hpp"
 
@@ -221,6 +222,24 @@ TEST(AttentionCompiled, ForcedKeyPartsEqualTheReferenceWithinItsBound) {
     EXPECT_GT(plan.parts.front().rows, plan.parts.back().rows);
     expect_matches_reference(c, 5 + parts, 1.0f, options);
   }
+}
+
+// A packed key block larger than one message (128 keys × D = 80: 5,120
+// words, the limit 4,148) multicast to a second task: the scheduler cuts it
+// into messages and the package's planned phases record it in pieces a
+// message can carry (schema's rule), which the simulator checks word by word.
+TEST(AttentionCompiled, AKeyBlockLargerThanOneMessageIsCutIntoMessages) {
+  const Case c{1, 1, 24, 128, 72, 2};
+  plan::AttentionPlanOptions options;
+  options.query_blocks = 2;
+  options.key_blocks = 1;
+  options.streamed = false;
+  const plan::AttentionPlan plan =
+      plan::plan_attention({c.batch, c.heads, c.queries, c.keys, c.head_dim}, c.tiles, options);
+  SCOPED_TRACE(plan::describe(plan));
+  ASSERT_EQ(plan.tasks.size(), 2u);
+  ASSERT_GT(std::uint64_t{plan.key_columns} * plan.padded_head * 2 / 4, target::kMaxTransferWords);
+  expect_matches_reference(c, 3, 1.0f, options);
 }
 
 }  // namespace
