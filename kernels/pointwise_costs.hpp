@@ -104,6 +104,47 @@ constexpr std::uint64_t rearrange_block_major_cycles(std::uint64_t elements) noe
   if (elements == 0) return kKernelLaunchCycles;
   return kBlockMajorPackStartupCycles + saturating_mul(elements, kBlockMajorPackPerElement);
 }
+// The rearranges Tessera's device kernels run (kernels/device/rearrange.cpp)
+// when the matrix has an even number of columns, so each of its rows is
+// whole 32-bit words [INF, the worker model]. HEAD's rates above are for its
+// kernels, which move one element at a time; here a pair of logical columns
+// is one word on both sides (A16 and transposed-right panels keep a row's
+// pairs whole: σ permutes pairs, never splits one), so the workers split
+// the block's words and each is one load and one store (a padding word, a
+// store: counted as two issues all the same).
+constexpr std::uint64_t rearrange_pairs_cycles(std::uint64_t block_words) noexcept {
+  if (block_words == 0) return kKernelLaunchCycles;
+  return kSixWorkerCallCycles + worker_issue_cycles(saturating_mul(worker_share(block_words, 0), 2));
+}
+// Block-major panels hold a column's consecutive K rows, so each block word
+// pairs two matrix rows: the workers split 2 × 2 squares (rows k, k + 1 ×
+// columns n, n + 1) and transpose each with two loads, two half-word
+// shuffles (sort4x16lo / hi) and two stores — six issues per two block
+// words [INF].
+constexpr std::uint64_t rearrange_block_major_pairs_cycles(std::uint64_t block_words) noexcept {
+  if (block_words == 0) return kKernelLaunchCycles;
+  return kSixWorkerCallCycles +
+         worker_issue_cycles(saturating_mul(worker_share((block_words + 1) / 2, 0), 6));
+}
+// What rearranging a matrix of `columns` columns into a block of
+// `block_elements` (padded) elements costs: the word paths above when the
+// columns pair up, else HEAD's rates. The host models and the planners ask
+// here.
+constexpr std::uint64_t rearrange_left_amp_cycles(std::uint64_t columns,
+                                                  std::uint64_t block_elements) noexcept {
+  return columns % 2 == 0 ? rearrange_pairs_cycles(block_elements / 2)
+                          : rearrange_left_cycles(block_elements);
+}
+constexpr std::uint64_t rearrange_transposed_right_amp_cycles(std::uint64_t columns,
+                                                              std::uint64_t block_elements) noexcept {
+  return columns % 2 == 0 ? rearrange_pairs_cycles(block_elements / 2)
+                          : rearrange_transposed_right_cycles(block_elements);
+}
+constexpr std::uint64_t rearrange_block_major_amp_cycles(std::uint64_t columns,
+                                                         std::uint64_t block_elements) noexcept {
+  return columns % 2 == 0 ? rearrange_block_major_pairs_cycles(block_elements / 2)
+                          : rearrange_block_major_cycles(block_elements);
+}
 // Row-major → C16 has no specialised device kernel: HEAD prices it as an
 // indexed f16 transform.
 constexpr std::uint64_t rearrange_output_cycles(std::uint64_t elements) noexcept {

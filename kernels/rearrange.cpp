@@ -145,11 +145,13 @@ std::uint64_t unpacked_block_bytes(const Registers& r) {
 }
 
 template <Layout L>
-std::uint64_t pack_cycles(std::uint64_t elements) {
-  if constexpr (L == Layout::kLeft) return rearrange_left_cycles(elements);
-  if constexpr (L == Layout::kTransposedRight) return rearrange_transposed_right_cycles(elements);
-  if constexpr (L == Layout::kBlockMajor) return rearrange_block_major_cycles(elements);
-  return rearrange_output_cycles(elements);
+std::uint64_t pack_cycles(const Shape& s) {
+  if constexpr (L == Layout::kLeft) return rearrange_left_amp_cycles(s.columns, s.block_elements());
+  if constexpr (L == Layout::kTransposedRight) {
+    return rearrange_transposed_right_amp_cycles(s.columns, s.block_elements());
+  }
+  if constexpr (L == Layout::kBlockMajor) return rearrange_block_major_amp_cycles(s.columns, s.block_elements());
+  return rearrange_output_cycles(s.block_elements());
 }
 
 template <Layout L>
@@ -168,7 +170,7 @@ void rearrange(KernelCall& call) {
       }
     }
   }
-  call.cycles = pack_cycles<L>(s.block_elements());
+  call.cycles = pack_cycles<L>(s);
 }
 
 template <Layout L>

@@ -110,9 +110,10 @@ AttentionCycles model_wave(const AttentionShape& shape, const std::vector<RowBlo
   if (streamed) packs = 0;  // every block arrives raw in its own phase and is packed there
   const std::uint64_t gathered = std::uint64_t{q} * d * kF16 + packs * 2 * std::uint64_t{k} * d * kF16;
   c.gather_exchange = kExchangePhaseCycles + ceil_div(gathered, kExchangeBytesPerCycle);
-  c.pack_compute = kernels::rearrange_left_cycles(std::uint64_t{rows} * padded_head) +
-                   packs * (kernels::rearrange_transposed_right_cycles(std::uint64_t{columns} * padded_head) +
-                            kernels::rearrange_block_major_cycles(std::uint64_t{columns} * padded_head));
+  // Q, K and V are row-major d columns wide (the rearranges' costs depend on it).
+  c.pack_compute = kernels::rearrange_left_amp_cycles(d, std::uint64_t{rows} * padded_head) +
+                   packs * (kernels::rearrange_transposed_right_amp_cycles(d, std::uint64_t{columns} * padded_head) +
+                            kernels::rearrange_block_major_amp_cycles(d, std::uint64_t{columns} * padded_head));
   // Part 0 holds the most blocks (the first of them the largest): its walk
   // is every step's busiest tile.
   const auto key_parts = static_cast<std::uint32_t>(parts.size());
@@ -123,8 +124,8 @@ AttentionCycles model_wave(const AttentionShape& shape, const std::vector<RowBlo
                                           : 2 * std::uint64_t{cb} * padded_head * kF16,
                                  kExchangeBytesPerCycle);
     if (streamed) {
-      c.block_compute += kernels::rearrange_transposed_right_cycles(std::uint64_t{cb} * padded_head) +
-                         kernels::rearrange_block_major_cycles(std::uint64_t{cb} * padded_head);
+      c.block_compute += kernels::rearrange_transposed_right_amp_cycles(d, std::uint64_t{cb} * padded_head) +
+                         kernels::rearrange_block_major_amp_cycles(d, std::uint64_t{cb} * padded_head);
     }
     c.block_compute += kernels::gemm_f16_cycles(rows, padded_head, cb) + kernels::attention_softmax_cycles(rows, cb) +
                        kernels::gemm_f16_cycles(rows, cb, padded_head) +

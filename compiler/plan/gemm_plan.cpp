@@ -175,7 +175,8 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
                                        : mul(plan.inner_blocks, ceil_div(c.block_columns, 64) + 1));
   } else if (p.pack_weights) {
     std::uint64_t pack =
-        rearrange ? kernels::rearrange_block_major_cycles(mul(call_inner, c.block_columns)) : 0;
+        rearrange ? kernels::rearrange_block_major_amp_cycles(c.block_columns, mul(call_inner, c.block_columns))
+                  : 0;
     // Expanded F143 arrives as codes (a byte each) and is expanded there.
     std::uint64_t received = b_words;
     if (expanded) {

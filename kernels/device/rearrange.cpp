@@ -4,11 +4,13 @@
 //   tessera_rearrange_<layout>_f16: $m2 block, $m3 matrix (row-major), $m4
 //     rows, $m5 columns, $m6 padded rows, $m7 padded columns, $m8 row block.
 //   tessera_unpack_<layout>_f16: $m2 matrix, $m3 block, scalars as above.
-// A rearrange's workers split the *padded* rows (block-major: columns)
-// balanced contiguous and each writes every element of its rows, the logical
-// ones from the matrix and +0 past them: the layouts are bijections of the
-// padded extents, so every block element is written exactly once and no zero
-// fill races a copy. An unpack's workers split the matrix in whole words.
+// A rearrange of an even number of columns moves whole words: its workers
+// split the block's words (left, transposed right) or 2 × 2 squares of the
+// padded matrix (block-major). Otherwise they split the *padded* rows
+// (block-major: columns) balanced contiguous and each writes every element
+// of its rows. Either way the logical elements come from the matrix and +0
+// past them: the layouts are bijections of the padded extents, so every
+// block element is written exactly once and no zero fill races a copy. An unpack's workers split the matrix in whole words.
 // No two workers store into one word (kernels/README.md's sub-word
 // assumption need not hold). An empty block (or, for an
 // unpack, an empty matrix) touches nothing.
@@ -46,13 +48,85 @@ std::uint32_t offset(const Shape& s, std::uint32_t r, std::uint32_t c) {
   return static_cast<std::uint32_t>(at);  // inside the block: < 2^31 elements by the precondition
 }
 
-// Block-major blocks hold 16 consecutive K rows of one column per channel,
-// so two rows share a word: its workers split columns, every other layout's
-// rows (a row's elements are contiguous there, 32-byte panel rows apart).
+// A16 and transposed-right panels with an even number of columns: a pair
+// of logical columns of a matrix row is one 32-bit word in the block too
+// (A16 keeps a row's 16 columns in order; a transposed-right panel holds 16
+// consecutive columns — its K — of one matrix row per channel), so the
+// workers split the block's words and each is the matrix word or +0 (the
+// cost model's rearrange_pairs_cycles). Where block word w's pair lies:
+// (matrix row, pair index within the row).
+template <Layout L>
+void locate_pair(const Shape& s, std::uint32_t w, std::uint32_t& row, std::uint32_t& pair) {
+  constexpr std::uint32_t kPanelPairs = amp::kPanelColumns / 2;
+  if constexpr (L == Layout::kLeft) {
+    const std::uint32_t panel_words = s.padded_rows * kPanelPairs;
+    row = (w % panel_words) / kPanelPairs;
+    pair = (w / panel_words) * kPanelPairs + w % kPanelPairs;
+  } else {
+    static_assert(L == Layout::kTransposedRight);
+    const std::uint32_t element = 2 * w;
+    const std::uint32_t panel_elements = amp::kPanelColumns * 16;
+    const std::uint32_t panel = element / panel_elements, within = element % panel_elements;
+    const std::uint32_t k_panels = s.padded_columns / 16;
+    row = (panel / k_panels) * amp::kPanelColumns + amp::logical_column(within / 16);
+    pair = ((panel % k_panels) * 16 + within % 16) / 2;
+  }
+}
+
+template <Layout L>
+void rearrange_pairs(const Shape& s, const Registers& r, TileMemory& memory, unsigned worker) {
+  const Share mine = balanced_share(s.padded_rows * s.padded_columns / 2, worker);
+  if (mine.count == 0) return;
+  const std::uint32_t pairs = s.columns / 2;  // words per matrix row
+  const auto block = memory.array<std::uint32_t>(r[2] + 4 * mine.first, mine.count);
+  const auto matrix = memory.array<const std::uint32_t>(r[3], pairs == 0 ? 0 : s.rows * pairs);
+  for (std::uint32_t i = 0; i < mine.count; ++i) {
+    std::uint32_t row = 0, pair = 0;
+    locate_pair<L>(s, mine.first + i, row, pair);
+    block[i] = row < s.rows && pair < pairs ? matrix[row * pairs + pair] : 0;
+  }
+}
+
+// Block-major with an even number of columns: a block word holds rows k and
+// k + 1 of one column, so the workers split 2 × 2 squares of the padded
+// matrix (rows k, k + 1 × columns n, n + 1, k and n even) and transpose
+// each: two matrix words in, their low halves to column n's word and their
+// high halves to column n + 1's (the cost model's
+// rearrange_block_major_pairs_cycles). Rows past the matrix read as +0.
+void rearrange_block_major_pairs(const Shape& s, const Registers& r, TileMemory& memory,
+                                 unsigned worker) {
+  const std::uint32_t column_pairs = s.padded_columns / 2;
+  const Share mine = balanced_share((s.padded_rows / 2) * column_pairs, worker);
+  if (mine.count == 0) return;
+  const std::uint32_t pairs = s.columns / 2;
+  const auto block = memory.array<std::uint32_t>(r[2], s.padded_rows * s.padded_columns / 2);
+  const auto matrix = memory.array<const std::uint32_t>(r[3], pairs == 0 ? 0 : s.rows * pairs);
+  const auto word = [&](std::uint32_t row, std::uint32_t pair) -> std::uint32_t {
+    return row < s.rows && pair < pairs ? matrix[row * pairs + pair] : 0;
+  };
+  for (std::uint32_t u = mine.first; u < mine.first + mine.count; ++u) {
+    const std::uint32_t k = 2 * (u / column_pairs), n = 2 * (u % column_pairs);
+    const std::uint32_t upper = word(k, n / 2), lower = word(k + 1, n / 2);
+    block[offset<Layout::kBlockMajor>(s, k, n) / 2] = (upper & 0xFFFFU) | (lower << 16);
+    block[offset<Layout::kBlockMajor>(s, k, n + 1) / 2] = (upper >> 16) | (lower & 0xFFFF0000U);
+  }
+}
+
+// Otherwise element by element. Block-major blocks hold 16 consecutive K
+// rows of one column per channel, so two rows share a word: its workers
+// split columns, every other layout's rows (a row's elements are contiguous
+// there, 32-byte panel rows apart).
 template <Layout L>
 void rearrange(const Registers& r, TileMemory& memory, unsigned worker) {
   const Shape s(r);
   if (s.padded_rows == 0 || s.padded_columns == 0) return;
+  if (s.columns % 2 == 0) {
+    if constexpr (L == Layout::kLeft || L == Layout::kTransposedRight) {
+      return rearrange_pairs<L>(s, r, memory, worker);
+    } else if constexpr (L == Layout::kBlockMajor) {
+      return rearrange_block_major_pairs(s, r, memory, worker);
+    }
+  }
   constexpr bool kByColumns = L == Layout::kBlockMajor;
   const Share mine = balanced_share(kByColumns ? s.padded_columns : s.padded_rows, worker);
   if (mine.count == 0) return;

@@ -628,7 +628,10 @@ TEST(DeviceKernels, RearrangeAndUnpack) {
   const std::vector<Shape> shapes = {
       {0, 0, 0, 0, 16},     {0, 5, 16, 16, 16},   {1, 1, 16, 16, 16},   {5, 7, 16, 16, 16},
       {13, 33, 16, 48, 16}, {16, 16, 16, 16, 16}, {20, 17, 32, 32, 16}, {61, 72, 64, 80, 32},
-      {64, 64, 64, 64, 64}, {3, 0, 16, 16, 16}};
+      {64, 64, 64, 64, 64}, {3, 0, 16, 16, 16},
+      // Attention's key blocks (even columns: the word paths), an odd
+      // number of rows among them (block-major pairs a row with padding).
+      {45, 72, 48, 80, 48}, {46, 72, 48, 80, 48}, {2, 2, 16, 16, 16}};
   for (std::string_view layout : {"left", "transposed_right", "block_major", "output"}) {
     for (const Shape& s : shapes) {
       const std::uint32_t block = s.padded_rows * s.padded_columns, logical = s.rows * s.columns;

@@ -131,11 +131,11 @@ RC_GTEST_PROP(LayoutKernels, EveryRearrangedElementIsWhereTheReferenceSaysAndPad
   RC_ASSERT(packed.kernel_cycles == [&] {
     switch (k.layout) {
       case Layout::kLeft:
-        return rearrange_left_cycles(s.block_elements());
+        return rearrange_left_amp_cycles(s.columns, s.block_elements());
       case Layout::kTransposedRight:
-        return rearrange_transposed_right_cycles(s.block_elements());
+        return rearrange_transposed_right_amp_cycles(s.columns, s.block_elements());
       case Layout::kBlockMajor:
-        return rearrange_block_major_cycles(s.block_elements());
+        return rearrange_block_major_amp_cycles(s.columns, s.block_elements());
       case Layout::kOutput:
         return rearrange_output_cycles(s.block_elements());
     }
