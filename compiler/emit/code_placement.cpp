@@ -198,7 +198,15 @@ void Linker::place_code() {
     try {
       placed = place_tile(tile, requests, region);
     } catch (const PlacementError& error) {
-      if (!sample_request) throw;
+      if (!sample_request) {
+        if (!region.code_end) throw;
+        // The report lists what is live, not why region 0 is short: say
+        // that the tile's data took its top.
+        throw PlacementError(fmt::format(
+            "{}\n  (code and exchange rows end below {:#x}: this tile's data outgrew region 1, so "
+            "its bound weights took region 0's {} bytes above; the tile holds more than its memory)",
+            error.what(), *region.code_end, target::kStandardRegion.end - *region.code_end));
+      }
       // Say what would fit, on every tile, before giving up.
       if (!sample_failure) sample_failure = error.what();
       const auto fits =

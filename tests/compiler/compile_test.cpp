@@ -250,7 +250,7 @@ TEST(Compile, WhatDoesNotFitIsAPlacementErrorWithTheTilesMemory) {
 // 0x60000, where the probe used to sit: the compile then failed with a
 // TEXCPT_CONFLICT between a probe row and the weights (so400m at f8 did).
 // What is wrong here is that the rows, 12 KB each (a message per element),
-// do not fit beside that data: the placement error says so.
+// do not fit beside that data: the placement error says so, and why.
 TEST(Compile, RowsThatDoNotFitBesideRegionZeroWeightsAreAPlacementErrorNotAProbeConflict) {
   constexpr std::uint32_t m = 2000;
   Graph g;
@@ -267,6 +267,10 @@ TEST(Compile, RowsThatDoNotFitBesideRegionZeroWeightsAreAPlacementErrorNotAProbe
     const std::string what = error.what();
     EXPECT_NE(what.find("p0: cannot place 'exchange row (phase"), std::string::npos) << what.substr(0, 600);
     EXPECT_EQ(what.find("TEXCPT_CONFLICT"), std::string::npos) << what.substr(0, 600);
+    // And why region 0 is short: the weights took its top.
+    EXPECT_NE(what.find("this tile's data outgrew region 1, so its bound weights took region 0's"),
+              std::string::npos)
+        << what;
   }
 }
 
