@@ -160,7 +160,7 @@ int siglip_compile(const std::vector<std::string>& args, Streams& io) {
   syntax.options.add_options()("batch", po::value<std::string>()->default_value("1")->value_name("B"),
                                "images per run")(
       "output,o", po::value<std::string>()->required()->value_name("PACKAGE"), "the .ipuexe to write")(
-      "report", "print the compile report (phases, GEMM plans, memory)");
+      "report", "print the compile report (phases, GEMM and attention plans, memory)");
   const auto values = parse_command_line(syntax, args, io);
   if (!values) return kExitSuccess;
   const siglip::GraphPrecision precision = parse_precision((*values)["precision"].as<std::string>());

@@ -134,6 +134,7 @@ void lower_attention(LoweringContext& context, OpId id, const std::string& descr
     throw LoweringError(fmt::format("{}: {}", described, error.message()));
   }
 
+  program.plans.push_back(fmt::format("op {} (attention): {}", id.index, plan::describe(plan)));
   const std::uint32_t provenance = program.add_provenance(described);
   const Storage& out = context.allocate(result, type, format_value(result), provenance);
   const Storage& q_held = context.storage(op.inputs[0]);

@@ -138,8 +138,8 @@ struct Program {
   std::vector<HostBinding> outputs;
   std::vector<HostCall> calls;
   std::vector<std::string> provenance;  // indexed by the provenance fields
-  // One line per planned operation (a GEMM's blocks, tiles, waves and
-  // modelled cycles), for the compile report.
+  // One line per planned operation (a GEMM's or an attention's blocks,
+  // tiles, waves and modelled cycles), for the compile report.
   std::vector<std::string> plans;
 
   std::uint32_t add_provenance(std::string text);

@@ -118,6 +118,18 @@ TEST(AttentionCompiled, LargerInputsStayWithinTheBound) {
   expect_matches_reference({1, 2, 71, 129, 72, 8}, 7, 2.0f);
 }
 
+// The compile report (`--report`) holds the attention's plan, as it does
+// each GEMM's.
+TEST(AttentionCompiled, TheReportHoldsThePlan) {
+  const Case c{1, 2, 71, 129, 72, 8};
+  const CompileResult compiled = compile(attention_graph(c, 0.125), {.tiles = c.tiles});
+  const plan::AttentionPlan plan =
+      plan::plan_attention({c.batch, c.heads, c.queries, c.keys, c.head_dim}, c.tiles);
+  ASSERT_EQ(compiled.plans.size(), 1u);
+  EXPECT_NE(compiled.plans[0].find("(attention): " + plan::describe(plan)), std::string::npos)
+      << compiled.plans[0];
+}
+
 TEST(AttentionCompiled, CompilingTwiceGivesIdenticalPackageBytes) {
   const Graph g = attention_graph({2, 2, 71, 129, 72, 0}, 0.125);
   const auto first = schema::serialize_package(compile(g, {.tiles = 7}).application);
