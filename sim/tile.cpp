@@ -355,7 +355,12 @@ Continue Tile::exchange_step(const isa::Instruction& instruction, std::uint32_t 
     record.outgoing_base = csrs_[static_cast<std::uint8_t>(isa::Csr::kOutgoingBase)];
     row_started_ = issued_at;
     row_replayed_ = false;
+    row_contiguous_ = true;
+    row_next_pc_ = pc;
   }
+  // A debugger may move the pc inside a row: such a row is not recorded.
+  row_contiguous_ = row_contiguous_ && pc == row_next_pc_;
+  row_next_pc_ = pc + bytes;
   // The closing br is row code too: its fetch lookahead reaches 64 bytes past
   // it (the compiler's element rule counts it the same way).
   if (std::holds_alternative<isa::Br>(instruction) && !row_replayed_) record_row(pc, issued_at);
@@ -391,7 +396,7 @@ Continue Tile::exchange_step(const isa::Instruction& instruction, std::uint32_t 
 // replayed is recorded already).
 void Tile::record_row(std::uint32_t br_pc, std::uint64_t br_issued_at) {
   const ExchangeRecord& record = *exchange_;
-  if (!record.row_code || record.row_code->end != br_pc) return;
+  if (!row_contiguous_ || !record.row_code || record.row_code->end != br_pc) return;
   const std::uint32_t begin = record.row_code->begin;
   RecordedRow row;
   row.words.resize((br_pc - begin) / 4);

@@ -263,6 +263,10 @@ class Tile {
   std::uint64_t row_started_ = 0;  // the cycle the current exchange row's first instruction issued
   std::uint32_t row_last_pc_ = 0;  // the current row's instruction executed last
   bool row_replayed_ = false;      // the current row came from rows_
+  // Whether the current row ran its instructions one after the other from
+  // its first, and where the next one would be.
+  bool row_contiguous_ = false;
+  std::uint32_t row_next_pc_ = 0;
   std::uint64_t budget_end_ = 0;   // the current run()'s
   std::unordered_map<std::uint32_t, RecordedRow> rows_;  // by the row's first pc
 };
