@@ -169,13 +169,14 @@ void for_each_index(ThreadPool* pool, std::size_t n, std::size_t chunk, const F&
 
 bool run_key_less(const DeliveredRun& a, const DeliveredRun& b) { return a.key() < b.key(); }
 
-// Runs sorted by key, merged where one continues the last on both sides.
-std::vector<DeliveredRun> merged(const std::vector<DeliveredRun>& sorted) {
-  std::vector<DeliveredRun> out;
-  for (const DeliveredRun& run : sorted) {
+// Runs sorted by key, merged in place where one continues the last on both
+// sides (runs of no words dropped).
+void merge_runs(std::vector<DeliveredRun>& runs) {
+  std::size_t kept = 0;
+  for (const DeliveredRun& run : runs) {
     if (run.words == 0) continue;
-    if (!out.empty()) {
-      DeliveredRun& last = out.back();
+    if (kept != 0) {
+      DeliveredRun& last = runs[kept - 1];
       if (last.destination == run.destination && last.source == run.source &&
           std::uint64_t{last.address} + 4 * std::uint64_t{last.words} == run.address &&
           std::uint64_t{last.source_address} + 4 * std::uint64_t{last.words} == run.source_address) {
@@ -183,9 +184,9 @@ std::vector<DeliveredRun> merged(const std::vector<DeliveredRun>& sorted) {
         continue;
       }
     }
-    out.push_back(run);
+    runs[kept++] = run;
   }
-  return out;
+  runs.resize(kept);
 }
 
 // `runs` sorted and merged where one continues the last on both sides: two
@@ -204,7 +205,8 @@ std::vector<DeliveredRun> canonical(std::vector<DeliveredRun> runs) {
   } else {
     std::sort(runs.begin(), runs.end(), run_key_less);
   }
-  return merged(runs);
+  merge_runs(runs);
+  return runs;
 }
 
 }  // namespace
@@ -287,7 +289,10 @@ bool order_matters(const std::vector<Sent>& sent, const std::vector<Write>& writ
   std::vector<char> matters(touched.size(), 0);
   for_each_index(pool, touched.size(), 16, [&](std::size_t k) {
     const Slices& slices = of[touched[k]];
-    std::vector<Span> spans;
+    // One buffer per host thread, reused from tile to tile and phase to
+    // phase (allocating one per tile cost more than the check).
+    thread_local std::vector<Span> spans;
+    spans.clear();
     spans.reserve(slices.sent_end - slices.sent_begin + slices.writes_end - slices.writes_begin);
     for (std::size_t i = slices.sent_begin; i < slices.sent_end; ++i) {
       const Sent& run = sent[i];
@@ -602,6 +607,7 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
   for_each_index(pool, tiles.size(), 32, [&](std::size_t d) {
     const auto& runs = arrivals[d];  // sorted by memory event
     if (runs.empty()) return;
+    writes_of[d].reserve(runs.size());  // one write per arrival unless the pointer moves under it
     const auto& pointer_changes = pic[d].changes();
     std::size_t next_change = 0;
     std::uint64_t pointer = pic[d].at(std::numeric_limits<Event>::min());
@@ -779,8 +785,8 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
       }
       std::vector<char> agrees(receivers.size() - 1, 0);
       for_each_index(pool, receivers.size() - 1, 8, [&](std::size_t r) {
-        std::vector<DeliveredRun> runs;
-        runs.reserve(receivers[r + 1] - receivers[r]);
+        thread_local std::vector<DeliveredRun> runs;  // reused, as order_matters' spans
+        runs.clear();
         for (std::size_t w = receivers[r]; w < receivers[r + 1]; ++w) {
           const Write& write = writes[w];
           runs.push_back(DeliveredRun{tiles[write.destination]->id(), write.address,
@@ -788,7 +794,8 @@ std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
                                       write.arrival.source_address, write.arrival.words});
         }
         std::sort(runs.begin(), runs.end(), run_key_less);
-        const std::vector<DeliveredRun> mine = merged(runs);
+        merge_runs(runs);
+        const std::vector<DeliveredRun>& mine = runs;
         const std::uint16_t id = tiles[writes[receivers[r]].destination]->id().value;
         const auto first = expected.runs.begin() + expected.starts[id];
         const auto last = expected.runs.begin() + expected.starts[id + 1];
