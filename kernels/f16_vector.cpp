@@ -2,6 +2,7 @@
 
 #include <bit>
 
+#include "kernels/float_arith.hpp"
 #include "kernels/half.hpp"
 
 #if defined(__x86_64__)
@@ -36,6 +37,11 @@ void narrow_scalar(const float* in, std::uint16_t* out, std::size_t count) noexc
 
 void round_scalar(float* values, std::size_t count) noexcept {
   for (std::size_t i = 0; i < count; ++i) values[i] = f16_to_f32(f32_to_f16(values[i]));
+}
+
+void add_scalar(const std::uint16_t* a, const std::uint16_t* b, std::uint16_t* out,
+                std::size_t count) noexcept {
+  for (std::size_t i = 0; i < count; ++i) out[i] = add_f16_bits(a[i], b[i]);
 }
 
 namespace {
@@ -132,8 +138,35 @@ __attribute__((target("avx2,f16c"))) void round_f16c(float* values, std::size_t 
   round_scalar(values + i, count - i);
 }
 
+// Both operands widen exactly (a signalling NaN comes out quiet, but any NaN
+// operand makes the sum a NaN, which becomes the canonical one anyway), the
+// f32 add is the scalar rule's, and F16C's rounding is half.hpp's for every
+// non-NaN sum.
+__attribute__((target("avx2,f16c"))) void add_f16c(const std::uint16_t* a, const std::uint16_t* b,
+                                                   std::uint16_t* out, std::size_t count) noexcept {
+  const __m128i quiet = _mm_set1_epi16(static_cast<short>(kF16QuietNan));
+  std::size_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const __m256 x = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));  // NOLINT
+    const __m256 y = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i)));  // NOLINT
+    const __m256 sum = _mm256_add_ps(x, y);
+    const __m128i h = _mm256_cvtps_ph(sum, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 nan = _mm256_cmp_ps(sum, sum, _CMP_UNORD_Q);
+    const __m128i nan16 = _mm_packs_epi32(_mm256_castsi256_si128(_mm256_castps_si256(nan)),
+                                          _mm256_extractf128_si256(_mm256_castps_si256(nan), 1));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),  // NOLINT
+                     _mm_blendv_epi8(h, quiet, nan16));
+  }
+  _mm256_zeroupper();
+  add_scalar(a + i, b + i, out + i, count - i);
+}
+
 #else
 
+void add_f16c(const std::uint16_t* a, const std::uint16_t* b, std::uint16_t* out,
+              std::size_t count) noexcept {
+  add_scalar(a, b, out, count);
+}
 void widen_f16c(const std::uint16_t* in, float* out, std::size_t count) noexcept {
   widen_scalar(in, out, count);
 }
@@ -182,6 +215,15 @@ void normalise_affine_f16(const float* x, float m, float s, const float* g, cons
     normalise_affine_f16c(x, m, s, g, b, out, count);
   } else {
     normalise_affine_scalar(x, m, s, g, b, out, count);
+  }
+}
+
+void add_f16(const std::uint16_t* a, const std::uint16_t* b, std::uint16_t* out,
+             std::size_t count) noexcept {
+  if (host_has_f16c()) {
+    add_f16c(a, b, out, count);
+  } else {
+    add_scalar(a, b, out, count);
   }
 }
 

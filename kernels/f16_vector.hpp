@@ -22,6 +22,11 @@ void narrow_f16(const float* in, std::uint16_t* out, std::size_t count) noexcept
 // Every value replaced by its f16 rounding (to nearest even), as an f32; a
 // NaN stays a NaN of unspecified payload.
 void round_to_f16_grid(float* values, std::size_t count) noexcept;
+// out[i] = a[i] + b[i] by float_arith.hpp's rule (add_f16_bits: IEEE binary16
+// addition, any NaN result the canonical 0x7E00). `out` may be `a` or `b`
+// exactly (an in-place residual add), but not overlap them otherwise.
+void add_f16(const std::uint16_t* a, const std::uint16_t* b, std::uint16_t* out,
+             std::size_t count) noexcept;
 // Every NaN replaced by the canonical quiet NaN 0x7FC00000, which narrows to
 // the f16 quiet NaN 0x7E00 (float_arith.hpp's rule for arithmetic results).
 void canonicalize_nans(float* values, std::size_t count) noexcept;
@@ -38,6 +43,8 @@ bool host_has_f16c() noexcept;
 void widen_scalar(const std::uint16_t* in, float* out, std::size_t count) noexcept;
 void narrow_scalar(const float* in, std::uint16_t* out, std::size_t count) noexcept;
 void round_scalar(float* values, std::size_t count) noexcept;
+void add_scalar(const std::uint16_t* a, const std::uint16_t* b, std::uint16_t* out,
+                std::size_t count) noexcept;
 void normalise_affine_scalar(const float* x, float m, float s, const float* g, const float* b,
                              std::uint16_t* out, std::size_t count) noexcept;
 // Only when host_has_f16c().
@@ -46,6 +53,8 @@ void normalise_affine_f16c(const float* x, float m, float s, const float* g, con
 void widen_f16c(const std::uint16_t* in, float* out, std::size_t count) noexcept;
 void narrow_f16c(const float* in, std::uint16_t* out, std::size_t count) noexcept;
 void round_f16c(float* values, std::size_t count) noexcept;
+void add_f16c(const std::uint16_t* a, const std::uint16_t* b, std::uint16_t* out,
+              std::size_t count) noexcept;
 }  // namespace f16_vector_detail
 
 }  // namespace tessera::kernels

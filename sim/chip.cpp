@@ -150,6 +150,7 @@ void Chip::reset() {
   hsp_marks_ = {};
   host_stats_ = {};
   host_memory_.detach_all();
+  planned_runs_.clear();
   planned_phases_ = {};
   phase_participants_.clear();
   phase_pending_.clear();
@@ -174,6 +175,7 @@ void Chip::load(const schema::Application& application) {
   for (const auto& debug : application.debug.tiles) {
     tiles_[index_of(debug.tile)]->set_debug(TileDebugIndex(debug, provenance));
   }
+  planned_runs_.clear();
   planned_phases_ = schema::PhasePlan(application.debug);
 }
 
@@ -334,7 +336,7 @@ void Chip::solve_exchange_phase() {
     const schema::ExchangePhase* planned = planned_phases_.plan(phase_round_);
     ++(planned != nullptr ? exchange_stats_.checked_phases : exchange_stats_.unchecked_phases);
     faults = sim::solve_exchange_phase(tiles, phase_participants_, phase_round_, planned,
-                                       exchange_stats_, pool_.get());
+                                       exchange_stats_, pool_.get(), &planned_runs_);
   }
   for (const auto& fault : faults) stop_at_fault(fault);
   // Rows that returned go on at their own cycle: the phase cost them their

@@ -197,6 +197,7 @@ class Chip {
   std::vector<std::size_t> phase_participants_;
   std::vector<std::size_t> phase_pending_;
   schema::PhasePlan planned_phases_;  // the package's planned exchange phases
+  PlannedRunsCache planned_runs_;     // their transfers as the fabric compares them
   ExchangeStats exchange_stats_;
   bool stop_requested_ = false;
   // The earliest cycle a fault was found at, when the run stops at faults:

@@ -24,7 +24,9 @@
 // The 64-bit paired mode is refused as not modelled.
 
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 #include "schema/model.hpp"
@@ -46,16 +48,36 @@ struct ExchangeStats {
   std::uint64_t unchecked_phases = 0;
 };
 
+// The planned phases' transfers in the form the solver compares the words
+// delivered with, worked out once per planned phase (a model's loops repeat
+// each phase many times). Keyed by the plan's address: clear it whenever the
+// plans it was given may be gone.
+class PlannedRunsCache {
+ public:
+  struct Entry;
+  PlannedRunsCache();
+  ~PlannedRunsCache();
+  PlannedRunsCache(const PlannedRunsCache&) = delete;
+  PlannedRunsCache& operator=(const PlannedRunsCache&) = delete;
+  void clear() noexcept;
+  const Entry& entry(const schema::ExchangePhase& planned);
+
+ private:
+  std::unordered_map<const schema::ExchangePhase*, std::unique_ptr<Entry>> entries_;
+};
+
 // Solves one phase. `tiles` are all of the chip's tiles (a tile whose source
 // select still names a sender from an earlier phase receives too);
 // `participants` index the tiles whose records belong to this phase.
 // `planned` is the package's plan for this phase, or null. Faults are
 // returned (and also raised on the tile they concern). With a `pool`, the
 // work that splits by receiver (its arrivals, its copies) runs on it; the
-// result is the same with or without one.
+// result is the same with or without one. A `cache` keeps the plans' form
+// between calls (the result is the same without one).
 std::vector<Fault> solve_exchange_phase(std::span<Tile* const> tiles,
                                         std::span<const std::size_t> participants,
                                         std::uint64_t phase, const schema::ExchangePhase* planned,
-                                        ExchangeStats& stats, ThreadPool* pool = nullptr);
+                                        ExchangeStats& stats, ThreadPool* pool = nullptr,
+                                        PlannedRunsCache* cache = nullptr);
 
 }  // namespace tessera::sim

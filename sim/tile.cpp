@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -82,6 +83,7 @@ void Tile::reset() {
   loop_counter_writes_.clear();
   waiting_zone_ = 0;
   decode_cache_.clear();
+  rows_.clear();
   exchange_.reset();
   incoming_pointer_ = 0;
   prng_ = kernels::TilePrng(id_.value);
@@ -281,6 +283,7 @@ const Tile::CachedInstruction& Tile::decode_at(std::uint32_t pc, std::uint32_t w
 
 RunOutcome Tile::run(std::uint64_t budget_end) {
   if (status_ != TileStatus::kRunning) return RunOutcome{RunOutcome::Kind::kBudget};
+  budget_end_ = budget_end;
   while (cycle_ < budget_end) {
     if (!fetchable(pc_)) {
       return fail(FaultKind::kInvalidAddress,
@@ -345,14 +348,22 @@ bool Tile::in_row(const isa::Instruction& instruction) const noexcept {
 Continue Tile::exchange_step(const isa::Instruction& instruction, std::uint32_t pc,
                              std::uint32_t bytes, std::uint64_t issued_at) {
   ExchangeRecord& record = *exchange_;
+  if (!record.started && replay_row(pc, issued_at)) return std::nullopt;
   if (!record.started) {
     record.started = true;
     record.incoming_base = csrs_[static_cast<std::uint8_t>(isa::Csr::kIncomingBase)];
     record.outgoing_base = csrs_[static_cast<std::uint8_t>(isa::Csr::kOutgoingBase)];
     row_started_ = issued_at;
+    row_replayed_ = false;
+    row_contiguous_ = true;
+    row_next_pc_ = pc;
   }
+  // A debugger may move the pc inside a row: such a row is not recorded.
+  row_contiguous_ = row_contiguous_ && pc == row_next_pc_;
+  row_next_pc_ = pc + bytes;
   // The closing br is row code too: its fetch lookahead reaches 64 bytes past
   // it (the compiler's element rule counts it the same way).
+  if (std::holds_alternative<isa::Br>(instruction) && !row_replayed_) record_row(pc, issued_at);
   record.note_instruction(pc, bytes);
   if (std::holds_alternative<isa::Br>(instruction)) {
     Continue outcome = execute(instruction);
@@ -377,7 +388,58 @@ Continue Tile::exchange_step(const isa::Instruction& instruction, std::uint32_t 
     if (control) record.controls.push_back(*control);
   }
   cycle_ = issued_at + static_cast<std::uint64_t>(step.advance);
+  row_last_pc_ = pc;
   return std::nullopt;
+}
+
+// At the row's br, before it runs: the row so far, for replay_row (a row
+// replayed is recorded already).
+void Tile::record_row(std::uint32_t br_pc, std::uint64_t br_issued_at) {
+  const ExchangeRecord& record = *exchange_;
+  if (!row_contiguous_ || !record.row_code || record.row_code->end != br_pc) return;
+  const std::uint32_t begin = record.row_code->begin;
+  RecordedRow row;
+  row.words.resize((br_pc - begin) / 4);
+  for (std::size_t i = 0; i < row.words.size(); ++i) {
+    row.words[i] = sram_.read_u32(begin + static_cast<std::uint32_t>(4 * i));
+  }
+  row.stream = record.stream;
+  row.sends = record.sends;
+  row.controls = record.controls;
+  row.cycles = br_issued_at - row_started_;
+  row.last_pc = row_last_pc_;
+  rows_.insert_or_assign(begin, std::move(row));
+}
+
+// The row's first instruction, fetched and issued at `issued_at`: the
+// instructions up to the br replayed from the row's record, when there is one
+// for the same code and the interpreter would issue them all within the
+// budget (the br it then runs itself).
+bool Tile::replay_row(std::uint32_t pc, std::uint64_t issued_at) {
+  const auto found = rows_.find(pc);
+  if (found == rows_.end()) return false;
+  const RecordedRow& row = found->second;
+  if (issued_at + row.cycles >= budget_end_) return false;
+  const auto bytes = static_cast<std::uint32_t>(4 * row.words.size());
+  if (!sram_.present(pc, bytes) || !sram_.initialized(pc, bytes) ||
+      std::memcmp(sram_.present_bytes(pc, bytes).data(), row.words.data(), bytes) != 0) {
+    return false;
+  }
+  ExchangeRecord& record = *exchange_;
+  record.started = true;
+  record.incoming_base = csrs_[static_cast<std::uint8_t>(isa::Csr::kIncomingBase)];
+  record.outgoing_base = csrs_[static_cast<std::uint8_t>(isa::Csr::kOutgoingBase)];
+  row_started_ = issued_at;
+  record.row_code = target::AddressRange{pc, pc + bytes};
+  record.stream = row.stream;
+  record.sends = row.sends;
+  record.controls = row.controls;
+  row_last_pc_ = row.last_pc;
+  row_replayed_ = true;
+  last_pc_ = row.last_pc;
+  pc_ = pc + bytes;
+  cycle_ = issued_at + row.cycles;
+  return true;
 }
 
 Continue Tile::branch_to(std::uint32_t target) {

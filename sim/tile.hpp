@@ -173,6 +173,19 @@ class Tile {
     std::uint8_t alignment = 4;  // the table's: where the instruction may sit
     isa::Instruction instruction;
   };
+  // An exchange row this tile ran up to its closing br: what it did then,
+  // which running it again from the same code does again (a row's
+  // instructions read no register and no memory, and the outgoing stream
+  // starts afresh in every phase), so it is replayed while its code is the
+  // same (phases in the model's loops run the same rows again and again).
+  struct RecordedRow {
+    std::vector<std::uint32_t> words;  // the code from the row's first instruction to its br
+    target::OutgoingStream stream;     // before the br
+    std::vector<target::SendWindow> sends;
+    std::vector<target::ReceiveControl> controls;
+    std::uint64_t cycles = 0;  // from the first instruction's issue to the br's
+    std::uint32_t last_pc = 0;  // the instruction before the br
+  };
   static constexpr std::size_t kDecodeCacheSize = 512;
   static constexpr auto kIncomingMuxIndex = static_cast<std::uint8_t>(isa::Csr::kIncomingMux);
 
@@ -194,6 +207,11 @@ class Tile {
   bool in_row(const isa::Instruction& instruction) const noexcept;
   std::optional<RunOutcome> exchange_step(const isa::Instruction& instruction, std::uint32_t pc,
                                           std::uint32_t bytes, std::uint64_t issued_at);
+  // Runs the row whose first instruction is at `pc` up to its br from its
+  // record, when there is one for the same code and the budget would not
+  // stop the row before its br; false otherwise (the interpreter runs it).
+  bool replay_row(std::uint32_t pc, std::uint64_t issued_at);
+  void record_row(std::uint32_t br_pc, std::uint64_t br_issued_at);
 
   friend class CheckedKernelMemory;
 
@@ -243,6 +261,14 @@ class Tile {
   std::vector<TileActivity> activities_;
   std::vector<LoopCounterWrite> loop_counter_writes_;
   std::uint64_t row_started_ = 0;  // the cycle the current exchange row's first instruction issued
+  std::uint32_t row_last_pc_ = 0;  // the current row's instruction executed last
+  bool row_replayed_ = false;      // the current row came from rows_
+  // Whether the current row ran its instructions one after the other from
+  // its first, and where the next one would be.
+  bool row_contiguous_ = false;
+  std::uint32_t row_next_pc_ = 0;
+  std::uint64_t budget_end_ = 0;   // the current run()'s
+  std::unordered_map<std::uint32_t, RecordedRow> rows_;  // by the row's first pc
 };
 
 }  // namespace tessera::sim

@@ -155,5 +155,77 @@ TEST(ExchangeRow, AnAlignedSendpicpExecutes) {
   EXPECT_EQ(phase.chip().tile(p(0)).incoming_pointer(), kDestination / 4);
 }
 
+// A row that ran once is replayed from its record while its code is the same
+// (sim/tile.hpp, RecordedRow): rows repeat in every iteration of a model's
+// loops. Here both tiles run their rows in two phases; between them the
+// sender rewrites its row's send to start `shift` words further on. The
+// second phase must deliver the new words (a replay that did not look at the
+// code would send the old ones again), and the receiver's unchanged row,
+// replayed, must take them where the first phase put its words.
+TEST(ExchangeRow, ARowRunAgainSendsWhatItsCodeSaysNow) {
+  const PhysicalTile sender = p(0), receiver = p(53);
+  const std::uint32_t n = 16, shift = 8;
+  const Event start = target::earliest_send_start(sender, receiver);
+  const auto timing = target::word32_transfer(sender, receiver, start, n);
+  const std::vector<PhysicalTile> receivers{receiver};
+  const auto send_row = [&](std::uint32_t first_item) {
+    return assemble(build_row(
+        {{Kind::kSend, start, first_item, n, target::word32_sctl(sender, receivers)}},
+        start + n, kRow));
+  };
+  const auto before = send_row(kSource / 4), after = send_row(kSource / 4 + shift);
+  ASSERT_EQ(before.size(), after.size());
+  ASSERT_NE(before, after);
+  // The sender's patch: a st32 of every word of the row that changes.
+  std::vector<isa::Instruction> patch;
+  for (std::size_t at = 0; at < before.size(); at += 4) {
+    if (std::equal(before.begin() + static_cast<std::ptrdiff_t>(at),
+                   before.begin() + static_cast<std::ptrdiff_t>(at + 4),
+                   after.begin() + static_cast<std::ptrdiff_t>(at))) {
+      continue;
+    }
+    std::uint32_t word = 0;
+    for (int b = 3; b >= 0; --b) word = (word << 8) | after[at + static_cast<std::size_t>(b)];
+    patch = patch + load_constant(Reg::m1, kRow + static_cast<std::uint32_t>(at)) +
+            load_constant(Reg::m2, word) +
+            std::vector<isa::Instruction>{isa::St32{Reg::m2, Reg::m1, Reg::m15, 0}};
+  }
+  const auto program = [&](const std::vector<isa::Instruction>& between) {
+    const std::vector<isa::Instruction> phase{isa::Sync{3}, isa::Call{Reg::m10, kRow},
+                                              isa::Sync{3}};
+    return phase + between + phase + halt();
+  };
+  schema::Application app;
+  app.compiler_version = "exchange test";
+  for (const PhysicalTile tile : {sender, receiver}) {
+    schema::TileImage image{tile, target::kEntryPoint, {}};
+    const bool sends = tile == sender;
+    add_segment(app, image, target::kLoadBase, assemble(program(sends ? patch : std::vector<isa::Instruction>{})),
+                true);
+    add_segment(app, image, kRow,
+                sends ? before
+                      : assemble(build_row(receive_actions(timing, 0, kDestination / 4),
+                                           timing.write_end(), kRow)),
+                true);
+    std::vector<std::uint8_t> data;
+    if (sends) {
+      for (std::uint32_t i = 0; i < n + shift; ++i) append_u32_le(data, source_word(sender, i));
+      add_segment(app, image, kSource, data, false);
+    }
+    std::sort(image.segments.begin(), image.segments.end(),
+              [](const auto& a, const auto& b) { return a.address < b.address; });
+    app.tiles.push_back(image);
+  }
+  Chip chip(target::Topology::from_physical({sender, receiver}));
+  chip.load(app);
+  chip.start();
+  ASSERT_EQ(chip.run().reason, StopReason::kAllHalted) << describe(chip.faults().all().at(0));
+  for (std::uint32_t i = 0; i < n; ++i) {
+    ASSERT_EQ(chip.tile(receiver).sram().read_u32(kDestination + 4 * i),
+              source_word(sender, i + shift))
+        << "word " << i;
+  }
+}
+
 }  // namespace
 }  // namespace tessera::sim
