@@ -10,23 +10,27 @@
 namespace tessera::schema {
 
 StoredBlob encode_blob(std::span<const std::uint8_t> bytes, int level) {
-  StoredBlob stored;
-  std::vector<std::uint8_t> frame(ZSTD_compressBound(bytes.size()));
-  const std::size_t written =
-      ZSTD_compress(frame.data(), frame.size(), bytes.data(), bytes.size(), level);
+  BlobEncoder encoder(level);
+  const BlobEncoder::Encoded encoded = encoder.encode(bytes);
+  return StoredBlob{encoded.codec, {encoded.data.begin(), encoded.data.end()}};
+}
+
+BlobEncoder::BlobEncoder(int level) : level_(level), context_(ZSTD_createCCtx()) {
+  if (context_ == nullptr) throw Error("zstd compression failed: no memory for a context");
+}
+
+BlobEncoder::~BlobEncoder() { ZSTD_freeCCtx(static_cast<ZSTD_CCtx*>(context_)); }
+
+BlobEncoder::Encoded BlobEncoder::encode(std::span<const std::uint8_t> bytes) {
+  const std::size_t bound = ZSTD_compressBound(bytes.size());
+  if (frame_.size() < bound) frame_.resize(bound);
+  const std::size_t written = ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(context_), frame_.data(),
+                                                bound, bytes.data(), bytes.size(), level_);
   if (ZSTD_isError(written)) {
     throw Error(fmt::format("zstd compression failed: {}", ZSTD_getErrorName(written)));
   }
-  if (written < bytes.size()) {
-    frame.resize(written);
-    frame.shrink_to_fit();
-    stored.codec = BlobCodec::kZstd;
-    stored.data = std::move(frame);
-  } else {
-    stored.codec = BlobCodec::kRaw;
-    stored.data.assign(bytes.begin(), bytes.end());
-  }
-  return stored;
+  if (written < bytes.size()) return {BlobCodec::kZstd, {frame_.data(), written}};
+  return {BlobCodec::kRaw, bytes};
 }
 
 std::vector<std::uint8_t> decode_blob(BlobCodec codec, std::span<const std::uint8_t> data,

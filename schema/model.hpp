@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "target/topology.hpp"
@@ -47,8 +48,19 @@ class BlobStore {
   };
   std::uint32_t add_entry(Entry entry);
 
+  // A digest's first 8 bytes are as good a hash as any (SHA-256 output).
+  struct DigestHash {
+    std::size_t operator()(const Sha256& digest) const noexcept {
+      std::uint64_t hash = 0;
+      for (std::size_t i = 0; i < 8; ++i) hash = hash << 8 | digest[i];
+      return static_cast<std::size_t>(hash);
+    }
+  };
+
   std::vector<Entry> blobs_;
-  std::map<Sha256, std::uint32_t> index_of_;
+  // Only looked up, never walked (blob order is blobs_'s): a hash table,
+  // not a tree of 32-byte keys compared with memcmp at every level.
+  std::unordered_map<Sha256, std::uint32_t, DigestHash> index_of_;
   std::uint64_t total_bytes_ = 0;
 };
 

@@ -212,13 +212,14 @@ void build_message(capnp::MessageBuilder& message, const Application& app,
   header.setTileMemorySize(target::kSramSize);
 
   auto blobs = root.initBlobs(static_cast<unsigned>(app.blobs.size()));
+  BlobEncoder encoder(options.zstd_level);
   for (std::uint32_t i = 0; i < app.blobs.size(); ++i) {
     const auto bytes = app.blobs.bytes(i);
     auto blob = blobs[i];
     blob.setSha256(as_bytes(app.blobs.digest(i)));
     blob.setUncompressedSize(bytes.size());
     if (options.compress) {
-      const StoredBlob stored = encode_blob(bytes, options.zstd_level);
+      const BlobEncoder::Encoded stored = encoder.encode(bytes);
       blob.setCodec(stored.codec == BlobCodec::kZstd ? wire::BlobCodec::ZSTD : wire::BlobCodec::RAW);
       blob.setData(as_bytes(stored.data));
     } else {

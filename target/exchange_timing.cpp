@@ -117,7 +117,9 @@ RowTimeline row_timeline(std::span<const Instruction> row) {
   OutgoingStream stream;
   RowTimeline timeline;
   for (std::size_t index = 0; index < row.size(); ++index) {
-    const RowStep step = with_context(fmt::format("row instruction {}", index),
+    // The context is formatted only when a step throws: the validator
+    // replays every row of a phase, millions of instructions in a model.
+    const RowStep step = with_context([&] { return fmt::format("row instruction {}", index); },
                                       [&] { return stream.step(row[index]); });
     if (step.send) timeline.sends.push_back(*step.send);
     for (const auto& control : step.controls) {

@@ -183,7 +183,7 @@ void Linker::place_data() {
     auto& allocations = allocations_[physical(tile)];
     std::uint32_t high = 0;
     for (std::size_t i = 0; i < placed.size(); ++i) {
-      data_[{list[i].first, physical(tile)}] = placed[i];
+      data_[data_key(list[i].first, physical(tile))] = placed[i];
       allocations.push_back(placed[i]);
       if (placed[i].address >= target::kInterleavedRegion.begin) {
         high = std::max(high, placed[i].address + placed[i].size - target::kInterleavedRegion.begin);
@@ -194,7 +194,7 @@ void Linker::place_data() {
 }
 
 const schema::Allocation& Linker::allocation(BufferId buffer, LogicalTile tile) const {
-  const auto found = data_.find({buffer, physical(tile)});
+  const auto found = data_.find(data_key(buffer, physical(tile)));
   if (found == data_.end()) {
     throw LinkError(fmt::format("internal: buffer '{}' has no allocation on {}",
                                 program_.buffers[buffer].name, physical(tile)));

@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -255,7 +256,11 @@ class Linker {
   std::vector<std::uint32_t> live_from_, live_until_;
   std::vector<PhysicalTile> tiles_;
   std::map<PhysicalTile, LogicalTile> logical_;
-  std::map<std::pair<BufferId, PhysicalTile>, schema::Allocation> data_;
+  // By data_key(buffer, tile); only looked up, never walked.
+  std::unordered_map<std::uint64_t, schema::Allocation> data_;
+  static std::uint64_t data_key(BufferId buffer, PhysicalTile tile) {
+    return std::uint64_t{buffer} << 16 | tile.value;
+  }
   std::map<PhysicalTile, std::vector<schema::Allocation>> allocations_;       // data, by tile
   // Where region 0's code ends on tiles whose weights took its top
   // (place_tile_data); absent: region 0 is all code.

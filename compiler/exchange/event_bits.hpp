@@ -159,6 +159,57 @@ Event first_member(const Words& bits, Event event) {
   return index * 64 + std::countr_zero(set);
 }
 
+// The members among the 64 events from `event`: bit j is event + j.
+template <class Words>
+std::uint64_t members_from(const Words& bits, Event event) {
+  const std::int64_t index = event >> 6;
+  const auto shift = static_cast<unsigned>(event & 63);
+  const std::uint64_t low = bits.word(index);
+  return shift == 0 ? low : (low >> shift) | (bits.word(index + 1) << (64 - shift));
+}
+
+// The 64 windows from `event`: bit j says [event + j, event + j + length)
+// holds a member (1 ≤ length ≤ 64). The members of 128 events, ORed with
+// themselves shifted, each step doubling the window a bit stands for — the
+// complement of first_gap's search below, for a caller that combines it
+// with other sets' answers in one word.
+template <class Words>
+std::uint64_t members_within(const Words& bits, Event event, Event length) {
+  std::uint64_t low = members_from(bits, event);
+  if (length == 1) return low;
+  std::uint64_t high = members_from(bits, event + 64);
+  for (Event covered = 1; covered < length;) {
+    const auto shift = static_cast<unsigned>(std::min(covered, length - covered));
+    low |= (low >> shift) | (high << (64 - shift));
+    high |= high >> shift;
+    covered += shift;
+  }
+  return low;
+}
+
+// The union of a few sets, read word by word (a tile's memory elements'
+// windows, for a message that touches several).
+class EventBitsUnion {
+ public:
+  void add(const EventBits& bits) {
+    bits_[count_++] = &bits;
+    end_ = std::max(end_, bits.end_word());
+  }
+  std::size_t size() const noexcept { return count_; }
+  const EventBits& only() const noexcept { return *bits_[0]; }
+  std::uint64_t word(std::int64_t index) const noexcept {
+    std::uint64_t word = 0;
+    for (std::size_t i = 0; i < count_; ++i) word |= bits_[i]->word(index);
+    return word;
+  }
+  std::int64_t end_word() const noexcept { return end_; }
+
+ private:
+  std::array<const EventBits*, 32> bits_;  // an ElementSet has at most 32 elements; [0, count_) set
+  std::size_t count_ = 0;
+  std::int64_t end_ = std::numeric_limits<std::int64_t>::min();
+};
+
 // The first b ≥ `begin` such that [b, b + length) meets no event of the set.
 // A window of up to 64 events is looked for a word at a time: the clear
 // events of a word and the next, shifted and ANDed with themselves, mark

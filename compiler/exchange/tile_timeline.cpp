@@ -7,31 +7,6 @@
 
 namespace tessera::compiler::exchange {
 
-namespace {
-
-// The union of the windows of a few memory elements, read word by word.
-class UnionOfBits {
- public:
-  void add(const EventBits& bits) {
-    bits_[count_++] = &bits;
-    end_ = std::max(end_, bits.end_word());
-  }
-  std::size_t size() const noexcept { return count_; }
-  const EventBits& only() const noexcept { return *bits_[0]; }
-  std::uint64_t word(std::int64_t index) const noexcept {
-    std::uint64_t word = 0;
-    for (std::size_t i = 0; i < count_; ++i) word |= bits_[i]->word(index);
-    return word;
-  }
-  std::int64_t end_word() const noexcept { return end_; }
-
- private:
-  std::array<const EventBits*, 32> bits_{};  // an ElementSet has at most 32 elements
-  std::size_t count_ = 0;
-  std::int64_t end_ = std::numeric_limits<std::int64_t>::min();
-};
-
-}  // namespace
 
 void TileTimeline::ElementWindows::add(target::ElementSet elements, Event begin, Event end) {
   for (std::uint32_t mask = elements.mask(); mask != 0; mask &= mask - 1) {
@@ -48,14 +23,20 @@ void TileTimeline::ElementWindows::add(target::ElementSet elements, Event begin,
 
 Event TileTimeline::ElementWindows::first_gap(target::ElementSet elements, Event begin,
                                               Event length) const {
+  if ((elements.mask() & present_) == 0) return begin;
+  EventBitsUnion windows;
+  collect(elements, windows);
+  if (windows.size() == 1) return exchange::first_gap(windows.only(), begin, length);
+  return exchange::first_gap(windows, begin, length);
+}
+
+void TileTimeline::ElementWindows::collect(target::ElementSet elements,
+                                           EventBitsUnion& windows) const {
   const std::uint32_t mask = elements.mask() & present_;
-  if (mask == 0) return begin;
-  UnionOfBits windows;
+  if (mask == 0) return;
   for (const auto& [element, bits] : windows_) {
     if ((mask >> element) & 1u) windows.add(bits);
   }
-  if (windows.size() == 1) return exchange::first_gap(windows.only(), begin, length);
-  return exchange::first_gap(windows, begin, length);
 }
 
 void TileTimeline::ElementWindows::forget_before(Event floor) {
@@ -82,6 +63,17 @@ void TileTimeline::forget_before(Event floor) {
 // skipping only starts that conflict too; the first start every check
 // accepts is the answer.
 Event TileTimeline::first_send_start(Event start, Event words, target::ElementSet elements) const {
+  if (words >= 1 && words <= 64) {
+    // As first_receive_start: the rules' refusals of 64 starts at a time.
+    EventBitsUnion writes;
+    writes_.collect(elements, writes);
+    for (Event base = start;; base += 64) {
+      std::uint64_t refused = members_within(rules_[kSends], base, words) |
+                              members_from(rules_[kSendStartBlocked], base);
+      if (writes.size() != 0) refused |= members_within(writes, base, words);
+      if (refused != ~std::uint64_t{0}) return base + std::countr_zero(~refused);
+    }
+  }
   for (;;) {
     const Event before = start;
     start = first_gap(rules_[kSends], start, words);               // rule 1
@@ -93,6 +85,24 @@ Event TileTimeline::first_send_start(Event start, Event words, target::ElementSe
 
 Event TileTimeline::first_receive_start(Event start, const ReceiveShape& r) const {
   const Event words = r.teardown - r.select;
+  const Event reach = r.horizon - r.pointer;  // the write window's length
+  if (words >= 1 && words <= 64 && reach >= 1 && reach <= 64) {
+    // Short windows (most messages): every rule's refusals of the 64 starts
+    // from `base` in one word each — the rule-4 sets read at the control's
+    // offset, rule 3's and §2.2's as windows (members_within) — so the least
+    // start they all allow is the first clear bit of their union: the
+    // answer of the loop below, found without going round it.
+    EventBitsUnion reads;
+    reads_.collect(r.elements, reads);
+    for (Event base = start;; base += 64) {
+      std::uint64_t refused = members_within(rules_[kSources], base + r.select, words) |
+                              members_from(rules_[kSelectBlocked], base + r.select) |
+                              members_from(rules_[kPointerBlocked], base + r.pointer) |
+                              members_from(rules_[kTeardownBlocked], base + r.teardown);
+      if (reads.size() != 0) refused |= members_within(reads, base + r.pointer, reach);
+      if (refused != ~std::uint64_t{0}) return base + std::countr_zero(~refused);
+    }
+  }
   for (;;) {
     const Event before = start;
     start = first_gap(rules_[kSources], start + r.select, words) - r.select;           // rule 3

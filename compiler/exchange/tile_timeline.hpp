@@ -19,7 +19,10 @@
 // memory element for the last one, so every check reads a few machine words
 // and skips a busy stretch 64 events at a time: a congested tile (a 1471 → 1
 // gather, a tile of a transpose sending and receiving a thousand one-word
-// messages) costs a few steps, not a scan of its messages.
+// messages) costs a few steps, not a scan of its messages. When a message's
+// windows are at most 64 events (most are), every rule's refusals of 64
+// candidate starts are one word each, and the answer is the first start
+// none refuses: one pass, not a round of searches until they agree.
 
 #include <cstdint>
 #include <limits>
@@ -72,6 +75,8 @@ class TileTimeline {
     // The first b ≥ `begin` with [b, b + length) clear of every window on
     // an element of `elements`.
     Event first_gap(target::ElementSet elements, Event begin, Event length) const;
+    // The windows on the elements of `elements`, added to `windows`.
+    void collect(target::ElementSet elements, EventBitsUnion& windows) const;
     void forget_before(Event floor);
 
    private:

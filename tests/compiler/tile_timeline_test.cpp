@@ -130,5 +130,122 @@ TEST(TileTimeline, ForgettingAtEverySearchChangesNoAnswer) {
   }
 }
 
+// The rules themselves (tile_timeline.hpp), checked start by start against
+// the sends and receives a timeline was given: an oracle written from the
+// rules, not from the bitmaps. Messages of 1 to 100 words, so both the
+// one-word answers (windows of at most 64 events) and the stepwise ones are
+// checked.
+struct PlacedSend {
+  Event start, words;
+  target::ElementSet elements;
+};
+struct PlacedReceive {
+  Event start;
+  ReceiveShape shape;
+};
+
+bool overlaps(Event a, Event a_end, Event b, Event b_end) { return a < b_end && b < a_end; }
+
+bool send_allowed(const std::vector<PlacedSend>& sends, const std::vector<PlacedReceive>& receives,
+                  Event s, Event words, target::ElementSet elements) {
+  for (const PlacedSend& send : sends) {
+    if (overlaps(s, s + words, send.start, send.start + send.words)) return false;  // rule 1
+  }
+  for (const PlacedReceive& receive : receives) {
+    const ReceiveShape& r = receive.shape;
+    for (const Event control : {receive.start + r.select, receive.start + r.pointer,
+                                receive.start + r.teardown}) {
+      if (control == s || control == s + 1) return false;  // rule 2
+    }
+    if (elements.intersects(r.elements) &&
+        overlaps(s, s + words, receive.start + r.pointer, receive.start + r.horizon)) {
+      return false;  // §2.2
+    }
+  }
+  return true;
+}
+
+bool receive_allowed(const std::vector<PlacedSend>& sends,
+                     const std::vector<PlacedReceive>& receives, Event s, const ReceiveShape& r) {
+  const Event select = s + r.select, pointer = s + r.pointer, teardown = s + r.teardown;
+  for (const PlacedSend& send : sends) {
+    for (const Event control : {select, pointer, teardown}) {
+      if (control == send.start || control == send.start + 1) return false;  // rule 2
+    }
+    if (r.elements.intersects(send.elements) &&
+        overlaps(pointer, s + r.horizon, send.start, send.start + send.words)) {
+      return false;  // §2.2
+    }
+  }
+  for (const PlacedReceive& receive : receives) {
+    const Event other_select = receive.start + receive.shape.select,
+                other_pointer = receive.start + receive.shape.pointer,
+                other_teardown = receive.start + receive.shape.teardown;
+    if (overlaps(select, teardown, other_select, other_teardown)) return false;  // rule 3
+    // Rule 4: a select meets no select or pointer, a pointer no control, a
+    // teardown no pointer or teardown (a teardown and a select may meet).
+    if (select == other_select || select == other_pointer) return false;
+    if (pointer == other_select || pointer == other_pointer || pointer == other_teardown) {
+      return false;
+    }
+    if (teardown == other_pointer || teardown == other_teardown) return false;
+  }
+  return true;
+}
+
+TEST(TileTimeline, AnswersAreTheFirstStartsTheRulesAllow) {
+  std::mt19937 random(20);
+  const PhysicalTile self(9);
+  for (int trial = 0; trial < 60; ++trial) {
+    TileTimeline timeline;
+    std::vector<PlacedSend> sends;
+    std::vector<PlacedReceive> receives;
+    const auto random_words = [&] {
+      return static_cast<std::uint32_t>(random() % 4 == 0 ? 1 + random() % 100 : 1 + random() % 12);
+    };
+    const auto random_address = [&] {
+      return static_cast<std::uint32_t>(0x50000 + 0x4000 * (random() % 6));
+    };
+    // From 100 on, past every pair's earliest send start, as the scheduler
+    // asks (no control falls before event 1).
+    Event at = 100;
+    for (int k = 0; k < 25; ++k) {
+      const std::uint32_t words = random_words();
+      const std::uint32_t address = random_address();
+      at += static_cast<Event>(random() % 30);
+      if (random() % 2 == 0) {
+        const target::ElementSet elements = target::elements_of({address, address + 4 * words});
+        const Event start = timeline.first_send_start(at, words, elements);
+        timeline.add_send(start, words, elements);
+        sends.push_back({start, words, elements});
+      } else {
+        const PhysicalTile other(static_cast<std::uint16_t>(random() % 1472));
+        if (other == self) continue;
+        const ReceiveShape shape = receive_shape(other, self, words, address);
+        const Event start = timeline.first_receive_start(at, shape);
+        timeline.add_receive(start, shape);
+        receives.push_back({start, shape});
+      }
+    }
+    for (int question = 0; question < 40; ++question) {
+      const std::uint32_t words = random_words();
+      const std::uint32_t address = random_address();
+      const Event asked = 100 + static_cast<Event>(random() % static_cast<std::uint32_t>(at - 50));
+      const target::ElementSet read = target::elements_of({address, address + 4 * words});
+      Event expected = asked;
+      while (!send_allowed(sends, receives, expected, words, read)) ++expected;
+      ASSERT_EQ(timeline.first_send_start(asked, words, read), expected)
+          << "trial " << trial << ": a send of " << words << " words asked at " << asked;
+      const PhysicalTile other(static_cast<std::uint16_t>(random() % 1472));
+      if (other == self) continue;
+      const ReceiveShape shape = receive_shape(other, self, words, address);
+      expected = asked;
+      while (!receive_allowed(sends, receives, expected, shape)) ++expected;
+      ASSERT_EQ(timeline.first_receive_start(asked, shape), expected)
+          << "trial " << trial << ": a receive of " << words << " words asked at " << asked;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera::compiler::exchange

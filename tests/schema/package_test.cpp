@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <zstd.h>
 #include <rapidcheck/gtest.h>
 
 #include "schema/blob_codec.hpp"
@@ -278,6 +279,38 @@ TEST(Package, CompressesOnlyWhenStrictlySmaller) {
   for (auto& byte : noise) byte = static_cast<std::uint8_t>(random());
   EXPECT_EQ(encode_blob(noise).codec, BlobCodec::kRaw);
   EXPECT_EQ(encode_blob(noise).data, noise);
+}
+
+// One BlobEncoder for every blob of a package must give each blob the frame a
+// fresh zstd context gives it (ZSTD_compress, the oracle): the package bytes
+// may not depend on what was compressed before. Blobs of several sizes and
+// contents, large ones after small ones and back, so a context reused at
+// another size or left with old matches would show.
+TEST(Package, OneEncoderGivesEveryBlobTheFrameOfAFreshContext) {
+  std::mt19937 random(11);
+  std::vector<std::vector<std::uint8_t>> blobs;
+  for (const std::size_t size : {std::size_t{4096}, std::size_t{100}, std::size_t{300000},
+                                 std::size_t{1000}, std::size_t{65536}, std::size_t{4096}}) {
+    std::vector<std::uint8_t> bytes(size);
+    // Runs of repeated bytes with a few random ones: compressible, not trivial.
+    for (std::size_t i = 0; i < size; ++i) {
+      bytes[i] = static_cast<std::uint8_t>(random() % 8 == 0 ? random() : i / 64);
+    }
+    blobs.push_back(std::move(bytes));
+  }
+  blobs.push_back(blobs[0]);  // the same bytes again: a reused context must not refer back
+  BlobEncoder encoder(kDefaultZstdLevel);
+  for (const auto& bytes : blobs) {
+    std::vector<std::uint8_t> frame(ZSTD_compressBound(bytes.size()));
+    const std::size_t written = ZSTD_compress(frame.data(), frame.size(), bytes.data(),
+                                              bytes.size(), kDefaultZstdLevel);
+    ASSERT_FALSE(ZSTD_isError(written));
+    frame.resize(written);
+    const BlobEncoder::Encoded encoded = encoder.encode(bytes);
+    ASSERT_EQ(encoded.codec, BlobCodec::kZstd) << bytes.size() << " bytes";
+    EXPECT_EQ(std::vector<std::uint8_t>(encoded.data.begin(), encoded.data.end()), frame)
+        << bytes.size() << " bytes";
+  }
 }
 
 TEST(Package, TileOrderAndBlobInsertionOrderDoNotChangeTheBytes) {
