@@ -60,6 +60,16 @@ void normalise_affine_scalar(const float* x, float m, float s, const float* g, c
 #if TESSERA_X86
 
 // Eight values rounded to the f16 grid (to nearest even).
+// Eight f32 lanes to f16, rounded to nearest even, NaN lanes the canonical
+// quiet NaN (`quiet`, kF16QuietNan in every lane): the scalar rule's bits.
+__attribute__((target("avx2,f16c"))) inline __m128i narrow_canonical(__m256 y, __m128i quiet) {
+  const __m128i h = _mm256_cvtps_ph(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 nan = _mm256_cmp_ps(y, y, _CMP_UNORD_Q);
+  const __m128i nan16 = _mm_packs_epi32(_mm256_castsi256_si128(_mm256_castps_si256(nan)),
+                                        _mm256_extractf128_si256(_mm256_castps_si256(nan), 1));
+  return _mm_blendv_epi8(h, quiet, nan16);
+}
+
 __attribute__((target("avx2,f16c"))) inline __m256 grid(__m256 v) {
   return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
@@ -76,13 +86,7 @@ __attribute__((target("avx2,f16c"))) void normalise_affine_f16c(const float* x, 
     const __m256 scaled = grid(_mm256_mul_ps(centred, scale));
     const __m256 y =
         _mm256_add_ps(grid(_mm256_mul_ps(scaled, _mm256_loadu_ps(g + i))), _mm256_loadu_ps(b + i));
-    const __m128i h = _mm256_cvtps_ph(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    // NaN lanes become the canonical NaN.
-    const __m256 nan = _mm256_cmp_ps(y, y, _CMP_UNORD_Q);
-    const __m128i nan16 = _mm_packs_epi32(_mm256_castsi256_si128(_mm256_castps_si256(nan)),
-                                          _mm256_extractf128_si256(_mm256_castps_si256(nan), 1));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),  // NOLINT
-                     _mm_blendv_epi8(h, quiet, nan16));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), narrow_canonical(y, quiet));  // NOLINT
   }
   _mm256_zeroupper();
   normalise_affine_scalar(x + i, m, s, g + i, b + i, out + i, count - i);
@@ -149,13 +153,8 @@ __attribute__((target("avx2,f16c"))) void add_f16c(const std::uint16_t* a, const
   for (; i + 8 <= count; i += 8) {
     const __m256 x = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));  // NOLINT
     const __m256 y = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i)));  // NOLINT
-    const __m256 sum = _mm256_add_ps(x, y);
-    const __m128i h = _mm256_cvtps_ph(sum, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m256 nan = _mm256_cmp_ps(sum, sum, _CMP_UNORD_Q);
-    const __m128i nan16 = _mm_packs_epi32(_mm256_castsi256_si128(_mm256_castps_si256(nan)),
-                                          _mm256_extractf128_si256(_mm256_castps_si256(nan), 1));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i),  // NOLINT
-                     _mm_blendv_epi8(h, quiet, nan16));
+                     narrow_canonical(_mm256_add_ps(x, y), quiet));
   }
   _mm256_zeroupper();
   add_scalar(a + i, b + i, out + i, count - i);
