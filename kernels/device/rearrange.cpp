@@ -5,8 +5,8 @@
 //     rows, $m5 columns, $m6 padded rows, $m7 padded columns, $m8 row block.
 //   tessera_unpack_<layout>_f16: $m2 matrix, $m3 block, scalars as above.
 // A rearrange of an even number of columns moves whole words: its workers
-// split the block's words (left, transposed right) or 2 × 2 squares of the
-// padded matrix (block-major). Otherwise they split the *padded* rows
+// split the padded matrix's column pairs (left, transposed right) or its
+// 2 × 2 squares (block-major). Otherwise they split the *padded* rows
 // (block-major: columns) balanced contiguous and each writes every element
 // of its rows. Either way the logical elements come from the matrix and +0
 // past them: the layouts are bijections of the padded extents, so every
@@ -52,38 +52,22 @@ std::uint32_t offset(const Shape& s, std::uint32_t r, std::uint32_t c) {
 // of logical columns of a matrix row is one 32-bit word in the block too
 // (A16 keeps a row's 16 columns in order; a transposed-right panel holds 16
 // consecutive columns — its K — of one matrix row per channel), so the
-// workers split the block's words and each is the matrix word or +0 (the
-// cost model's rearrange_pairs_cycles). Where block word w's pair lies:
-// (matrix row, pair index within the row).
-template <Layout L>
-void locate_pair(const Shape& s, std::uint32_t w, std::uint32_t& row, std::uint32_t& pair) {
-  constexpr std::uint32_t kPanelPairs = amp::kPanelColumns / 2;
-  if constexpr (L == Layout::kLeft) {
-    const std::uint32_t panel_words = s.padded_rows * kPanelPairs;
-    row = (w % panel_words) / kPanelPairs;
-    pair = (w / panel_words) * kPanelPairs + w % kPanelPairs;
-  } else {
-    static_assert(L == Layout::kTransposedRight);
-    const std::uint32_t element = 2 * w;
-    const std::uint32_t panel_elements = amp::kPanelColumns * 16;
-    const std::uint32_t panel = element / panel_elements, within = element % panel_elements;
-    const std::uint32_t k_panels = s.padded_columns / 16;
-    row = (panel / k_panels) * amp::kPanelColumns + amp::logical_column(within / 16);
-    pair = ((panel % k_panels) * 16 + within % 16) / 2;
-  }
-}
-
+// workers split the padded matrix's pairs (row, pair) — a bijection onto the
+// block's words — and each writes its word where the layout (offset<L>,
+// amp_layout.hpp's) puts the pair: the matrix word or +0 (the cost model's
+// rearrange_pairs_cycles).
 template <Layout L>
 void rearrange_pairs(const Shape& s, const Registers& r, TileMemory& memory, unsigned worker) {
-  const Share mine = balanced_share(s.padded_rows * s.padded_columns / 2, worker);
+  const std::uint32_t padded_pairs = s.padded_columns / 2;
+  const Share mine = balanced_share(s.padded_rows * padded_pairs, worker);
   if (mine.count == 0) return;
   const std::uint32_t pairs = s.columns / 2;  // words per matrix row
-  const auto block = memory.array<std::uint32_t>(r[2] + 4 * mine.first, mine.count);
+  const auto block = memory.array<std::uint32_t>(r[2], s.padded_rows * padded_pairs);
   const auto matrix = memory.array<const std::uint32_t>(r[3], pairs == 0 ? 0 : s.rows * pairs);
-  for (std::uint32_t i = 0; i < mine.count; ++i) {
-    std::uint32_t row = 0, pair = 0;
-    locate_pair<L>(s, mine.first + i, row, pair);
-    block[i] = row < s.rows && pair < pairs ? matrix[row * pairs + pair] : 0;
+  for (std::uint32_t u = mine.first; u < mine.first + mine.count; ++u) {
+    const std::uint32_t row = u / padded_pairs, pair = u % padded_pairs;
+    block[offset<L>(s, row, 2 * pair) / 2] =
+        row < s.rows && pair < pairs ? matrix[row * pairs + pair] : 0;
   }
 }
 
