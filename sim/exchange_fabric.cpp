@@ -223,10 +223,6 @@ PlannedRunsCache::PlannedRunsCache() = default;
 PlannedRunsCache::~PlannedRunsCache() = default;
 void PlannedRunsCache::clear() noexcept { entries_.clear(); }
 
-namespace {
-
-}  // namespace
-
 const PlannedRunsCache::Entry& PlannedRunsCache::entry(const schema::ExchangePhase& planned) {
   auto& slot = entries_[&planned];
   if (slot) return *slot;
