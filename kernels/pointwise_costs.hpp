@@ -111,10 +111,11 @@ constexpr std::uint64_t rearrange_block_major_cycles(std::uint64_t elements) noe
 // is one word on both sides (A16 and transposed-right panels keep a row's
 // pairs whole: σ permutes pairs, never splits one), so the workers split
 // the block's words and each is one load and one store (a padding word, a
-// store: counted as two issues all the same).
-constexpr std::uint64_t rearrange_pairs_cycles(std::uint64_t block_words) noexcept {
-  if (block_words == 0) return kKernelLaunchCycles;
-  return kSixWorkerCallCycles + worker_issue_cycles(saturating_mul(worker_share(block_words, 0), 2));
+// store: counted as two issues all the same). The word-pair unpacks below
+// are the same copy the other way.
+constexpr std::uint64_t word_pairs_copy_cycles(std::uint64_t words) noexcept {
+  if (words == 0) return kKernelLaunchCycles;
+  return kSixWorkerCallCycles + worker_issue_cycles(saturating_mul(worker_share(words, 0), 2));
 }
 // Block-major panels hold a column's consecutive K rows, so each block word
 // pairs two matrix rows: the workers split 2 × 2 squares (rows k, k + 1 ×
@@ -132,12 +133,12 @@ constexpr std::uint64_t rearrange_block_major_pairs_cycles(std::uint64_t block_w
 // here.
 constexpr std::uint64_t rearrange_left_amp_cycles(std::uint64_t columns,
                                                   std::uint64_t block_elements) noexcept {
-  return columns % 2 == 0 ? rearrange_pairs_cycles(block_elements / 2)
+  return columns % 2 == 0 ? word_pairs_copy_cycles(block_elements / 2)
                           : rearrange_left_cycles(block_elements);
 }
 constexpr std::uint64_t rearrange_transposed_right_amp_cycles(std::uint64_t columns,
                                                               std::uint64_t block_elements) noexcept {
-  return columns % 2 == 0 ? rearrange_pairs_cycles(block_elements / 2)
+  return columns % 2 == 0 ? word_pairs_copy_cycles(block_elements / 2)
                           : rearrange_transposed_right_cycles(block_elements);
 }
 constexpr std::uint64_t rearrange_block_major_amp_cycles(std::uint64_t columns,
@@ -163,8 +164,7 @@ constexpr std::uint64_t unpack_cycles(std::uint64_t elements) noexcept {
 // HEAD's indexed transform of one element at a time. Priced by the worker
 // model [INF]: two issues per word on the slowest worker.
 constexpr std::uint64_t unpack_pairs_cycles(std::uint64_t words) noexcept {
-  if (words == 0) return kKernelLaunchCycles;
-  return kSixWorkerCallCycles + worker_issue_cycles(saturating_mul(worker_share(words, 0), 2));
+  return word_pairs_copy_cycles(words);
 }
 // What unpacking a rows × columns matrix from an A16 or C16 block of
 // `block_elements` (padded) costs: the word path when the columns pair up,

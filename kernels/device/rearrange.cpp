@@ -55,7 +55,7 @@ std::uint32_t offset(const Shape& s, std::uint32_t r, std::uint32_t c) {
 // workers split the padded matrix's pairs (row, pair) — a bijection onto the
 // block's words — and each writes its word where the layout (offset<L>,
 // amp_layout.hpp's) puts the pair: the matrix word or +0 (the cost model's
-// rearrange_pairs_cycles).
+// word_pairs_copy_cycles).
 template <Layout L>
 void rearrange_pairs(const Shape& s, const Registers& r, TileMemory& memory, unsigned worker) {
   const std::uint32_t padded_pairs = s.padded_columns / 2;
