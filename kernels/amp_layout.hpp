@@ -90,10 +90,16 @@ constexpr std::uint64_t weight_offset(std::uint64_t k, std::uint64_t n, std::uin
          k % m;
 }
 
+// Element offset of row r of column panel `panel` in a C16 block of `rows`
+// rows: a panel's rows lie contiguous, 16 elements each, so rows [r0, r1)
+// of one panel are one range.
+constexpr std::uint64_t output_panel_offset(std::uint64_t r, std::uint64_t panel, std::uint64_t rows) noexcept {
+  return panel * rows * kPanelColumns + r * kPanelColumns;
+}
+
 // Element offset of (r, n) in a C16 block of `rows` rows.
 constexpr std::uint64_t output_offset(std::uint64_t r, std::uint64_t n, std::uint64_t rows) noexcept {
-  return (n / kPanelColumns) * rows * kPanelColumns + r * kPanelColumns +
-         physical_column(static_cast<unsigned>(n % kPanelColumns));
+  return output_panel_offset(r, n / kPanelColumns, rows) + physical_column(static_cast<unsigned>(n % kPanelColumns));
 }
 
 // Elements of each layout's block (its footprint before any access tail).

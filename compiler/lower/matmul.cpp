@@ -28,9 +28,11 @@
 //     packed weight block read in place at home or copied whole
 //     into the task's slot; then tessera_gemm_*_init (j = 0) or _accumulate
 //     into the task's C16 block;
-//   K-split partials: every part's C block to the part-0 tile, added there
-//     in part order (tessera_add_*, in place);
-//   the C16 block's logical elements (output_offset) into the result's
+//   f16 C16 blocks unpacked row-major on their tiles;
+//   K-split partials reduced scattered: each part owns a range of the
+//     block's rows (plan::reduction_rows), receives the other parts' rows
+//     and adds them in part order (tessera_add_*) into its partials slot;
+//   the block's (or the part's rows') logical elements into the result's
 //     layout — after every wave, so each tile keeps one C block.
 //
 // Zero padding (the AMP multiplies padding too: it must be finite,
@@ -194,6 +196,7 @@ class GemmLowering {
     for (std::uint32_t wave = 0; wave < plan_.waves; ++wave) {
       gather_homes(wave);
       for (std::uint32_t block = 0; block < plan_.inner_blocks; ++block) lower_block(wave, block);
+      if (plan::unpacks_output(plan_)) unpack_blocks(wave);
       if (plan_.choice.k_split > 1) reduce_parts(wave);
       move_out(wave);
     }
@@ -315,8 +318,17 @@ class GemmLowering {
       }
     }
     output_ = add_buffer("C16 block", c_bytes(), false, false);
+    if (plan::unpacks_output(plan_)) {
+      rows_ = add_buffer("C row-major",
+                         u32(checked_mul<std::uint64_t>(plan_.call_rows, plan_.choice.block_columns * out_element_,
+                                                        "C row-major bytes"),
+                             "C row-major bytes"),
+                         false, false);
+    }
     if (plan_.choice.k_split > 1) {
-      partials_ = add_buffer("K-split partials", checked_mul(c_bytes(), plan_.choice.k_split - 1, "partials"),
+      partials_ = add_buffer("K-split partials",
+                             u32(checked_mul<std::uint64_t>(plan::reduction_slot_bytes(plan_), plan_.choice.k_split, "partials"),
+                                 "partials"),
                              false, false);
     }
   }
@@ -736,72 +748,120 @@ class GemmLowering {
     context_.finish_steps(none, std::move(fills), provenance_);
   }
 
-  // The part-0 task of `task`'s product, row and column block.
-  const Task& owner(std::size_t t) const { return tasks_[t - tasks_[t].part]; }
+  // The C blocks of `wave` unpacked row-major on their tiles (f16 results,
+  // plan::unpacks_output): each row of a block is then one run of its
+  // columns — read from C16, whose columns are permuted inside each
+  // 16-column panel (amp_layout.hpp physical_column), every element pair
+  // would be a one-word message of its own (a [729, 1152] result: 419,904
+  // messages, not 26,244). With a K split every part's partials are
+  // unpacked, so a range of their rows is one run for the reduction.
+  void unpack_blocks(std::uint32_t wave) {
+    std::map<LogicalTile, std::vector<KernelRun>> unpacks;
+    for (const Task& task : tasks_) {
+      if (task.wave != wave) continue;
+      unpacks[task.tile].push_back(KernelRun{
+          std::string(kernels::kUnpackOutputF16),
+          {{2, *rows_, 0}, {3, output_, 0}},
+          {{4, task.rows},
+           {5, task.columns},
+           {6, plan_.call_rows},
+           {7, u32(kernels::amp::padded_columns(plan_.choice.block_columns), "padded columns")}},
+          provenance_});
+    }
+    MoveLowering none(program_, fmt::format("op {} unpack", id_.index), provenance_, out_element_);
+    context_.finish_steps(none, std::move(unpacks), provenance_);
+  }
 
+  // A stretch of a C block's elements on its tile: buffer, element offset,
+  // elements.
+  struct Stretch {
+    BufferId buffer = 0;
+    std::uint64_t offset = 0, elements = 0;
+  };
+  // Rows `range` of task's own C block as runs: one of the row-major rows
+  // when unpacked, else one per 16-column panel of C16 — in the order a
+  // partials slot holds them (slot_offset).
+  std::vector<Stretch> block_rows(const Task& task, plan::RowRange range) const {
+    if (plan::unpacks_output(plan_)) {
+      return {Stretch{*rows_, std::uint64_t{range.begin} * task.columns, std::uint64_t{range.size()} * task.columns}};
+    }
+    std::vector<Stretch> runs;
+    for (std::uint64_t panel = 0; panel * kernels::amp::kPanelColumns < plan_.choice.block_columns; ++panel) {
+      runs.push_back(Stretch{output_, kernels::amp::output_panel_offset(range.begin, panel, plan_.call_rows),
+                             std::uint64_t{range.size()} * kernels::amp::kPanelColumns});
+    }
+    return runs;
+  }
+  // Rows each part owns at most: a slot holds them (plan::reduction_slot_bytes).
+  std::uint32_t slot_rows() const {
+    return plan::reduction_rows(plan_.choice.block_rows, plan_.choice.k_split, 0).size();
+  }
+  // Byte offset of run `run` (block_rows' order) in part `part`'s slot of
+  // the partials buffer: one run when unpacked, else C16 panels of
+  // slot_rows rows.
+  std::uint32_t slot_offset(std::uint32_t part, std::size_t run) const {
+    const std::uint64_t in_slot =
+        plan::unpacks_output(plan_) ? 0 : kernels::amp::output_panel_offset(0, run, slot_rows()) * out_element_;
+    return u32(part * plan::reduction_slot_bytes(plan_) + in_slot, "partials offset");
+  }
+
+  // The K-split partials reduced scattered: part q of a block owns rows
+  // plan::reduction_rows(rows, split, q), receives every other part's
+  // partials of those rows into their slots on its tile and adds them in
+  // part order (the order the sum of the parts is defined in) into its own
+  // slot, which then holds the rows' result (move_out).
   void reduce_parts(std::uint32_t wave) {
     const std::uint32_t split = plan_.choice.k_split;
-    const std::uint32_t block = c_bytes();
     MoveLowering moves(program_, fmt::format("op {} partials", id_.index), provenance_, out_element_);
-    for (std::size_t t = 0; t < tasks_.size(); ++t) {
-      const Task& task = tasks_[t];
-      if (task.part == 0 || task.wave != wave) continue;
-      const Task& home = owner(t);
-      const std::uint32_t slot = (task.part - 1) * block;
-      if (block > 0) moves.move_run(Location{home.tile, partials_, slot}, Location{task.tile, output_, 0}, block);
-    }
     std::map<LogicalTile, std::vector<KernelRun>> compute;
     const std::string add(family_ == GemmFamily::kF32 ? kernels::kAddF32 : kernels::kAddF16);
-    for (const Task& task : tasks_) {
-      if (task.part != 0 || task.wave != wave) continue;
-      for (std::uint32_t part = 1; part < split; ++part) {
-        compute[task.tile].push_back(
-            KernelRun{add,
-                      {{2, output_, 0}, {3, output_, 0}, {4, partials_, (part - 1) * block}},
-                      {{5, block / out_element_}},
-                      provenance_});
+    for (std::size_t t = 0; t < tasks_.size(); ++t) {
+      const Task& task = tasks_[t];
+      if (task.wave != wave) continue;
+      const std::size_t first = t - task.part;  // the block's part-0 task
+      for (std::uint32_t q = 0; q < split; ++q) {
+        const plan::RowRange range = plan::reduction_rows(task.rows, split, q);
+        if (q == task.part || range.size() == 0) continue;
+        const Task& owner = tasks_[first + q];
+        const std::vector<Stretch> runs = block_rows(task, range);
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+          moves.move_run(Location{owner.tile, partials_, slot_offset(task.part, i)},
+                         Location{task.tile, runs[i].buffer, u32(runs[i].offset * out_element_, "C offset")},
+                         u32(runs[i].elements * out_element_, "C run"));
+        }
+      }
+      const plan::RowRange own = plan::reduction_rows(task.rows, split, task.part);
+      if (own.size() == 0) continue;
+      const std::vector<Stretch> runs = block_rows(task, own);
+      for (std::size_t i = 0; i < runs.size(); ++i) {
+        const auto operand = [&](std::uint32_t reg, std::uint32_t part) -> PointerOperand {
+          if (part == task.part) return {reg, runs[i].buffer, u32(runs[i].offset * out_element_, "C offset")};
+          return {reg, partials_, slot_offset(part, i)};
+        };
+        const PointerOperand sum{2, partials_, slot_offset(task.part, i)};
+        const std::pair<unsigned, std::uint32_t> count{5, u32(runs[i].elements, "C run")};
+        compute[task.tile].push_back(KernelRun{add, {sum, operand(3, 0), operand(4, 1)}, {count}, provenance_});
+        for (std::uint32_t part = 2; part < split; ++part) {
+          compute[task.tile].push_back(KernelRun{add, {sum, {3, partials_, sum.offset}, operand(4, part)}, {count}, provenance_});
+        }
       }
     }
     context_.finish_steps(moves, std::move(compute), provenance_);
   }
 
-  // The C16 blocks of `wave` into the result. An f16 block is first
-  // unpacked on its tile into row-major rows (tessera_unpack_output_f16), so
-  // each row of the block leaves as one run of columns / 2 words; read from
-  // C16 itself, whose columns are permuted inside each 16-column panel
-  // (amp_layout.hpp physical_column), every element pair would be a one-word
-  // message of its own (a [729, 1152] result: 419,904 messages, not 26,244).
-  // f32 elements are words either way and are read from C16 directly.
+  // The reduced C blocks of `wave` into the result: without a K split each
+  // task's whole block from its row-major rows (or C16 for f32), with one
+  // each part's rows from its partials slot (reduce_parts).
   void move_out(std::uint32_t wave) {
-    const bool unpack = family_ != GemmFamily::kF32;
-    std::map<LogicalTile, std::vector<KernelRun>> unpacks;
-    if (unpack) {
-      if (!rows_) {
-        rows_ = add_buffer("C row-major",
-                           u32(checked_mul<std::uint64_t>(plan_.call_rows,
-                                                          plan_.choice.block_columns * out_element_,
-                                                          "C row-major bytes"),
-                               "C row-major bytes"),
-                           false, false);
-      }
-      for (const Task& task : tasks_) {
-        if (task.part != 0 || task.wave != wave) continue;
-        unpacks[task.tile].push_back(KernelRun{
-            std::string(kernels::kUnpackOutputF16),
-            {{2, *rows_, 0}, {3, output_, 0}},
-            {{4, task.rows},
-             {5, task.columns},
-             {6, plan_.call_rows},
-             {7, u32(kernels::amp::padded_columns(plan_.choice.block_columns), "padded columns")}},
-            provenance_});
-      }
-      MoveLowering none(program_, fmt::format("op {} unpack", id_.index), provenance_, out_element_);
-      context_.finish_steps(none, std::move(unpacks), provenance_);
-    }
+    const bool unpacked = plan::unpacks_output(plan_);
+    const std::uint32_t split = plan_.choice.k_split;
     MoveLowering moves(program_, fmt::format("op {} out", id_.index), provenance_, out_element_);
     Index lead(lead_shape_.size(), 0);
     for (const Task& task : tasks_) {
-      if (task.part != 0 || task.wave != wave) continue;
+      if (task.wave != wave) continue;
+      const plan::RowRange range = split > 1 ? plan::reduction_rows(task.rows, split, task.part)
+                                             : plan::RowRange{0, task.rows};
+      if (range.size() == 0) continue;
       std::uint64_t product = task.product;
       for (std::size_t a = lead_shape_.size(); a-- > 0;) {
         lead[a] = product % lead_shape_[a];
@@ -809,25 +869,28 @@ class GemmLowering {
       }
       Index index = lead;
       index.resize(lead.size() + 2);
-      for (std::uint32_t r = 0; r < task.rows; ++r) {
+      // Where the block's element (r, n) and the ones after it in its row
+      // lie: row-major rows when unpacked, else C16 (contiguous for a
+      // logical column pair: the panel permutes pairs) — the whole block,
+      // or the part's slot of its rows.
+      const BufferId source = split > 1 ? partials_ : unpacked ? *rows_ : output_;
+      const std::uint64_t base = split > 1 ? slot_offset(task.part, 0) / out_element_ : 0;
+      const std::uint64_t c16_rows = split > 1 ? slot_rows() : plan_.call_rows;
+      for (std::uint32_t r = range.begin; r < range.end; ++r) {
         // A run per stretch contiguous in the result's shard and the source.
         for (std::uint32_t n = 0; n < task.columns;) {
           index[lead.size()] = task.row_begin + r;
           index[lead.size() + 1] = task.column_begin + n;
-          // Where element (r, n) and the ones after it in its row lie in the
-          // source: row-major rows when unpacked, else C16 (contiguous for
-          // a logical column pair: the panel permutes pairs).
           const auto source_offset = [&](std::uint32_t column) -> std::uint64_t {
-            return unpack ? std::uint64_t{r} * task.columns + column
-                          : kernels::amp::output_offset(r, column, plan_.call_rows);
+            return base + (unpacked ? std::uint64_t{r - range.begin} * task.columns + column
+                                    : kernels::amp::output_offset(r - range.begin, column, c16_rows));
           };
           const std::uint64_t offset = source_offset(n);
           const Storage::Run to = out_->run(index);
           const std::uint64_t most = std::min<std::uint64_t>(to.elements, task.columns - n);
           std::uint32_t elements = 1;
           while (elements < most && source_offset(n + elements) == offset + elements) ++elements;
-          moves.move_run(to.location,
-                         Location{task.tile, unpack ? *rows_ : output_, u32(offset * out_element_, "C offset")},
+          moves.move_run(to.location, Location{task.tile, source, u32(offset * out_element_, "C offset")},
                          elements * out_element_);
           n += elements;
         }
@@ -857,7 +920,7 @@ class GemmLowering {
   std::map<std::uint32_t, BufferId> left_, weights_;  // by logical K extent
   std::map<HomeKey, Home> homes_;
   BufferId homes_buffer_ = 0;
-  std::optional<BufferId> rows_;  // f16 C blocks unpacked row-major (move_out)
+  std::optional<BufferId> rows_;  // f16 C blocks unpacked row-major (unpack_blocks)
   struct WeightKey {
     Index lead;  // b's leading index
     std::uint32_t k0 = 0, column_begin = 0;

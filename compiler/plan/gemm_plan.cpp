@@ -124,9 +124,13 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
       kernels::gemm_weight_bytes(p.family, plan.call_rows, call_inner, c.block_columns);
   const std::uint64_t output = kernels::amp::round_up(
       kernels::gemm_output_bytes(p.family, plan.call_rows, c.block_columns), 8);
-  plan.scratch_bytes =
-      mul(extents.size(), kernels::amp::round_up(left, kElementBytes) + weights) +
-      mul(output, c.k_split);  // the C block, and K-split partials on the owners
+  // The C block, its row-major unpacking, and a partials slot per part.
+  plan.scratch_bytes = mul(extents.size(), kernels::amp::round_up(left, kElementBytes) + weights) + output +
+                       (unpacks_output(plan) ? kernels::amp::round_up(mul(mul(plan.call_rows, c.block_columns),
+                                                                              f.output_bytes),
+                                                                          8)
+                                             : 0) +
+                       (c.k_split > 1 ? mul(reduction_slot_bytes(plan), c.k_split) : 0);
   // The packed weight blocks, round robin over the tiles used, and their
   // row-major staging for f16.
   const std::uint64_t packed_slot = kernels::amp::round_up(weights, expanded ? 16 : 8);
@@ -201,28 +205,51 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
     plan.exchange_cycles += mul(
         plan.waves, mul(homes_per_tile, a_words + mul(direct_messages, kReceiveMessageCycles)) + kExchangePhaseCycles);
   }
-  const std::uint64_t c_elements = mul(c.block_rows, c.block_columns);
-  const std::uint64_t c_words = ceil_div(mul(c_elements, f.output_bytes), 4);
   // Every wave ends with its reduction and output phases: the C slot is
-  // reused by the next wave.
+  // reused by the next wave. An f16 C block is unpacked row-major on its
+  // tile first (lower/matmul.cpp unpack_blocks), so a range of its rows is
+  // one run; an f32 one stays C16, a run per 16-column panel.
+  const bool unpacked = unpacks_output(plan);
+  const std::uint64_t padded_columns = kernels::amp::padded_columns(c.block_columns);
+  const std::uint64_t unpack =
+      unpacked ? kernels::unpack_amp_cycles(c.block_rows, c.block_columns, mul(plan.call_rows, padded_columns)) : 0;
+  // The rows each part reduces and moves out: the largest range.
+  const std::uint64_t owned_rows = reduction_rows(c.block_rows, c.k_split, 0).size();
   if (c.k_split > 1) {
-    const std::uint64_t padded = mul(plan.call_rows, kernels::amp::padded_columns(c.block_columns));
+    const std::uint64_t runs = unpacked ? 1 : padded_columns / kernels::amp::kPanelColumns;
+    const std::uint64_t run_elements = unpacked ? mul(owned_rows, c.block_columns)
+                                                : mul(owned_rows, kernels::amp::kPanelColumns);
+    const std::uint64_t range_words = ceil_div(mul(mul(runs, run_elements), f.output_bytes), 4);
     plan.reduction_cycles =
-        mul(plan.waves, mul(c.k_split - 1, c_words + kernels::add_cycles(padded, f.output_bytes)) +
+        mul(plan.waves, mul(c.k_split - 1, range_words + mul(runs, kernels::add_cycles(run_elements, f.output_bytes))) +
                             kExchangePhaseCycles);
   }
-  // An f16 C block is unpacked row-major on its tile first (lower/matmul.cpp
-  // move_out), then leaves in runs.
-  const std::uint64_t unpack =
-      p.family == kernels::GemmFamily::kF32
-          ? 0
-          : kernels::unpack_amp_cycles(c.block_rows, c.block_columns,
-                                       mul(plan.call_rows, kernels::amp::padded_columns(c.block_columns)));
-  plan.output_cycles = mul(plan.waves, unpack + c_words + kExchangePhaseCycles);
+  const std::uint64_t out_words = ceil_div(mul(mul(owned_rows, c.block_columns), f.output_bytes), 4);
+  plan.output_cycles = mul(plan.waves, unpack + out_words + kExchangePhaseCycles);
   plan.cycles = plan.packing_cycles + plan.compute_cycles + plan.exchange_cycles + plan.reduction_cycles +
                 plan.output_cycles;
   plan.flop_bound_cycles = gemm_flop_bound_cycles(p);
   return plan;
+}
+
+RowRange reduction_rows(std::uint32_t rows, std::uint32_t parts, std::uint32_t part) {
+  if (parts == 0) throw UsageError("GEMM plan: a reduction over 0 parts");
+  // Even, so a range of a row-major f16 block of odd columns starts on a
+  // word (the add kernels read words).
+  const auto each = static_cast<std::uint32_t>(kernels::amp::round_up(ceil_div(rows, parts), 2));
+  const std::uint64_t begin = std::min<std::uint64_t>(rows, std::uint64_t{each} * part);
+  const std::uint64_t end = std::min<std::uint64_t>(rows, begin + each);
+  return RowRange{static_cast<std::uint32_t>(begin), static_cast<std::uint32_t>(end)};
+}
+
+bool unpacks_output(const GemmPlan& plan) { return plan.problem.family != GemmFamily::kF32; }
+
+std::uint64_t reduction_slot_bytes(const GemmPlan& plan) {
+  const GemmChoice& c = plan.choice;
+  const std::uint64_t columns =
+      unpacks_output(plan) ? c.block_columns : kernels::amp::padded_columns(c.block_columns);
+  const std::uint64_t rows = reduction_rows(c.block_rows, c.k_split, 0).size();
+  return kernels::amp::round_up(mul(mul(rows, columns), kernels::gemm_format(plan.problem.family).output_bytes), 8);
 }
 
 bool a_block_has_home(const GemmPlan& plan, std::size_t tasks_in_wave, std::uint32_t extent) {

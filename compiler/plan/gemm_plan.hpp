@@ -20,8 +20,9 @@
 //     column blocks of 32 or 64, K blocks of 32 or 64 at multiples of
 //     themselves (a K part is a whole number of them);
 //   * optionally K is split `k_split` ways: each part is its own task writing
-//     partial sums, and the part-0 tile adds the others' partials (one add
-//     per part, in part order) before the result is moved out;
+//     partial sums, reduced scattered — each part owns a range of the
+//     block's rows (reduction_rows), receives the other parts' partials of
+//     those rows, adds them in part order and moves its rows out;
 //   * tasks (batch, row block, column block, part) go round robin over the
 //     tiles used; one pass over them is a wave. With a K split the tiles
 //     used are a multiple of the parts, so an output block's parts share a
@@ -36,8 +37,10 @@
 // exchange phase — the largest number
 // of words one tile receives (its A and B blocks) plus kExchangePhaseCycles —
 // then the tile's GEMM call (kernels/costs.hpp); then, per
-// wave, the K-split reduction (partials in, adds) and the output phase (C
-// out: each tile keeps one C block, reused by the next wave). The
+// wave, the K-split reduction (each part's rows: the other parts' partials
+// in, adds) and the output phase (C out: each tile keeps one C block, reused
+// by the next wave); an f16 C block is unpacked row-major on its tile before
+// either. The
 // receive bound and the 600 cycles per phase are the prior art's exchange
 // model (§6, "Exchange cost"); senders are assumed not to be the bottleneck
 // (multicast: a source sends each word once whatever its fan-out).
@@ -131,6 +134,29 @@ struct GemmPlan {
 // The one rule: the lowering places homes by it and the planner prices
 // them by it.
 bool a_block_has_home(const GemmPlan& plan, std::size_t tasks_in_wave, std::uint32_t extent);
+
+// The rows [begin, end) of a C block of `rows` rows that K part `part` of
+// `parts` owns in the K-split reduction: ranges of ⌈rows / parts⌉ rounded
+// up to even (a range of an f16 block of odd columns starts on a word), in
+// part order, the last ones short or empty. The one rule: the lowering scatters
+// the reduction by it and the planner prices it.
+struct RowRange {
+  std::uint32_t begin = 0, end = 0;
+  std::uint32_t size() const { return end - begin; }
+};
+RowRange reduction_rows(std::uint32_t rows, std::uint32_t parts, std::uint32_t part);
+
+// Whether the plan's C blocks are unpacked row-major on their tiles before
+// the reduction and the output phase (f16 results: tessera_unpack_output_f16)
+// — a range of rows is then one run — or stay C16 (f32: a run per
+// 16-column panel).
+bool unpacks_output(const GemmPlan& plan);
+
+// Bytes of one part's slot in a tile's K-split partials buffer: the largest
+// range of rows (reduction_rows) of a C block as it lies on its tile
+// (unpacks_output), 8-byte aligned. A tile holds a slot per part: the
+// other parts' partials, and its own slot as the accumulator.
+std::uint64_t reduction_slot_bytes(const GemmPlan& plan);
 
 // 2·batch·M·K·N / (128 · tiles), rounded up: the problem's FLOP bound on
 // `problem.tiles` tiles.

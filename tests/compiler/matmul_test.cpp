@@ -113,13 +113,18 @@ TEST(Matmul, SeveralWavesReuseTheStagingBuffers) {
   EXPECT_EQ(compiled.plans[0].find("in 1 waves"), std::string::npos) << compiled.plans[0];
 }
 
-TEST(Matmul, DeepKIsSplitAndThePartialsAddedOnTheOwner) {
+TEST(Matmul, DeepKIsSplitAndEachPartReducesItsRows) {
   // 12 × 600 · 600 × 40 on 64 tiles: two output blocks at most, so the
-  // planner splits K (the last part shorter).
+  // planner splits K (the last part shorter); each part reduces and moves
+  // out its range of rows (plan::reduction_rows: 2 rows each, so the later
+  // parts own none). 13 × 600 · 600 × 13: odd rows (the last range one
+  // row) and odd columns (an f16 row is not whole words).
   for (const DType dtype : {DType::kF16, DType::kF32}) {
-    const CompileResult compiled = check({dtype, {12, 600}, {600, 40}, 64});
-    ASSERT_EQ(compiled.plans.size(), 1u);
-    EXPECT_EQ(compiled.plans[0].find("split 1 "), std::string::npos) << compiled.plans[0];
+    for (const auto& [a, b] : {std::pair<Shape, Shape>{{12, 600}, {600, 40}}, {{13, 600}, {600, 13}}}) {
+      const CompileResult compiled = check({dtype, a, b, 64});
+      ASSERT_EQ(compiled.plans.size(), 1u);
+      EXPECT_EQ(compiled.plans[0].find("split 1 "), std::string::npos) << compiled.plans[0];
+    }
   }
 }
 

@@ -4,6 +4,8 @@
 // problems), and the prior art's blocking is what §2 says it was.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "compiler/plan/gemm_plan.hpp"
 #include "kernels/amp_layout.hpp"
 #include "support/error.hpp"
@@ -139,6 +141,28 @@ TEST(GemmPlan, ThePriorArtsBlockingIsSixtyFourByTwelveOrMoreRows) {
   EXPECT_GE(plan.choice.block_rows, 12u);
   EXPECT_EQ(plan.inner_blocks, 64u);
   expect_within_limits(plan);
+}
+
+// The K-split reduction's row ranges (reduction_rows), against a count by
+// hand: in part order they tile [0, rows) exactly, each starts on an even
+// row and holds at most ⌈rows / parts⌉ rounded up to even rows.
+TEST(GemmPlan, ReductionRowsTileTheBlockInEvenRanges) {
+  for (std::uint32_t rows = 1; rows <= 140; ++rows) {
+    for (std::uint32_t parts = 1; parts <= 16; ++parts) {
+      const std::uint32_t most = ((rows + parts - 1) / parts + 1) / 2 * 2;
+      std::uint32_t next = 0;
+      for (std::uint32_t part = 0; part < parts; ++part) {
+        const RowRange range = reduction_rows(rows, parts, part);
+        SCOPED_TRACE(fmt::format("rows {}, parts {}, part {}", rows, parts, part));
+        EXPECT_EQ(range.begin, next);
+        EXPECT_LE(range.size(), most);
+        EXPECT_EQ(range.begin % 2 == 0 || range.size() == 0, true);
+        next = range.end;
+      }
+      EXPECT_EQ(next, rows) << rows << " rows, " << parts << " parts";
+    }
+  }
+  EXPECT_THROW(reduction_rows(12, 0, 0), UsageError);
 }
 
 TEST(GemmPlan, FlopBound) {
