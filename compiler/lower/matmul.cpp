@@ -31,7 +31,8 @@
 //   f16 C16 blocks unpacked row-major on their tiles;
 //   K-split partials reduced scattered: each part owns a range of the
 //     block's rows (plan::reduction_rows), receives the other parts' rows
-//     and adds them in part order (tessera_add_*) into its partials slot;
+//     into its partials slots (its own by a local copy) and sums them in
+//     part order (tessera_sum_*, one call per run);
 //   the block's (or the part's rows') logical elements into the result's
 //     layout — after every wave, so each tile keeps one C block.
 //
@@ -806,22 +807,25 @@ class GemmLowering {
   }
 
   // The K-split partials reduced scattered: part q of a block owns rows
-  // plan::reduction_rows(rows, split, q), receives every other part's
-  // partials of those rows into their slots on its tile and adds them in
-  // part order (the order the sum of the parts is defined in) into its own
-  // slot, which then holds the rows' result (move_out).
+  // plan::reduction_rows(rows, split, q); every part's partials of those
+  // rows come into slot p of q's partials buffer — by exchange from the
+  // other parts, a local copy of its own — and one tessera_sum per run adds
+  // the slots in part order into slot 0, which then holds the rows' result
+  // (move_out). One sum, not split − 1 adds: a block of split parts costs
+  // each part two calls, whatever the split.
   void reduce_parts(std::uint32_t wave) {
     const std::uint32_t split = plan_.choice.k_split;
     MoveLowering moves(program_, fmt::format("op {} partials", id_.index), provenance_, out_element_);
     std::map<LogicalTile, std::vector<KernelRun>> compute;
-    const std::string add(family_ == GemmFamily::kF32 ? kernels::kAddF32 : kernels::kAddF16);
+    const std::string sum(family_ == GemmFamily::kF32 ? kernels::kSumF32 : kernels::kSumF16);
+    const std::uint32_t stride = u32(plan::reduction_slot_bytes(plan_), "partials slot");
     for (std::size_t t = 0; t < tasks_.size(); ++t) {
       const Task& task = tasks_[t];
       if (task.wave != wave) continue;
       const std::size_t first = t - task.part;  // the block's part-0 task
       for (std::uint32_t q = 0; q < split; ++q) {
         const plan::RowRange range = plan::reduction_rows(task.rows, split, q);
-        if (q == task.part || range.size() == 0) continue;
+        if (range.size() == 0) continue;
         const Task& owner = tasks_[first + q];
         const std::vector<Stretch> runs = block_rows(task, range);
         for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -834,16 +838,11 @@ class GemmLowering {
       if (own.size() == 0) continue;
       const std::vector<Stretch> runs = block_rows(task, own);
       for (std::size_t i = 0; i < runs.size(); ++i) {
-        const auto operand = [&](std::uint32_t reg, std::uint32_t part) -> PointerOperand {
-          if (part == task.part) return {reg, runs[i].buffer, u32(runs[i].offset * out_element_, "C offset")};
-          return {reg, partials_, slot_offset(part, i)};
-        };
-        const PointerOperand sum{2, partials_, slot_offset(task.part, i)};
-        const std::pair<unsigned, std::uint32_t> count{5, u32(runs[i].elements, "C run")};
-        compute[task.tile].push_back(KernelRun{add, {sum, operand(3, 0), operand(4, 1)}, {count}, provenance_});
-        for (std::uint32_t part = 2; part < split; ++part) {
-          compute[task.tile].push_back(KernelRun{add, {sum, {3, partials_, sum.offset}, operand(4, part)}, {count}, provenance_});
-        }
+        const std::uint32_t slot0 = slot_offset(0, i);
+        compute[task.tile].push_back(KernelRun{sum,
+                                               {{2, partials_, slot0}, {3, partials_, slot0}},
+                                               {{4, u32(runs[i].elements, "C run")}, {5, split}, {6, stride}},
+                                               provenance_});
       }
     }
     context_.finish_steps(moves, std::move(compute), provenance_);
@@ -851,7 +850,7 @@ class GemmLowering {
 
   // The reduced C blocks of `wave` into the result: without a K split each
   // task's whole block from its row-major rows (or C16 for f32), with one
-  // each part's rows from its partials slot (reduce_parts).
+  // each part's rows from slot 0 of its partials (reduce_parts).
   void move_out(std::uint32_t wave) {
     const bool unpacked = plan::unpacks_output(plan_);
     const std::uint32_t split = plan_.choice.k_split;
@@ -874,7 +873,7 @@ class GemmLowering {
       // logical column pair: the panel permutes pairs) — the whole block,
       // or the part's slot of its rows.
       const BufferId source = split > 1 ? partials_ : unpacked ? *rows_ : output_;
-      const std::uint64_t base = split > 1 ? slot_offset(task.part, 0) / out_element_ : 0;
+      const std::uint64_t base = split > 1 ? slot_offset(0, 0) / out_element_ : 0;
       const std::uint64_t c16_rows = split > 1 ? slot_rows() : plan_.call_rows;
       for (std::uint32_t r = range.begin; r < range.end; ++r) {
         // A run per stretch contiguous in the result's shard and the source.

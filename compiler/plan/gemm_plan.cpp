@@ -220,9 +220,12 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
     const std::uint64_t run_elements = unpacked ? mul(owned_rows, c.block_columns)
                                                 : mul(owned_rows, kernels::amp::kPanelColumns);
     const std::uint64_t range_words = ceil_div(mul(mul(runs, run_elements), f.output_bytes), 4);
-    plan.reduction_cycles =
-        mul(plan.waves, mul(c.k_split - 1, range_words + mul(runs, kernels::add_cycles(run_elements, f.output_bytes))) +
-                            kExchangePhaseCycles);
+    // The other parts' rows in, the part's own copied into its slot, one
+    // sum per run (lower/matmul.cpp reduce_parts).
+    plan.reduction_cycles = mul(
+        plan.waves, mul(c.k_split - 1, range_words) + kExchangePhaseCycles +
+                        kernels::local_copy_cycles(mul(range_words, 4)) +
+                        mul(runs, kernels::sum_cycles(run_elements, c.k_split, f.output_bytes)));
   }
   const std::uint64_t out_words = ceil_div(mul(mul(owned_rows, c.block_columns), f.output_bytes), 4);
   plan.output_cycles = mul(plan.waves, unpack + out_words + kExchangePhaseCycles);

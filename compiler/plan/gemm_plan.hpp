@@ -22,7 +22,7 @@
 //   * optionally K is split `k_split` ways: each part is its own task writing
 //     partial sums, reduced scattered — each part owns a range of the
 //     block's rows (reduction_rows), receives the other parts' partials of
-//     those rows, adds them in part order and moves its rows out;
+//     those rows, sums them in part order and moves its rows out;
 //   * tasks (batch, row block, column block, part) go round robin over the
 //     tiles used; one pass over them is a wave. With a K split the tiles
 //     used are a multiple of the parts, so an output block's parts share a
