@@ -431,6 +431,37 @@ TEST_F(SiglipCommand, RunsAHeadDim72TowerOnTheSimulatorAtF16WithinTheReference) 
   EXPECT_EQ(compiled.exit_status, 0) << compiled.err;
 }
 
+// --gemm-a-gather decides how the GEMMs' tasks get their left operand's
+// rows, as each plan in the report says: through homes by default (every
+// projection of this tower has five column blocks of whole 16-wide panels;
+// the planner's own choice, auto, is direct here), straight from the rows
+// with direct.
+TEST_F(SiglipCommand, GemmAGatherChoosesHowThePlansGatherTheirRows) {
+  const std::string config = scratch_.write("c144.json", R"({
+    "model_type": "siglip_vision_model", "hidden_size": 144, "intermediate_size": 272,
+    "num_hidden_layers": 1, "num_attention_heads": 2, "image_size": 32, "patch_size": 8})");
+  const std::string model = scratch_.path("c144");
+  ASSERT_EQ(run_tessera({"siglip", "random-weights", "--config", config, "-o", model}).exit_status, 0);
+  const auto plans_of = [&](const std::vector<std::string>& extra) {
+    std::vector<std::string> args = {"siglip", "compile", "--model", model, "--precision", "f16",
+                                     "--tiles", "64", "-o", scratch_.path("c144.ipuexe"), "--report"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto compiled = run_tessera(args);
+    EXPECT_EQ(compiled.exit_status, 0) << compiled.err;
+    return compiled.out;
+  };
+  // The encoder's q projection, [16, 144] · [144, 144]: op names differ
+  // between towers, its shape does not.
+  const auto q_plan = [](const std::string& report) {
+    const auto at = report.find("GEMM 16×144·144×144");
+    return at == std::string::npos ? std::string() : report.substr(at, report.find('\n', at) - at);
+  };
+  const std::string homes = q_plan(plans_of({}));
+  const std::string direct = q_plan(plans_of({"--gemm-a-gather", "direct"}));
+  EXPECT_NE(homes.find("A via homes"), std::string::npos) << homes;
+  EXPECT_NE(direct.find("A gathered directly"), std::string::npos) << direct;
+}
+
 // Whether the weights fit is decided from config.json alone, before the
 // compiler runs and before any weight or pixel is read: these model
 // directories hold nothing but a config.json, and `run` is given pixels of
@@ -704,6 +735,8 @@ TEST_F(SiglipCommand, BadCommandLinesAreUsageErrors) {
        "--profile-samples builds the tower compiled here; a --package was built already"},
       {{"compile", "--model", model_, "-o", out, "--profile-samples=0"},
        "--profile-samples: a buffer needs room for at least 1 record"},
+      {{"compile", "--model", model_, "-o", out, "--gemm-a-gather", "sideways"},
+       "--gemm-a-gather 'sideways' is not one of homes, direct, auto"},
   };
   for (const auto& c : cases) {
     std::vector<std::string> args = {"siglip"};
