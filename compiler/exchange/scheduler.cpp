@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "compiler/exchange/list_scheduler.hpp"
+#include "compiler/exchange/phase_memo.hpp"
 #include "compiler/exchange/prepare.hpp"
 #include "compiler/exchange/row_emitter.hpp"
 #include "compiler/exchange/tile_actions.hpp"
@@ -63,10 +64,11 @@ ExchangeCost cost_of(const PhaseSchedule& schedule) {
 
 }  // namespace
 
-PhaseSchedule schedule_phase(const PhaseTransfers& phase, const ScheduleOptions& options) {
+PhaseSchedule schedule_phase(const PhaseTransfers& phase, const ScheduleOptions& options,
+                             PhaseMemo* memo) {
   check_row_addresses(options);
   const PreparedPhase prepared = prepare_phase(phase);
-  PieceTimes times = schedule_pieces(prepared);
+  PieceTimes times = memo != nullptr ? memo->schedule(prepared) : schedule_pieces(prepared);
   const std::vector<Event>& starts = times.starts;
 
   PhaseSchedule schedule;
