@@ -88,8 +88,12 @@ void check_actions(const TileActions& actions, const TileView& view) {
   by_event.reserve(actions.controls.size());
   for (const ReceiveControl& control : actions.controls) by_event.push_back(&control);
   const auto key = [](const ReceiveControl* c) { return std::tuple(c->event, c->target); };
-  std::stable_sort(by_event.begin(), by_event.end(),
-                   [&](const ReceiveControl* a, const ReceiveControl* b) { return key(a) < key(b); });
+  const auto earlier = [&](const ReceiveControl* a, const ReceiveControl* b) {
+    return key(a) < key(b);
+  };
+  if (!std::is_sorted(by_event.begin(), by_event.end(), earlier)) {
+    std::stable_sort(by_event.begin(), by_event.end(), earlier);
+  }
   const auto find = [&](Event event, ReceiveControl::Register reg) -> const ReceiveControl* {
     const auto it = std::lower_bound(
         by_event.begin(), by_event.end(), std::tuple(event, reg),
@@ -211,9 +215,12 @@ void check_row(const TileActions& actions, const ExchangeRow& row) {
                                      timeline.horizon, actions.horizon));
   }
   auto controls = timeline.controls;
-  std::stable_sort(controls.begin(), controls.end(), [](const auto& a, const auto& b) {
+  const auto earlier = [](const auto& a, const auto& b) {
     return std::tuple(a.event, a.target) < std::tuple(b.event, b.target);
-  });
+  };
+  if (!std::is_sorted(controls.begin(), controls.end(), earlier)) {
+    std::stable_sort(controls.begin(), controls.end(), earlier);
+  }
   if (controls != actions.controls) {
     std::size_t i = 0;
     while (i < controls.size() && i < actions.controls.size() && controls[i] == actions.controls[i]) ++i;
