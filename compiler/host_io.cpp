@@ -205,12 +205,17 @@ target::HostProgram TileHostStep::program(std::uint32_t packet_address) const {
 
 std::uint32_t TileHostStep::packet_bytes() const {
   if (!active()) return 0;
-  std::uint32_t end = kProbeAddress;
-  for (const auto& block : program(kProbeAddress).packets) {
+  return packet_bytes(program(kProbeAddress), kProbeAddress);
+}
+
+std::uint32_t TileHostStep::packet_bytes(const target::HostProgram& program,
+                                         std::uint32_t packet_address) {
+  std::uint32_t end = packet_address;
+  for (const auto& block : program.packets) {
     end = std::max(end, block.address + static_cast<std::uint32_t>(block.words.size()) *
                                             target::kWordBytes);
   }
-  return end - kProbeAddress;
+  return end - packet_address;
 }
 
 const TileHostStep& HostBatch::step(target::PhysicalTile tile) const {

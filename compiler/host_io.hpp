@@ -94,6 +94,10 @@ class TileHostStep {
 
   // Bytes of packet words the program sends (8-aligned start needed); 0 when inactive.
   std::uint32_t packet_bytes() const;
+  // The same, of a program already made with its packets at `packet_address`
+  // (the linker sizes code and packets from one program per tile and batch).
+  static std::uint32_t packet_bytes(const target::HostProgram& program,
+                                    std::uint32_t packet_address);
   // The host-phase program with its packets at `packet_address` (8-aligned),
   // ending `br $m10`. The same number of instructions for every address.
   target::HostProgram program(std::uint32_t packet_address) const;

@@ -12,11 +12,22 @@ std::vector<std::uint8_t> assemble(const Code& code) {
 }
 
 Code load_constant(isa::Reg reg, std::uint32_t value) {
+  Code code;
+  load_constant(code, reg, value);
+  return code;
+}
+
+void load_constant(Code& code, isa::Reg reg, std::uint32_t value) {
   // `setzi $m14, 0` has no encoding (it is nop's word): add to $mzero instead.
-  if (reg == isa::Reg::m14 && value == 0) return {isa::Add{reg, isa::kZeroReg, 0}};
-  if (value < (1u << 20)) return {isa::Setzi{reg, value}};
-  return {isa::Setzi{reg, value >> 12}, isa::Shl{reg, reg, 12},
-          isa::Add{reg, reg, static_cast<std::int32_t>(value & 0xFFF)}};
+  if (reg == isa::Reg::m14 && value == 0) {
+    code.push_back(isa::Add{reg, isa::kZeroReg, 0});
+  } else if (value < (1u << 20)) {
+    code.push_back(isa::Setzi{reg, value});
+  } else {
+    code.push_back(isa::Setzi{reg, value >> 12});
+    code.push_back(isa::Shl{reg, reg, 12});
+    code.push_back(isa::Add{reg, reg, static_cast<std::int32_t>(value & 0xFFF)});
+  }
 }
 
 Code halt() { return {isa::Setzi{isa::Reg::m0, 0}, isa::Br{isa::Reg::m0}}; }

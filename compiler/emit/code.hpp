@@ -18,6 +18,9 @@ std::vector<std::uint8_t> assemble(const Code& code);
 
 // Loads a 32-bit constant: one setzi below 2^20, else setzi/shl/add.
 Code load_constant(isa::Reg reg, std::uint32_t value);
+// The same, appended to `code` (a main program loads millions of registers:
+// no vector each).
+void load_constant(Code& code, isa::Reg reg, std::uint32_t value);
 
 // The end of every tile program: a branch to address 0 halts the supervisor.
 Code halt();

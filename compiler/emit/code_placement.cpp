@@ -119,9 +119,11 @@ void Linker::place_code() {
       request(fmt::format("host batch {}", k), schema::AllocationKind::kCode,
               code_bytes(program.instructions),
               [&code, k](std::uint32_t a) { code.host_code[k] = a; });
-      if (step.packet_bytes() > 0) {
-        request(fmt::format("host packets {}", k), schema::AllocationKind::kRuntime,
-                step.packet_bytes(), [&code, k](std::uint32_t a) { code.host_packets[k] = a; });
+      // The program was made with its packets at the probe address too.
+      const std::uint32_t packets = TileHostStep::packet_bytes(program, kProbeCode);
+      if (packets > 0) {
+        request(fmt::format("host packets {}", k), schema::AllocationKind::kRuntime, packets,
+                [&code, k](std::uint32_t a) { code.host_packets[k] = a; });
       }
     }
     for (const auto& [step, size] : rows_of(tile)) {

@@ -89,7 +89,7 @@ void Linker::schedule_exchanges(bool final) {
     const bool same = final && probe != schedules_.end() && same_transfers(probe->second, phase);
     exchange::PhaseSchedule schedule = same
                                            ? exchange::place_rows(std::move(probe->second), options)
-                                           : exchange::schedule_phase(phase, options);
+                                           : exchange::schedule_phase(phase, options, &phase_memo_);
     if (final) {
       for (const auto& row : schedule.rows) {
         if (code_bytes(row.instructions) != probe_rows_.at({row.tile, i})) {

@@ -72,7 +72,7 @@ void Linker::emit_call(
     if (const auto moves = moving.find(reg); moves != moving.end()) {
       // This iteration's pointer, from its cursor word (or a loaded
       // scalar, from its word).
-      append(main.code, load_constant(static_cast<Reg>(reg), moves->second.cursor));
+      load_constant(main.code, static_cast<Reg>(reg), moves->second.cursor);
       main.code.push_back(
           isa::Ld32{static_cast<Reg>(reg), static_cast<Reg>(reg), isa::kZeroReg, 0});
       if (moves->second.add != 0) {
@@ -88,7 +88,7 @@ void Linker::emit_call(
                     [&](const auto& operand) { return operand.reg == reg; }) ||
         std::any_of(scalars.begin(), scalars.end(),
                     [&](const auto& scalar) { return scalar.first == reg; })) {
-      append(main.code, load_constant(static_cast<Reg>(reg), registers[reg]));
+      load_constant(main.code, static_cast<Reg>(reg), registers[reg]);
     }
   }
   site.pc = checked_add(code_.at(tile).main, main_bytes(main.code), "call site pc");

@@ -21,6 +21,7 @@
 #include "compiler/emit/code.hpp"
 #include "compiler/emit/link.hpp"
 #include "compiler/emit/phase_rounds.hpp"
+#include "compiler/exchange/phase_memo.hpp"
 #include "compiler/exchange/scheduler.hpp"
 #include "compiler/host_io.hpp"
 #include "compiler/placement.hpp"
@@ -272,6 +273,8 @@ class Linker {
   // (tile, step) → bytes
   std::map<std::pair<PhysicalTile, std::size_t>, std::uint32_t> probe_rows_;
   std::map<std::size_t, exchange::PhaseSchedule> schedules_;  // by step
+  // Phases of one shape (a layer's q, k and v GEMMs) are timed once.
+  exchange::PhaseMemo phase_memo_;
   PhaseRounds rounds_;
   std::map<PhysicalTile, TileCode> code_;
   std::map<PhysicalTile, std::vector<std::size_t>> idle_batches_;

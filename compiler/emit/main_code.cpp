@@ -98,7 +98,7 @@ MainCode Linker::emit_main(PhysicalTile tile, std::uint32_t staging_id) const {
   // package sets it first. The host-model stubs never touch it, so an
   // emulated package's code is unchanged.
   if (options_.device != nullptr) {
-    append(main.code, load_constant(Reg::m11, target::kSupervisorStackInitial));
+    load_constant(main.code, Reg::m11, target::kSupervisorStackInitial);
   }
   // The startup rendezvous.
   emit_step_sample(main, tile, schema::StepKind::kHost, schema::kNoProvenance);
@@ -150,8 +150,8 @@ MainCode Linker::emit_main(PhysicalTile tile, std::uint32_t staging_id) const {
       case StepKind::kLoopBegin: {
         // The iteration count lives in memory: kernels, rows and helpers
         // may use any register but the stack pointer.
-        append(main.code, load_constant(kLoopCount, step.count));
-        append(main.code, load_constant(kLoopCounter, code.loop_counters.at(i)));
+        load_constant(main.code, kLoopCount, step.count);
+        load_constant(main.code, kLoopCounter, code.loop_counters.at(i));
         main.code.push_back(isa::St32{kLoopCount, kLoopCounter, isa::kZeroReg, 0});
         emit_sample(main, tile, schema::sample_site(schema::SiteKind::kLoop, loop_index(i)),
                     step.provenance, code.loop_counters.at(i));
@@ -159,8 +159,8 @@ MainCode Linker::emit_main(PhysicalTile tile, std::uint32_t staging_id) const {
         main.runs = checked_mul<std::uint64_t>(main.runs, step.count, "profile sample records");
         if (const auto cursors = code.cursors.find(i); cursors != code.cursors.end()) {
           for (const auto& [cursor, at] : cursors->second) {
-            append(main.code, load_constant(kLoopCount, pointer_address(cursor, logical->second)));
-            append(main.code, load_constant(kLoopCounter, at));
+            load_constant(main.code, kLoopCount, pointer_address(cursor, logical->second));
+            load_constant(main.code, kLoopCounter, at);
             main.code.push_back(isa::St32{kLoopCount, kLoopCounter, isa::kZeroReg, 0});
           }
         }
@@ -172,7 +172,7 @@ MainCode Linker::emit_main(PhysicalTile tile, std::uint32_t staging_id) const {
         // 16-bit signed immediate, so a long stride is a few adds.
         if (const auto cursors = code.cursors.find(step.partner); cursors != code.cursors.end()) {
           for (const auto& [cursor, at] : cursors->second) {
-            append(main.code, load_constant(kLoopCounter, at));
+            load_constant(main.code, kLoopCounter, at);
             main.code.push_back(isa::Ld32{kLoopCount, kLoopCounter, isa::kZeroReg, 0});
             for (std::uint32_t rest = cursor.stride; rest > 0;) {
               const std::uint32_t piece = std::min<std::uint32_t>(rest, kMaxAddImmediate);
@@ -183,7 +183,7 @@ MainCode Linker::emit_main(PhysicalTile tile, std::uint32_t staging_id) const {
             main.code.push_back(isa::St32{kLoopCount, kLoopCounter, isa::kZeroReg, 0});
           }
         }
-        append(main.code, load_constant(kLoopCounter, code.loop_counters.at(step.partner)));
+        load_constant(main.code, kLoopCounter, code.loop_counters.at(step.partner));
         main.code.push_back(isa::Ld32{kLoopCount, kLoopCounter, isa::kZeroReg, 0});
         main.code.push_back(isa::Add{kLoopCount, kLoopCount, -1});
         main.code.push_back(isa::St32{kLoopCount, kLoopCounter, isa::kZeroReg, 0});
@@ -193,7 +193,7 @@ MainCode Linker::emit_main(PhysicalTile tile, std::uint32_t staging_id) const {
                       schema::sample_site(schema::SiteKind::kLoop, loop_index(step.partner)),
                       program_.steps[step.partner].provenance, counter);
           // The helper may use any register: the count again, for the branch.
-          append(main.code, load_constant(kLoopCounter, counter));
+          load_constant(main.code, kLoopCounter, counter);
           main.code.push_back(isa::Ld32{kLoopCount, kLoopCounter, isa::kZeroReg, 0});
         }
         if (!outer_runs.empty()) {  // a well-formed program's ends follow their begins

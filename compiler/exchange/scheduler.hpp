@@ -15,11 +15,18 @@
 #include "compiler/exchange/transfers.hpp"
 
 namespace tessera::compiler::exchange {
+class PhaseMemo;
+}
+
+namespace tessera::compiler::exchange {
 
 // UsageError for a row address that is not 8-aligned or not executable;
 // ExchangeScheduleError naming the transfer for input that breaks a rule
 // (see prepare_phase; a row sharing a memory element with data of its tile).
-PhaseSchedule schedule_phase(const PhaseTransfers& phase, const ScheduleOptions& options);
+// With `memo`, a phase of the shape of one it scheduled before takes that
+// phase's send starts (phase_memo.hpp): the same schedule, found once.
+PhaseSchedule schedule_phase(const PhaseTransfers& phase, const ScheduleOptions& options,
+                             PhaseMemo* memo = nullptr);
 
 // The same schedule with its rows emitted again at `options`' row addresses
 // (and validated when asked): a message's times do not depend on where the

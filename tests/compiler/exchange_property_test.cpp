@@ -25,6 +25,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "compiler/exchange/phase_memo.hpp"
 #include "compiler/exchange/scheduler.hpp"
 #include "tests/compiler/exchange_harness.hpp"
 #include "tests/compiler/property_check.hpp"
@@ -205,6 +206,48 @@ TEST(ExchangeSchedulerProperty, LargeRandomPhasesValidate) {
     RC_LOG() << describe(phase);
     const PhaseSchedule schedule = schedule_phase({phase.transfers, {}}, options());
     expect_identical(schedule, schedule_phase({phase.transfers, {}}, options()));
+  });
+}
+
+// The phase moved on each tile by its own offset (0, a word, half or one or
+// two standard elements, where the tile's data still fits): the same messages
+// at other addresses, whose memory elements sometimes keep their sharing and
+// sometimes do not.
+std::vector<LogicalTransfer> moved(const RandomPhase& phase) {
+  std::map<std::uint16_t, std::uint32_t> end;  // the tile's highest data byte
+  for (const LogicalTransfer& t : phase.transfers) {
+    end[t.source.value] = std::max(end[t.source.value], t.source_address + 4 * t.words);
+    for (const auto& d : t.destinations) {
+      end[d.tile.value] = std::max(end[d.tile.value], d.address + 4 * t.words);
+    }
+  }
+  std::map<std::uint16_t, std::uint32_t> offset;
+  for (const auto& [tile, last] : end) {
+    const auto chosen =
+        *rc::gen::elementOf(std::vector<std::uint32_t>{0, 0, 4, 0x2000, 0x4000, 0x8000});
+    offset[tile] = last + chosen <= target::kSramEnd ? chosen : 0;
+  }
+  std::vector<LogicalTransfer> transfers = phase.transfers;
+  for (LogicalTransfer& t : transfers) {
+    t.source_address += offset[t.source.value];
+    for (auto& d : t.destinations) d.address += offset[d.tile.value];
+  }
+  return transfers;
+}
+
+TEST(ExchangeSchedulerProperty, APhaseTimedFromTheMemoIsTheOneSchedulingGives) {
+  // The oracle is scheduling the moved phase afresh: whether the memo takes
+  // the first phase's times (the same shape) or schedules it, the rows must
+  // be those.
+  check_scaled(5, [] {
+    const RandomPhase phase = random_phase(64, 24);
+    const std::vector<LogicalTransfer> other = moved(phase);
+    RC_LOG() << describe(phase) << describe({phase.tiles, other, {}});
+    PhaseMemo memo;
+    schedule_phase({phase.transfers, {}}, options(), &memo);
+    const PhaseSchedule remembered = schedule_phase({other, {}}, options(), &memo);
+    RC_TAG(memo.hits() == 1 ? "taken from the memo" : "scheduled");
+    expect_identical(remembered, schedule_phase({other, {}}, options()));
   });
 }
 

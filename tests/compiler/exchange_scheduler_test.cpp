@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "compiler/exchange/error.hpp"
+#include "compiler/exchange/phase_memo.hpp"
 #include "compiler/exchange/scheduler.hpp"
 #include "target/host_exchange.hpp"
 #include "tests/compiler/exchange_harness.hpp"
@@ -250,6 +251,33 @@ TEST(ExchangeScheduler, SendAndReceiveInOneElementAreSerialized) {
   };
   const auto apart = schedule_phase({swap(kDestination), {}}, options());
   const auto together = schedule_and_run(swap(kSource + 0x1000));
+  EXPECT_GT(together.horizon, apart.horizon + 256);
+}
+
+TEST(ExchangeScheduler, AMemoTimesAPhaseOfTheSameShapeOnce) {
+  // The swap of the test above at three places: each tile's data one element
+  // up (the same shape: the memo's times, and the rows scheduling gives),
+  // then each tile's send and receive in one element (another shape: its
+  // sends wait for each other, so the first phase's times would break §2.2).
+  const auto swap = [](std::uint32_t source, std::uint32_t destination) {
+    return std::vector<LogicalTransfer>{transfer(p(0), source, 256, {{p(53), destination}}),
+                                        transfer(p(53), source, 256, {{p(0), destination}})};
+  };
+  PhaseMemo memo;
+  const auto apart = schedule_phase({swap(kSource, kDestination), {}}, options(), &memo);
+  const auto moved = swap(kSource + 0x4000, kDestination + 0x4000);
+  const auto remembered = schedule_phase({moved, {}}, options(), &memo);
+  EXPECT_EQ(memo.hits(), 1u);
+  const auto fresh = schedule_phase({moved, {}}, options());
+  ASSERT_EQ(remembered.rows.size(), fresh.rows.size());
+  for (std::size_t i = 0; i < fresh.rows.size(); ++i) {
+    EXPECT_EQ(remembered.rows[i].instructions, fresh.rows[i].instructions);
+  }
+  EXPECT_EQ(remembered.horizon, apart.horizon);
+
+  const auto together = schedule_phase({swap(kSource, kSource + 0x1000), {}}, options(), &memo);
+  EXPECT_EQ(memo.lookups(), 3u);
+  EXPECT_EQ(memo.hits(), 1u);
   EXPECT_GT(together.horizon, apart.horizon + 256);
 }
 
