@@ -55,18 +55,36 @@ struct ParameterSpec {
   std::string name;
   Shape shape;
   Values values;
-  // For the encoder's linear weights, the checkpoint tensor entry `layer`
-  // comes from: the quantizer rewrites exactly these, and its recorded
-  // block scales are found by that tensor's name (for_each_tensor's). At
-  // f143 and f8 these, and only these, are F143 (f143_encoded).
-  std::function<const FloatTensor&(const SiglipVisionWeights&, std::size_t layer)> source = nullptr;
+  // For the encoder's linear weights, the checkpoint tensors entry `layer`
+  // comes from, side by side along N (one, or q, k and v fused): the
+  // quantizer rewrites exactly these, and its recorded block scales are
+  // found by each tensor's name (for_each_tensor's). At f143 and f8 these,
+  // and only these, are F143 (f143_encoded).
+  using Sources = std::function<std::vector<const FloatTensor*>(const SiglipVisionWeights&, std::size_t layer)>;
+  Sources sources = nullptr;
 };
 
-// The per-layer tensors, in the order the repeat's body receives them.
-enum LayerTensor : std::size_t {
-  kLn1Weight, kLn1Bias, kQWeight, kQBias, kKWeight, kKBias, kVWeight, kVBias, kOWeight, kOBias,
-  kLn2Weight, kLn2Bias, kFc1Weight, kFc1Bias, kFc2Weight, kFc2Bias, kLayerTensors
-};
+// Whether an encoder layer's q, k and v projections are one GEMM, [H, 3H]
+// with the three outputs side by side: the LayerNorm's output is then read
+// once, not three times, and one plan fills the chip with three times the
+// work (so400m f143, modelled: 102,010 cycles against 3 × 47,650). Only
+// when H is a whole number of F143 scale blocks, so no 64 × 64 block of the
+// fused weight holds two projections' columns — a quantized model's
+// recorded scales then carry over as they are (pack_f143).
+bool fuses_qkv(const SiglipVisionConfig& c) { return c.hidden_size % kernels::f143::kBlockColumns == 0; }
+
+// [rows, cols_i] row-major matrices side by side: [rows, Σ cols_i].
+std::vector<float> side_by_side(const std::vector<std::vector<float>>& parts, std::uint64_t rows) {
+  std::vector<float> out;
+  for (std::uint64_t r = 0; r < rows; ++r) {
+    for (const std::vector<float>& part : parts) {
+      const std::uint64_t cols = part.size() / rows;
+      out.insert(out.end(), part.begin() + static_cast<std::ptrdiff_t>(r * cols),
+                 part.begin() + static_cast<std::ptrdiff_t>((r + 1) * cols));
+    }
+  }
+  return out;
+}
 
 std::vector<ParameterSpec> layer_specs(const SiglipVisionConfig& c) {
   const std::uint32_t h = c.hidden_size, i = c.intermediate_size;
@@ -82,30 +100,50 @@ std::vector<ParameterSpec> layer_specs(const SiglipVisionConfig& c) {
     };
   };
   using Get = std::function<const Linear&(const L&)>;
-  const auto linear = [&](const std::string& name, Shape shape, Get get) {
+  // One linear layer of the encoder ([in, out_each]), or several side by
+  // side along N.
+  const auto linear = [&](const std::string& name, std::uint32_t in, std::uint32_t out_each, std::vector<Get> gets) {
+    const std::uint32_t out = out_each * static_cast<std::uint32_t>(gets.size());
+    const std::uint32_t rows = in;
     return std::vector<ParameterSpec>{
-        {name + ".weight", shape, layer_values([get](const L& l) { return transposed(get(l).weight); }),
-         [get](const SiglipVisionWeights& w, std::size_t layer) -> const FloatTensor& {
-           return get(w.layers.at(layer)).weight;
+        {name + ".weight", {in, out}, layer_values([gets, rows](const L& l) {
+           std::vector<std::vector<float>> parts;
+           for (const Get& get : gets) parts.push_back(transposed(get(l).weight));
+           return side_by_side(parts, rows);
+         }),
+         [gets](const SiglipVisionWeights& w, std::size_t layer) {
+           std::vector<const FloatTensor*> tensors;
+           for (const Get& get : gets) tensors.push_back(&get(w.layers.at(layer)).weight);
+           return tensors;
          }},
-        {name + ".bias", {shape[1]}, layer_values([get](const L& l) { return get(l).bias.values; })}};
+        {name + ".bias", {out}, layer_values([gets](const L& l) {
+           std::vector<float> bias;
+           for (const Get& get : gets) bias.insert(bias.end(), get(l).bias.values.begin(), get(l).bias.values.end());
+           return bias;
+         })}};
   };
+  const Get q = [](const L& l) -> const Linear& { return l.self_attn.q_proj; };
+  const Get k = [](const L& l) -> const Linear& { return l.self_attn.k_proj; };
+  const Get v = [](const L& l) -> const Linear& { return l.self_attn.v_proj; };
   std::vector<ParameterSpec> specs = {
       {"encoder.layer_norm1.weight", {h}, layer_values([](const L& l) { return l.layer_norm1.weight.values; })},
       {"encoder.layer_norm1.bias", {h}, layer_values([](const L& l) { return l.layer_norm1.bias.values; })}};
-  for (auto&& [name, get] : std::vector<std::pair<std::string, Get>>{
-           {"encoder.q_proj", [](const L& l) -> const Linear& { return l.self_attn.q_proj; }},
-           {"encoder.k_proj", [](const L& l) -> const Linear& { return l.self_attn.k_proj; }},
-           {"encoder.v_proj", [](const L& l) -> const Linear& { return l.self_attn.v_proj; }},
-           {"encoder.out_proj", [](const L& l) -> const Linear& { return l.self_attn.out_proj; }}}) {
-    for (auto& spec : linear(name, {h, h}, get)) specs.push_back(std::move(spec));
+  std::vector<std::pair<std::string, std::vector<Get>>> attention;
+  if (fuses_qkv(c)) {
+    attention.push_back({"encoder.qkv_proj", {q, k, v}});
+  } else {
+    attention.insert(attention.end(), {{"encoder.q_proj", {q}}, {"encoder.k_proj", {k}}, {"encoder.v_proj", {v}}});
+  }
+  attention.push_back({"encoder.out_proj", {[](const L& l) -> const Linear& { return l.self_attn.out_proj; }}});
+  for (auto&& [name, gets] : attention) {
+    for (auto& spec : linear(name, h, h, gets)) specs.push_back(std::move(spec));
   }
   specs.push_back({"encoder.layer_norm2.weight", {h}, layer_values([](const L& l) { return l.layer_norm2.weight.values; })});
   specs.push_back({"encoder.layer_norm2.bias", {h}, layer_values([](const L& l) { return l.layer_norm2.bias.values; })});
-  for (auto& spec : linear("encoder.fc1", {h, i}, [](const L& l) -> const Linear& { return l.mlp.fc1; })) {
+  for (auto& spec : linear("encoder.fc1", h, i, {[](const L& l) -> const Linear& { return l.mlp.fc1; }})) {
     specs.push_back(std::move(spec));
   }
-  for (auto& spec : linear("encoder.fc2", {i, h}, [](const L& l) -> const Linear& { return l.mlp.fc2; })) {
+  for (auto& spec : linear("encoder.fc2", i, h, {[](const L& l) -> const Linear& { return l.mlp.fc2; }})) {
     specs.push_back(std::move(spec));
   }
   return specs;
@@ -174,7 +212,7 @@ bool f143_weights(GraphPrecision precision) {
 // reference with F143-rounded weights, models/README.md), for 3.7 % of the
 // parameters.
 bool f143_encoded(const ParameterSpec& spec, GraphPrecision precision) {
-  return spec.source != nullptr && f143_weights(precision);
+  return spec.sources != nullptr && f143_weights(precision);
 }
 
 std::string codes_name(const std::string& weight) { return weight + ".codes"; }
@@ -228,7 +266,10 @@ class Builder {
         batch_(batch),
         precision_(precision),
         dtype_(dtype_of(precision)),
-        activations_(activations) {}
+        activations_(activations) {
+    const std::vector<ParameterSpec> specs = layer_specs(config);
+    for (std::size_t k = 0; k < specs.size(); ++k) layer_slots_[specs[k].name] = k;
+  }
 
   Graph build() {
     const std::uint32_t b = batch_, h = c_.hidden_size, t = c_.num_patches();
@@ -326,19 +367,32 @@ class Builder {
   ValueId encoder_layer(Graph& body, ValueId h, std::span<const ValueId> w) const {
     const std::uint32_t t = c_.num_patches();
     const double eps = c_.layer_norm_eps;
+    const auto at = [&](const std::string& name) { return w[layer_slots_.at("encoder." + name)]; };
+    const auto project = [&](ValueId input, const std::string& name) {
+      return linear(body, input, at(name + ".weight"), at(name + ".bias"));
+    };
     ProjectionInputs in(body, precision_, activations_);
-    const ValueId x = body.layer_norm(h, w[kLn1Weight], w[kLn1Bias], eps);
-    const ValueId q =
-        split_heads(body, linear(body, in(x, Projection::kQ), w[kQWeight], w[kQBias]), t);
-    const ValueId k =
-        split_heads(body, linear(body, in(x, Projection::kK), w[kKWeight], w[kKBias]), t);
-    const ValueId v =
-        split_heads(body, linear(body, in(x, Projection::kV), w[kVWeight], w[kVBias]), t);
+    const ValueId x = body.layer_norm(h, at("layer_norm1.weight"), at("layer_norm1.bias"), eps);
+    ValueId q, k, v;
+    if (fuses_qkv(c_)) {
+      // [B, T, 3H]: each row's q, k and v lie on the row's tile, so the
+      // slices are local copies.
+      const ValueId qkv = project(in(x, Projection::kQ), "qkv_proj");
+      const std::uint32_t hidden = c_.hidden_size;
+      const auto third = [&](std::uint32_t part) {
+        return split_heads(body, body.slice(qkv, {0, 0, part * hidden}, {batch_, t, (part + 1) * hidden}), t);
+      };
+      q = third(0), k = third(1), v = third(2);
+    } else {
+      q = split_heads(body, project(in(x, Projection::kQ), "q_proj"), t);
+      k = split_heads(body, project(in(x, Projection::kK), "k_proj"), t);
+      v = split_heads(body, project(in(x, Projection::kV), "v_proj"), t);
+    }
     const ValueId attended = merge_heads(body, body.attention(q, k, v, scale()), t);
-    h = body.add(h, linear(body, in(attended, Projection::kOut), w[kOWeight], w[kOBias]));
-    const ValueId y = body.layer_norm(h, w[kLn2Weight], w[kLn2Bias], eps);
-    const ValueId up = body.gelu(linear(body, in(y, Projection::kFc1), w[kFc1Weight], w[kFc1Bias]));
-    return body.add(h, linear(body, in(up, Projection::kFc2), w[kFc2Weight], w[kFc2Bias]));
+    h = body.add(h, project(in(attended, Projection::kOut), "out_proj"));
+    const ValueId y = body.layer_norm(h, at("layer_norm2.weight"), at("layer_norm2.bias"), eps);
+    const ValueId up = body.gelu(project(in(y, Projection::kFc1), "fc1"));
+    return body.add(h, project(in(up, Projection::kFc2), "fc2"));
   }
 
   // The attention-pooling head (SiglipMultiheadAttentionPoolingHead). The
@@ -371,6 +425,7 @@ class Builder {
   const ActivationScales* activations_;
   Graph g_;
   std::map<std::string, ValueId> parameters_;
+  std::map<std::string, std::size_t> layer_slots_;  // a layer tensor's place in the body's sequence
 };
 
 std::vector<std::uint8_t> encode(const std::vector<float>& values, GraphPrecision precision) {
@@ -418,26 +473,55 @@ void pack_f143(const ParameterSpec& spec, const std::vector<float>& values, std:
   const std::size_t entry = std::size_t{k} * n;
   std::vector<std::uint8_t>& codes = packed[codes_name(spec.name)];
   std::vector<std::uint8_t>& scales = packed[scales_name(spec.name)];
-  if (packing.recorded != nullptr && spec.source) {
+  if (packing.recorded != nullptr && spec.sources) {
     for (std::uint64_t e = 0; e < entries; ++e) {
-      const std::string& name = packing.names.at(&spec.source(weights, e));
-      const auto it = packing.recorded->find(name);
-      if (it == packing.recorded->end()) {
-        throw InputError(name, "has no block scales in the quantization record: every weight the "
-                               "quantizer rewrites must have them");
+      // The entry's tensors side by side: each one's codes and scales, row
+      // by row (fuses_qkv: its N is whole scale blocks, so no block mixes two).
+      const std::vector<const FloatTensor*> sources = spec.sources(weights, e);
+      const std::uint32_t each = n / static_cast<std::uint32_t>(sources.size());
+      std::vector<const quantizer::F143Weight*> parts;
+      for (const FloatTensor* source : sources) {
+        const std::string& name = packing.names.at(source);
+        const auto it = packing.recorded->find(name);
+        if (it == packing.recorded->end()) {
+          throw InputError(name, "has no block scales in the quantization record: every weight the "
+                                 "quantizer rewrites must have them");
+        }
+        const quantizer::F143Weight& recorded = it->second;
+        if (recorded.scales.inner() != k || recorded.scales.columns() != each ||
+            recorded.codes.size() != std::size_t{k} * each) {
+          throw InputError(name, fmt::format("its recorded F143 weight is [{}, {}] with {} codes, "
+                                             "the graph's [K, N] is [{}, {}]",
+                                             recorded.scales.inner(), recorded.scales.columns(),
+                                             recorded.codes.size(), k, each));
+        }
+        parts.push_back(&recorded);
       }
-      const quantizer::F143Weight& recorded = it->second;
-      if (recorded.scales.inner() != k || recorded.scales.columns() != n ||
-          recorded.codes.size() != entry) {
-        throw InputError(name, fmt::format("its recorded F143 weight is [{}, {}] with {} codes, "
-                                           "the graph's [K, N] is [{}, {}]",
-                                           recorded.scales.inner(), recorded.scales.columns(),
-                                           recorded.codes.size(), k, n));
+      std::vector<std::uint8_t> joined;
+      joined.reserve(entry);
+      for (std::uint32_t r = 0; r < k; ++r) {
+        for (const quantizer::F143Weight* part : parts) {
+          const auto row = part->codes.begin() + static_cast<std::ptrdiff_t>(std::size_t{r} * each);
+          joined.insert(joined.end(), row, row + each);
+        }
       }
       const auto panels =
-          kernels::amp::to_weight_panels<std::uint8_t>(recorded.codes, k, n, code_panels(packing.precision));
+          kernels::amp::to_weight_panels<std::uint8_t>(joined, k, n, code_panels(packing.precision));
       codes.insert(codes.end(), panels.begin(), panels.end());
-      append_scales(recorded.scales, scales);
+      if (parts.size() == 1) {
+        append_scales(parts[0]->scales, scales);
+        continue;
+      }
+      const std::size_t block_rows = scale_blocks(k, kernels::f143::kBlockRows);
+      std::vector<std::vector<std::uint8_t>> each_scales(parts.size());
+      for (std::size_t p = 0; p < parts.size(); ++p) append_scales(parts[p]->scales, each_scales[p]);
+      for (std::size_t r = 0; r < block_rows; ++r) {
+        for (const std::vector<std::uint8_t>& one : each_scales) {
+          const std::size_t row_bytes = one.size() / block_rows;
+          scales.insert(scales.end(), one.begin() + static_cast<std::ptrdiff_t>(r * row_bytes),
+                        one.begin() + static_cast<std::ptrdiff_t>((r + 1) * row_bytes));
+        }
+      }
     }
     return;
   }
@@ -492,6 +576,16 @@ Graph build_vision_graph(const SiglipVisionConfig& config, std::uint32_t batch,
   if (precision == GraphPrecision::kF8) {
     if (activations == nullptr) {
       throw UsageError("the f8 graph needs the activation scale of each encoder projection");
+    }
+    // Fused, q, k and v read one input converted at one scale: the
+    // quantizer records equal scales for them (their input is the same).
+    const auto q = (*activations)[Projection::kQ];
+    if (fuses_qkv(config) &&
+        ((*activations)[Projection::kK] != q || (*activations)[Projection::kV] != q)) {
+      throw UsageError(fmt::format(
+          "the activation scales of q, k and v are {}, {} and {}: one GEMM computes them from one "
+          "input, converted at one scale",
+          q, (*activations)[Projection::kK], (*activations)[Projection::kV]));
     }
     for (std::size_t p = 0; p < kProjections; ++p) {
       const int scale = activations->scales[p];

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "compiler/ir/verifier.hpp"
+#include "kernels/f143.hpp"
 #include "kernels/half.hpp"
 #include "models/checkpoint.hpp"
 #include "models/siglip/activation_scales.hpp"
@@ -166,8 +167,9 @@ TEST(SiglipGraph, F143AndF8EncodeTheEncoderProjectionsOnly) {
   for (const GraphPrecision precision : {GraphPrecision::kF143, GraphPrecision::kF8}) {
     SCOPED_TRACE(static_cast<int>(precision));
     const auto packed = pack_vision_weights(weights, precision);
-    for (const char* name : {"encoder.q_proj.weight", "encoder.k_proj.weight", "encoder.v_proj.weight",
-                             "encoder.out_proj.weight", "encoder.fc1.weight", "encoder.fc2.weight"}) {
+    // Hidden 64, a whole scale block: q, k and v are one weight (fuses_qkv).
+    for (const char* name : {"encoder.qkv_proj.weight", "encoder.out_proj.weight", "encoder.fc1.weight",
+                             "encoder.fc2.weight"}) {
       EXPECT_TRUE(packed.contains(std::string(name) + ".codes")) << name;
       EXPECT_TRUE(packed.contains(std::string(name) + ".scales")) << name;
       EXPECT_FALSE(packed.contains(name)) << name;
@@ -183,6 +185,48 @@ TEST(SiglipGraph, F143AndF8EncodeTheEncoderProjectionsOnly) {
       EXPECT_EQ(packed.at(name).size(), 2 * elements) << name;
       EXPECT_FALSE(packed.contains(std::string(name) + ".codes")) << name;
     }
+  }
+}
+
+// Fused (hidden 64: fuses_qkv), q, k and v are one [H, 3H] weight. A
+// quantized model's record holds each projection's codes and scales on its
+// own; packed with the record, the fused weight must be exactly what F143
+// chosen afresh on the fused values gives (each 64 × 64 block lies in one
+// projection, and a block's scale depends on its values alone) — a wrong
+// interleaving of the three records' rows or scale rows fails. And a
+// record whose q, k, v activation scales differ cannot build the f8 graph.
+TEST(SiglipGraph, FusedQkvPacksTheThreeRecordsSideBySide) {
+  const SiglipVisionConfig config = testing::tiny_config();
+  const SiglipVisionWeights weights = random_weights(config, 11);
+  RecordedF143 recorded;
+  for_each_tensor(weights, [&](const std::string& name, const FloatTensor& tensor) {
+    if (name.find("vision_model.encoder.layers.") != 0 || tensor.shape.size() != 2) return;
+    const auto out = static_cast<std::uint32_t>(tensor.shape[0]), in = static_cast<std::uint32_t>(tensor.shape[1]);
+    std::vector<float> kn(tensor.values.size());  // [in, out]: the GEMM's [K, N]
+    for (std::uint32_t r = 0; r < out; ++r) {
+      for (std::uint32_t c = 0; c < in; ++c) kn[std::size_t{c} * out + r] = tensor.values[std::size_t{r} * in + c];
+    }
+    const auto scales = kernels::f143::BlockScales::choose(kn, in, out);
+    recorded.emplace(name, quantizer::F143Weight{scales, kernels::f143::encode(kn, scales), std::nullopt});
+  });
+  for (const GraphPrecision precision : {GraphPrecision::kF143, GraphPrecision::kF8}) {
+    const auto bound = pack_vision_weights(weights, precision, &recorded);
+    const auto fresh = pack_vision_weights(weights, precision);
+    for (const char* name : {"encoder.qkv_proj.weight.codes", "encoder.qkv_proj.weight.scales"}) {
+      ASSERT_TRUE(bound.contains(name)) << name;
+      EXPECT_EQ(bound.at(name), fresh.at(name)) << name;
+    }
+  }
+  ActivationScales scales;
+  scales.scales.fill(0);
+  scales.scales[static_cast<std::size_t>(Projection::kV)] = 1;
+  try {
+    (void)build_vision_graph(config, 1, GraphPrecision::kF8, &scales);
+    ADD_FAILURE() << "no error";
+  } catch (const UsageError& error) {
+    EXPECT_NE(std::string(error.what()).find("the activation scales of q, k and v are 0, 0 and 1"),
+              std::string::npos)
+        << error.what();
   }
 }
 
@@ -216,9 +260,16 @@ TEST(SiglipGraph, AllLayersAreOneRepeatOverSequenceWeights) {
   ASSERT_EQ(repeats.size(), 1u);
   const auto& attributes = std::get<compiler::RepeatAttributes>(many.operation(repeats[0]).attributes);
   EXPECT_EQ(attributes.count, 27u);
-  EXPECT_EQ(attributes.sequence, 16u);  // 2 LayerNorms, 4 projections, 2 MLP linears: weight + bias each
+  // 2 LayerNorms, q/k/v fused and out (hidden 64: fuses_qkv), 2 MLP linears:
+  // weight + bias each.
+  EXPECT_EQ(attributes.sequence, 12u);
   EXPECT_EQ(two.top().operations.size(), many.top().operations.size());
   EXPECT_THROW(build_vision_graph(config, 0, GraphPrecision::kF16), UsageError);
+  // Hidden 144 is not whole scale blocks: q, k and v stay three projections.
+  const compiler::Graph apart = build_vision_graph(testing::head_dim_72_config(), 1, GraphPrecision::kF16);
+  const auto& unfused = std::get<compiler::RepeatAttributes>(
+      apart.operation(apart.top_level(compiler::OpKind::kRepeat)[0]).attributes);
+  EXPECT_EQ(unfused.sequence, 16u);
 }
 
 }  // namespace
