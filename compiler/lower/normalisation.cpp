@@ -153,16 +153,12 @@ void lower_layer_norm(LoweringContext& context, OpId id, const std::string& desc
       scratch(program, fmt::format("affine (op {})", id.index), provenance, affine_bytes, memory_class);
   const Storage& gamma = context.storage(op.inputs[1]);
   const Storage& beta = context.storage(op.inputs[2]);
-  const auto spread = [](const Storage& held) {
-    std::size_t tiles = 0;
-    for (const Shard& shard : held.resolved.shards) tiles += shard.bytes > 0 ? 1 : 0;
-    return tiles > 1;
-  };
-  if (pieces.size() > 1 && (spread(gamma) || spread(beta))) {
-    // γ and β split over many tiles (a [C] parameter's default layout) would
-    // be one multicast per source word to every row tile: gather them on the
-    // first row tile in a phase of their own, then multicast the whole
-    // affine buffer (2·C·s bytes, whole words) from there.
+  if (pieces.size() > 1 && (lies_in_small_pieces(gamma) || lies_in_small_pieces(beta))) {
+    // γ and β cut in small pieces (a [C] parameter's default layout without
+    // --min-shard-bytes) would be one multicast per source word to every row
+    // tile: gather them on the first row tile in a phase of their own, then
+    // multicast the whole affine buffer (2·C·s bytes, whole words) from
+    // there. In a few whole runs they are multicast from where they lie.
     const LogicalTile first = pieces.front().shard->tile;
     MoveLowering gather(program, fmt::format("op {} affine", id.index), provenance, s);
     for (std::uint32_t c = 0; c < columns; ++c) {

@@ -26,6 +26,18 @@ namespace tessera::compiler::lower {
 // its rows are whole runs where they lie, and 1.7 MB fits no tile). Anything
 // else is read where it is too.
 inline constexpr std::uint64_t kMaxGatheredBroadcastBytes = 64 * 1024;
+
+// Whether a broadcast operand lies in pieces so small that reading it where
+// it lies makes many small messages into every result tile (a [C] parameter
+// cut a word per tile): some shard holds fewer than kMinBroadcastRunBytes.
+// Only such operands are gathered first (gathered_broadcast, layer_norm's
+// γ and β): one in a few shards of whole runs — SigLIP's biases and
+// LayerNorm parameters at --min-shard-bytes 1024 — is multicast from where
+// it lies, a run per shard to each result tile, in the operation's own
+// phase; gathering it would cost a phase of its own (so400m: 8 phases per
+// layer, ~11 k cycles).
+inline constexpr std::uint64_t kMinBroadcastRunBytes = 256;
+bool lies_in_small_pieces(const Storage& held);
 const Storage& gathered_broadcast(LoweringContext& context, ValueId input, const TensorType& type,
                                   const Storage& out, OpId id, std::uint32_t provenance);
 

@@ -208,18 +208,24 @@ void lower_convert(LoweringContext& context, OpId id, const std::string& describ
 
 }  // namespace
 
+bool lies_in_small_pieces(const Storage& held) {
+  std::size_t tiles = 0;
+  bool small = false;
+  for (const Shard& shard : held.resolved.shards) {
+    if (shard.bytes == 0) continue;
+    ++tiles;
+    small = small || shard.logical_bytes < kMinBroadcastRunBytes;
+  }
+  return tiles > 1 && small;
+}
+
 const Storage& gathered_broadcast(LoweringContext& context, ValueId input, const TensorType& type,
                                   const Storage& out, OpId id, std::uint32_t provenance) {
   const Storage& source = context.storage(input);
   const TensorType& in_type = context.graph().type(input);
-  const auto tiles = [](const Storage& held) {
-    std::size_t count = 0;
-    for (const Shard& shard : held.resolved.shards) count += shard.bytes > 0 ? 1 : 0;
-    return count;
-  };
   const bool read_once = element_count(in_type.shape) == element_count(type.shape);
   const bool too_large = element_count(in_type.shape) * element_bytes(in_type) > kMaxGatheredBroadcastBytes;
-  if (read_once || too_large || tiles(source) <= 1) return source;
+  if (read_once || too_large || !lies_in_small_pieces(source)) return source;
   const TensorPlacement one{default_layout(in_type, 1), {out.resolved.shards.front().tile}};
   const Storage& gathered = context.scratch_at(
       in_type, one, fmt::format("{} gathered for op {}", format_value(input), id.index),

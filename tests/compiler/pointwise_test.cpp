@@ -81,6 +81,36 @@ TEST(Pointwise, AddGathersASpreadBroadcastOperandOnceForItsResultTiles) {
   }
 }
 
+// The same bias in pieces of whole runs (--min-shard-bytes 256: four
+// shards of 64 words) is multicast from where it lies in the add's own
+// phase — a run per shard to each row tile — not gathered in a phase of
+// its own first (lower::lies_in_small_pieces). So is a LayerNorm's γ and β.
+TEST(Pointwise, ABroadcastOperandInWholeRunsIsReadWhereItLies) {
+  for (const bool norm : {false, true}) {
+    SCOPED_TRACE(norm ? "layer_norm" : "add");
+    Graph g;
+    const ValueId a = g.host_input("a", DType::kF16, {1, 9, 512});
+    const ValueId b = g.parameter("b", DType::kF16, {512});
+    g.host_output("y", norm ? g.layer_norm(a, b, g.parameter("c", DType::kF16, {512}), 1e-5) : g.add(a, b));
+    const CompileOptions options{.tiles = 64, .min_shard_bytes = 256};
+    const lower::Program program = lower::lower_graph(g, {.tiles = 64, .min_shard_bytes = 256});
+    std::size_t exchanges = 0;
+    for (const lower::Step& step : program.steps) exchanges += step.kind == lower::StepKind::kExchange ? 1 : 0;
+    EXPECT_EQ(exchanges, 1u);
+    testing::TensorBytes bindings;
+    for (const OpKind kind : {OpKind::kHostInput, OpKind::kParameter}) {
+      for (const OpId op : g.top_level(kind)) {
+        const auto& name = std::get<BindingAttributes>(g.operation(op).attributes).name;
+        bindings[name] = testing::random_bytes(g.type(g.operation(op).results[0]),
+                                               static_cast<std::uint32_t>(bindings.size() + 1),
+                                               norm ? 100000 : 100);  // rare specials: whole rows
+      }
+    }
+    const auto checked = testing::check_against_reference(g, bindings, options);
+    EXPECT_GT(checked.constrained, 0u);
+  }
+}
+
 // SigLIP's position embedding at batch 2: a [T, H] operand added to
 // [2, T, H] is read twice, but gathered on one tile it would not fit
 // (480 KB here against a tile's ~425 KB of interleaved memory; so400m's is
