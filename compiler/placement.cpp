@@ -38,6 +38,10 @@ std::uint64_t align_up(std::uint64_t value, std::uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
+std::uint64_t align_down(std::uint64_t value, std::uint64_t alignment) {
+  return value / alignment * alignment;
+}
+
 struct Placed {
   std::uint32_t begin = 0;
   std::uint32_t end = 0;
@@ -228,15 +232,25 @@ std::vector<schema::Allocation> place_tile(target::PhysicalTile tile,
             : std::vector{request.placement};
     std::optional<Placed> best;
     std::uint64_t best_leftover = 0;
+    // Data that lives to the end (bound weights, constants) takes the top of
+    // its gap, so it piles up at the top of a region and leaves the rest one
+    // range for the data that comes and goes: whole-element requests find
+    // whole elements there, and region 1's last element, which the load
+    // limit leaves short of whole, holds weights instead of staying empty.
+    // Code keeps the bottom-up order (its addresses are not data's concern).
+    const bool from_top =
+        request.live_until == schema::kLiveToEnd && request.placement != MemoryPlacement::kStandard;
     for (const MemoryPlacement region : regions) {
       const Footprint need = footprint(request, region);
       for (const AddressRange& range : ranges_for(request.placement, region, split)) {
         for (const AddressRange& gap : gaps(range, live)) {
-          const std::uint64_t start = align_up(gap.begin, need.alignment);
+          std::uint64_t start = align_up(gap.begin, need.alignment);
           if (start > gap.end || need.bytes > gap.end - start) continue;
+          if (from_top) start = align_down(gap.end - need.bytes, need.alignment);
           const std::uint64_t end = start + need.bytes;
           const std::uint64_t leftover = gap.end - end + (start - gap.begin);
-          if (!best || leftover < best_leftover || (leftover == best_leftover && start < best->begin)) {
+          if (!best || leftover < best_leftover ||
+              (leftover == best_leftover && (from_top ? start > best->begin : start < best->begin))) {
             best = Placed{static_cast<std::uint32_t>(start), static_cast<std::uint32_t>(end), index};
             best_leftover = leftover;
           }

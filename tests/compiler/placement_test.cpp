@@ -87,6 +87,34 @@ TEST(Placement, TailsAlignmentAndWholeElements) {
   EXPECT_EQ((placed[2].address - 0x4C000) % target::kStandardElementSize, 0u);
 }
 
+// Data that lives to the end (bound weights) takes the top of region 1, so
+// the data that comes and goes finds whole elements below it: so400m at batch
+// 2 spilled weights into region 0 (and then ran out of room for code) while
+// region 1 had its last, short element empty and whole-element scratch could
+// not find whole elements above the weights. In miniature: 40 KiB of weights
+// bottom-up take two of region 1's 12 whole elements, and an 11th whole
+// element of scratch does not fit; from the top they take the short 13th
+// and part of the 12th.
+TEST(Placement, DataThatLivesToTheEndTakesTheTopSoWholeElementsStayWhole) {
+  const std::uint32_t whole = (target::kLoadLimit - target::kInterleavedRegion.begin) /
+                              target::kInterleavedElementSize;
+  ASSERT_EQ(whole, 12u);
+  std::vector requests{request("weights", 40 * 1024, MemoryPlacement::kInterleaved)};
+  for (std::uint32_t i = 0; i + 1 < whole; ++i) {
+    AllocationRequest scratch = request(fmt::format("scratch {}", i), 100, MemoryPlacement::kInterleaved, 1, 2);
+    scratch.whole_elements = true;
+    requests.push_back(scratch);
+  }
+  const auto placed = place_tile(kTile, requests);
+  EXPECT_EQ(placed[0].address + placed[0].size, target::kLoadLimit);
+  for (std::size_t i = 1; i < placed.size(); ++i) {
+    EXPECT_LE(placed[i].address + placed[i].size, placed[0].address) << requests[i].name;
+  }
+  // Code keeps its bottom-up order.
+  const auto code = place_tile(kTile, std::vector{request("code", 4096, MemoryPlacement::kStandard)});
+  EXPECT_EQ(code[0].address, target::kLinkerRegion1.begin);
+}
+
 TEST(Placement, MemoryIsReusedWhenLifetimesDoNotOverlap) {
   const std::uint32_t big = 300 * 1024;  // most of region 1
   const std::vector requests{request("a", big, MemoryPlacement::kInterleaved, 0, 5),
