@@ -109,7 +109,14 @@ compiler::CompileResult compile_tower(const siglip::SiglipVisionConfig& config, 
   const auto started = Clock::now();
   const compiler::Graph graph =
       siglip::build_vision_graph(config, batch, precision, activations ? &*activations : nullptr);
-  compiler::CompileResult result = compiler::compile(graph, options);
+  // Attention's buffers get what the tiles' weights and the layer's other
+  // data leave them (so400m at batch 2 overfilled 60 tiles otherwise).
+  compiler::CompileOptions tower = options;
+  if (!tower.attention.working_memory) {
+    tower.attention.working_memory =
+        siglip::attention_working_memory(config, precision, options.tiles);
+  }
+  compiler::CompileResult result = compiler::compile(graph, tower);
   progress(fmt::format("compiled in {:.2f} s", seconds_since(started)));
   return result;
 }

@@ -232,14 +232,16 @@ std::vector<schema::Allocation> place_tile(target::PhysicalTile tile,
             : std::vector{request.placement};
     std::optional<Placed> best;
     std::uint64_t best_leftover = 0;
-    // Data that lives to the end (bound weights, constants) takes the top of
-    // its gap, so it piles up at the top of a region and leaves the rest one
-    // range for the data that comes and goes: whole-element requests find
-    // whole elements there, and region 1's last element, which the load
-    // limit leaves short of whole, holds weights instead of staying empty.
-    // Code keeps the bottom-up order (its addresses are not data's concern).
-    const bool from_top =
-        request.live_until == schema::kLiveToEnd && request.placement != MemoryPlacement::kStandard;
+    // Data that lives from the start or to the end (bound weights, which
+    // live from the parameters' load to their last layer; constants) takes
+    // the top of its gap, so it piles up at the top of a region and leaves
+    // the rest one range for the data that comes and goes: whole-element
+    // requests find whole elements there, and region 1's last element, which
+    // the load limit leaves short of whole, holds weights instead of staying
+    // empty. Code keeps the bottom-up order (its addresses are not data's
+    // concern).
+    const bool from_top = (request.live_from == 0 || request.live_until == schema::kLiveToEnd) &&
+                          request.placement != MemoryPlacement::kStandard;
     for (const MemoryPlacement region : regions) {
       const Footprint need = footprint(request, region);
       for (const AddressRange& range : ranges_for(request.placement, region, split)) {

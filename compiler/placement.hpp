@@ -20,10 +20,11 @@
 //
 // Requests are placed in order of (live_from, live_until, index): at each, the
 // allocations that died by then are freed and the request takes the best
-// fitting free gap (least leftover, then lowest address). Data that lives to
-// the end (bound weights, constants) takes the top of that gap (and, on a
-// tie, the highest), so it piles up at a region's top and the data that comes
-// and goes keeps one range below it, with its whole elements whole.
+// fitting free gap (least leftover, then lowest address). Data that lives
+// from the start or to the end (bound weights, constants) takes the top of
+// that gap (and, on a tie, the highest), so it piles up at a region's top and
+// the data that comes and goes keeps one range below it, with its whole
+// elements whole.
 // Deterministic.
 // When a request does not fit, PlacementError carries a per-tile memory
 // report: what is live at that step, how big, where, and the free gaps.

@@ -234,6 +234,7 @@ AttentionPlan plan_attention(const AttentionShape& shape, std::uint32_t tiles,
     std::uint64_t tasks = 0;
   };
   std::optional<Scored> best;
+  const std::uint64_t working_memory = options.working_memory.value_or(kWorkingMemoryBudget);
   std::string refused;  // why the last forced or candidate blocking was refused
 
   // Key blocks: from the fewest that keep C ≤ 128 up to blocks of 16 keys
@@ -300,10 +301,10 @@ AttentionPlan plan_attention(const AttentionShape& shape, std::uint32_t tiles,
           if (!streamed && options.streamed == true) continue;
           const AttentionBuffers buffers =
               buffers_of(shape, query_blocks.front().rows, key_blocks.front().rows, packs, streamed, np);
-          if (!options.ignore_memory_budget && buffers.per_tile > kWorkingMemoryBudget) {
+          if (!options.ignore_memory_budget && buffers.per_tile > working_memory) {
             refused = fmt::format("a task {} needs {} bytes, more than the {}-byte working memory",
                                   streamed ? "streaming its key blocks" : fmt::format("packing {} key blocks", packs),
-                                  buffers.per_tile, kWorkingMemoryBudget);
+                                  buffers.per_tile, working_memory);
             continue;
           }
           const std::uint64_t cycles =

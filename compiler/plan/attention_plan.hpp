@@ -60,8 +60,8 @@
 // Choice: every feasible (query blocks, key blocks, key parts) is modelled —
 // query blocks within the GEMMs' row limits (gemm_maximum_rows of both the QK
 // and the PV call), key blocks of ≤ 128 keys (C ≤ 128), the per-tile working
-// memory within kWorkingMemoryBudget — and the fewest modelled cycles wins
-// (ties: fewer tasks, then fewer key blocks), so the choice is deterministic.
+// memory within kWorkingMemoryBudget or the options' working_memory — and the fewest modelled
+// cycles wins (ties: fewer tasks, then fewer key blocks), so the choice is deterministic.
 
 #include <cstdint>
 #include <optional>
@@ -100,6 +100,10 @@ struct AttentionPlanOptions {
   // Force the key parts per query block (nullopt: the cheapest, or 1 when
   // the query or key blocks are forced).
   std::optional<std::uint32_t> key_parts;
+  // The bytes one tile's attention buffers may take (nullopt:
+  // kWorkingMemoryBudget). A caller that knows what else its tiles hold
+  // through the attention — a model's bound weights — says what they leave.
+  std::optional<std::uint64_t> working_memory;
 };
 
 // A contiguous range of rows [start, start + rows).
@@ -191,7 +195,8 @@ struct AttentionPlan {
 };
 
 // The tile's data memory the attention working set may take per tile (of
-// the 624 KiB SRAM: the rest is code, rows and the op's inputs and result).
+// the 624 KiB SRAM: the rest is code, rows and the op's inputs and result),
+// unless AttentionPlanOptions::working_memory says less is left.
 inline constexpr std::uint64_t kWorkingMemoryBudget = 320 * 1024;
 
 // The exchange cost and the FLOP rate: plan_costs.hpp.

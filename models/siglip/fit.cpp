@@ -1,10 +1,12 @@
 #include "models/siglip/fit.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include <fmt/format.h>
 
 #include "compiler/placement.hpp"
+#include "compiler/plan/attention_plan.hpp"
 #include "target/topology.hpp"
 
 namespace tessera::models::siglip {
@@ -35,6 +37,16 @@ WeightMemory weight_memory(std::uint32_t tiles) {
   memory.code_reserve = placeable_bytes(compiler::MemoryPlacement::kStandard);
   memory.activation_reserve = kActivationReservePerTile;
   return memory;
+}
+
+std::uint64_t attention_working_memory(const SiglipVisionConfig& config, GraphPrecision precision,
+                                       std::uint32_t tiles) {
+  const WeightMemory memory = weight_memory(tiles);
+  const std::uint64_t weights = vision_weight_bytes(config, precision);
+  const std::uint64_t share = weights / tiles + (weights % tiles != 0 ? 1 : 0);
+  const std::uint64_t held = share + kLayerReservePerTile;
+  const std::uint64_t left = memory.tile_bytes > held ? memory.tile_bytes - held : 0;
+  return std::min(left, compiler::plan::kWorkingMemoryBudget);
 }
 
 std::optional<GraphPrecision> precision_that_fits(const SiglipVisionConfig& config,

@@ -62,6 +62,25 @@ struct WeightMemory {
 };
 WeightMemory weight_memory(std::uint32_t tiles);
 
+// Per tile, held back from attention's working set besides the weights:
+// code and exchange rows (so400m at f143: 21 KB of rows and 12 KB of main
+// on the average tile at batch 1, 35 KB and 16 KB at batch 2, up to 52 KB
+// and 19 KB), host programs (8 KB), the GEMMs' A block (a 32 KiB constant)
+// and the layer's other values live through the attention (the residual
+// stream, q, k, v), with room for placement's element granularity.
+inline constexpr std::uint64_t kLayerReservePerTile = 128 * 1024;
+
+// What one tile's attention buffers may take
+// (compiler::plan::AttentionPlanOptions::working_memory): what placement
+// offers a tile, less the weights' share of it (their bytes over `tiles`,
+// rounded up) and kLayerReservePerTile, at most the planner's own
+// kWorkingMemoryBudget. so400m at f143 on 1472 tiles: 154,780 bytes, which
+// keeps batch 1's blocking (148 KB) and refuses batch 2 the 228 KB one that
+// left 60 tiles holding more than their memory. (UsageError outside 1 …
+// target::kTileCount tiles.)
+std::uint64_t attention_working_memory(const SiglipVisionConfig& config, GraphPrecision precision,
+                                       std::uint32_t tiles);
+
 // The weights do not fit at the chosen precision. An InputError (the CLI
 // exits 1) whose message names both byte counts and the precision that
 // would fit, or says that none does.

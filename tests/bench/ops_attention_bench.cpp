@@ -47,7 +47,7 @@ void run(std::uint32_t batch, std::uint64_t measured, bool model_only, bool simu
   const plan::AttentionPlan ours = plan::plan_attention(shape, kTiles);
   const double planning = seconds_since(started);
   const plan::AttentionPlan prior = plan::plan_attention(
-      shape, kTiles, {.query_blocks = 86, .key_blocks = 11, .streamed = false, .ignore_memory_budget = true, .key_parts = {}});
+      shape, kTiles, {.query_blocks = 86, .key_blocks = 11, .streamed = false, .ignore_memory_budget = true, .key_parts = {}, .working_memory = {}});
   const auto ratio = [](std::uint64_t a, std::uint64_t b) { return static_cast<double>(a) / static_cast<double>(b); };
   fmt::print("batch {}: FLOP bound {} cycles at 128 FLOP/tile/cycle\n", batch, flop_bound);
   fmt::print("  ours   modelled {:>9} cycles ({:.2f}× the FLOP bound, {:.3f}× the prior art's measured {}), "

@@ -166,7 +166,7 @@ TEST(AttentionPlan, SigLipAttentionSplitsItsKeysToFillTheChip) {
   EXPECT_LE(plan.tasks.size(), 1472u);
   expect_waves_and_groups(plan);
   expect_parts(plan);
-  const AttentionPlan whole = plan_attention(shape, 1472, {.query_blocks = {}, .key_blocks = {}, .streamed = {}, .ignore_memory_budget = false, .key_parts = 1});
+  const AttentionPlan whole = plan_attention(shape, 1472, {.query_blocks = {}, .key_blocks = {}, .streamed = {}, .ignore_memory_budget = false, .key_parts = 1, .working_memory = {}});
   EXPECT_EQ(whole.key_parts(), 1u);
   EXPECT_LT(plan.cycles.total(), whole.cycles.total()) << describe(whole);
   // The parts' accumulators come to part 0: its tile holds key_parts − 1 of them.
@@ -178,7 +178,7 @@ TEST(AttentionPlan, SigLipAttentionSplitsItsKeysToFillTheChip) {
 TEST(AttentionPlan, ForcedKeyPartsAreBalancedAndTheirPackersWalkTheirBlocks) {
   // 7 key blocks in 3 parts: 3, 2, 2.
   const AttentionPlan plan =
-      plan_attention({2, 2, 30, 7 * 16, 64}, 64, {.query_blocks = 2, .key_blocks = 7, .streamed = {}, .ignore_memory_budget = false, .key_parts = 3});
+      plan_attention({2, 2, 30, 7 * 16, 64}, 64, {.query_blocks = 2, .key_blocks = 7, .streamed = {}, .ignore_memory_budget = false, .key_parts = 3, .working_memory = {}});
   SCOPED_TRACE(describe(plan));
   ASSERT_EQ(plan.key_parts(), 3u);
   EXPECT_EQ(plan.parts[0].rows, 3u);
@@ -195,7 +195,7 @@ TEST(AttentionPlan, ForcedKeyPartsAreBalancedAndTheirPackersWalkTheirBlocks) {
 
 TEST(AttentionPlan, ThePriorArtBlockingCanBeForcedAndCostsMore) {
   const AttentionShape shape{1, 16, 1024, 1024, 72};
-  const AttentionPlan prior = plan_attention(shape, 1472, {.query_blocks = 86, .key_blocks = 11, .streamed = false, .ignore_memory_budget = false, .key_parts = {}});
+  const AttentionPlan prior = plan_attention(shape, 1472, {.query_blocks = 86, .key_blocks = 11, .streamed = false, .ignore_memory_budget = false, .key_parts = {}, .working_memory = {}});
   EXPECT_EQ(prior.query_blocks.front().rows, 12u);
   EXPECT_EQ(prior.key_blocks.front().rows, 94u);
   EXPECT_EQ(prior.key_blocks.back().rows, 93u);
@@ -209,11 +209,11 @@ TEST(AttentionPlan, RefusesWhatTheKernelsCannotRun) {
   EXPECT_THROW(plan_attention({1, 1, 4, 4, 70}, 4), AttentionPlanError);   // not a multiple of 4
   EXPECT_THROW(plan_attention({1, 1, 4, 4, 132}, 4), AttentionPlanError);  // D > 128
   // 129 keys in one block: C = 144 > 128.
-  EXPECT_THROW(plan_attention({1, 1, 4, 129}, 4, {.query_blocks = {}, .key_blocks = 1, .streamed = {}, .ignore_memory_budget = false, .key_parts = {}}), AttentionPlanError);
+  EXPECT_THROW(plan_attention({1, 1, 4, 129}, 4, {.query_blocks = {}, .key_blocks = 1, .streamed = {}, .ignore_memory_budget = false, .key_parts = {}, .working_memory = {}}), AttentionPlanError);
   // 1024 keys of 128 columns on one tile, packed: every packed block in one task.
   try {
     plan_attention({1, 1, 12, 1024, 128}, 1,
-                   {.query_blocks = {}, .key_blocks = {}, .streamed = false, .ignore_memory_budget = false, .key_parts = {}});
+                   {.query_blocks = {}, .key_blocks = {}, .streamed = false, .ignore_memory_budget = false, .key_parts = {}, .working_memory = {}});
     FAIL();
   } catch (const AttentionPlanError& error) {
     EXPECT_NE(std::string(error.what()).find("more than the 327680-byte working memory"), std::string::npos)
@@ -221,7 +221,7 @@ TEST(AttentionPlan, RefusesWhatTheKernelsCannotRun) {
   }
   // 200 query rows in one block: beyond both GEMMs' row limits.
   try {
-    plan_attention({1, 1, 200, 64, 64}, 4, {.query_blocks = 1, .key_blocks = {}, .streamed = {}, .ignore_memory_budget = false, .key_parts = {}});
+    plan_attention({1, 1, 200, 64, 64}, 4, {.query_blocks = 1, .key_blocks = {}, .streamed = {}, .ignore_memory_budget = false, .key_parts = {}, .working_memory = {}});
     FAIL();
   } catch (const AttentionPlanError& error) {
     EXPECT_NE(std::string(error.what()).find("exceed the GEMMs' limit"), std::string::npos) << error.what();

@@ -16,6 +16,7 @@
 #include "compiler/compile.hpp"
 #include "compiler/emit/link.hpp"
 #include "compiler/lower/lower.hpp"
+#include "compiler/placement.hpp"
 #include "compiler/plan/attention_plan.hpp"
 #include "kernels/half.hpp"
 #include "schema/writer.hpp"
@@ -240,6 +241,25 @@ TEST(AttentionCompiled, ForcedKeyPartsEqualTheReferenceWithinItsBound) {
 // words, the limit 4,148) multicast to a second task: the scheduler cuts it
 // into messages and the package's planned phases record it in pieces a
 // message can carry (schema's rule), which the simulator checks word by word.
+// so400m at batch 2 in miniature: the planner's own budget (320 KiB) does not
+// know what else a tile holds — there, 303 KB of bound weights; here, 304 KB
+// of k and v on the one tile — and takes 175 KB of buffers (key blocks of
+// 128) that the tile cannot place beside them. Told what is left
+// (AttentionPlanOptions::working_memory, which `tessera siglip` sets from
+// the model's weights), it takes 116 KB (key blocks of 48), which places and
+// matches the reference.
+TEST(AttentionCompiled, AWorkingMemoryBudgetLeavesRoomForWhatElseTheTileHolds) {
+  const Case c{1, 1, 64, 1024, 72, 1};
+  const plan::AttentionShape shape{c.batch, c.heads, c.queries, c.keys, c.head_dim};
+  const Graph g = attention_graph(c, 1.0 / std::sqrt(72.0));
+  EXPECT_GT(plan::plan_attention(shape, c.tiles).buffers.per_tile, 170'000u);
+  EXPECT_THROW((void)compile(g, {.tiles = c.tiles}), PlacementError);
+  plan::AttentionPlanOptions options;
+  options.working_memory = 120'000;
+  EXPECT_LE(plan::plan_attention(shape, c.tiles, options).buffers.per_tile, 120'000u);
+  expect_matches_reference(c, 5, 1.0f, options);
+}
+
 TEST(AttentionCompiled, AKeyBlockLargerThanOneMessageIsCutIntoMessages) {
   const Case c{1, 1, 24, 128, 72, 2};
   plan::AttentionPlanOptions options;
