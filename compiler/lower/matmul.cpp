@@ -320,11 +320,7 @@ class GemmLowering {
     }
     output_ = add_buffer("C16 block", c_bytes(), false, false);
     if (plan::unpacks_output(plan_)) {
-      rows_ = add_buffer("C row-major",
-                         u32(checked_mul<std::uint64_t>(plan_.call_rows, plan_.choice.block_columns * out_element_,
-                                                        "C row-major bytes"),
-                             "C row-major bytes"),
-                         false, false);
+      rows_ = add_buffer("C row-major", u32(plan::unpacked_block_bytes(plan_), "C row-major bytes"), false, false);
     }
     if (plan_.choice.k_split > 1) {
       partials_ = add_buffer("K-split partials",
@@ -793,16 +789,12 @@ class GemmLowering {
     }
     return runs;
   }
-  // Rows each part owns at most: a slot holds them (plan::reduction_slot_bytes).
-  std::uint32_t slot_rows() const {
-    return plan::reduction_rows(plan_.choice.block_rows, plan_.choice.k_split, 0).size();
-  }
   // Byte offset of run `run` (block_rows' order) in part `part`'s slot of
   // the partials buffer: one run when unpacked, else C16 panels of
-  // slot_rows rows.
+  // plan::reduction_slot_rows rows.
   std::uint32_t slot_offset(std::uint32_t part, std::size_t run) const {
     const std::uint64_t in_slot =
-        plan::unpacks_output(plan_) ? 0 : kernels::amp::output_panel_offset(0, run, slot_rows()) * out_element_;
+        plan::unpacks_output(plan_) ? 0 : kernels::amp::output_panel_offset(0, run, plan::reduction_slot_rows(plan_)) * out_element_;
     return u32(part * plan::reduction_slot_bytes(plan_) + in_slot, "partials offset");
   }
 
@@ -874,7 +866,7 @@ class GemmLowering {
       // or the part's slot of its rows.
       const BufferId source = split > 1 ? partials_ : unpacked ? *rows_ : output_;
       const std::uint64_t base = split > 1 ? slot_offset(0, 0) / out_element_ : 0;
-      const std::uint64_t c16_rows = split > 1 ? slot_rows() : plan_.call_rows;
+      const std::uint64_t c16_rows = split > 1 ? plan::reduction_slot_rows(plan_) : plan_.call_rows;
       for (std::uint32_t r = range.begin; r < range.end; ++r) {
         // A run per stretch contiguous in the result's shard and the source.
         for (std::uint32_t n = 0; n < task.columns;) {

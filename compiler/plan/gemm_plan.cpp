@@ -126,10 +126,7 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
       kernels::gemm_output_bytes(p.family, plan.call_rows, c.block_columns), 8);
   // The C block, its row-major unpacking, and a partials slot per part.
   plan.scratch_bytes = mul(extents.size(), kernels::amp::round_up(left, kElementBytes) + weights) + output +
-                       (unpacks_output(plan) ? kernels::amp::round_up(mul(mul(plan.call_rows, c.block_columns),
-                                                                              f.output_bytes),
-                                                                          8)
-                                             : 0) +
+                       (unpacks_output(plan) ? unpacked_block_bytes(plan) : 0) +
                        (c.k_split > 1 ? mul(reduction_slot_bytes(plan), c.k_split) : 0);
   // The packed weight blocks, round robin over the tiles used, and their
   // row-major staging for f16.
@@ -214,7 +211,7 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
   const std::uint64_t unpack =
       unpacked ? kernels::unpack_amp_cycles(c.block_rows, c.block_columns, mul(plan.call_rows, padded_columns)) : 0;
   // The rows each part reduces and moves out: the largest range.
-  const std::uint64_t owned_rows = reduction_rows(c.block_rows, c.k_split, 0).size();
+  const std::uint64_t owned_rows = reduction_slot_rows(plan);
   if (c.k_split > 1) {
     const std::uint64_t runs = unpacked ? 1 : padded_columns / kernels::amp::kPanelColumns;
     const std::uint64_t run_elements = unpacked ? mul(owned_rows, c.block_columns)
@@ -247,11 +244,20 @@ RowRange reduction_rows(std::uint32_t rows, std::uint32_t parts, std::uint32_t p
 
 bool unpacks_output(const GemmPlan& plan) { return plan.problem.family != GemmFamily::kF32; }
 
+std::uint64_t unpacked_block_bytes(const GemmPlan& plan) {
+  return kernels::amp::round_up(
+      mul(mul(plan.call_rows, plan.choice.block_columns), kernels::gemm_format(plan.problem.family).output_bytes), 8);
+}
+
+std::uint32_t reduction_slot_rows(const GemmPlan& plan) {
+  return reduction_rows(plan.choice.block_rows, plan.choice.k_split, 0).size();
+}
+
 std::uint64_t reduction_slot_bytes(const GemmPlan& plan) {
   const GemmChoice& c = plan.choice;
   const std::uint64_t columns =
       unpacks_output(plan) ? c.block_columns : kernels::amp::padded_columns(c.block_columns);
-  const std::uint64_t rows = reduction_rows(c.block_rows, c.k_split, 0).size();
+  const std::uint64_t rows = reduction_slot_rows(plan);
   return kernels::amp::round_up(mul(mul(rows, columns), kernels::gemm_format(plan.problem.family).output_bytes), 8);
 }
 

@@ -152,8 +152,16 @@ RowRange reduction_rows(std::uint32_t rows, std::uint32_t parts, std::uint32_t p
 // 16-column panel).
 bool unpacks_output(const GemmPlan& plan);
 
-// Bytes of one part's slot in a tile's K-split partials buffer: the largest
-// range of rows (reduction_rows) of a C block as it lies on its tile
+// The bytes of a C block unpacked row-major (call rows × block columns),
+// 8-byte aligned: the lowering's buffer, the planner's scratch.
+std::uint64_t unpacked_block_bytes(const GemmPlan& plan);
+
+// The most rows one part owns in the K-split reduction: reduction_rows of
+// a whole row block, part 0 (every range is at most its size).
+std::uint32_t reduction_slot_rows(const GemmPlan& plan);
+
+// Bytes of one part's slot in a tile's K-split partials buffer:
+// reduction_slot_rows rows of a C block as it lies on its tile
 // (unpacks_output), 8-byte aligned. A tile holds a slot per part: the
 // other parts' partials, and its own slot as the accumulator.
 std::uint64_t reduction_slot_bytes(const GemmPlan& plan);

@@ -73,11 +73,13 @@ struct ParameterSpec {
 // recorded scales then carry over as they are (pack_f143).
 bool fuses_qkv(const SiglipVisionConfig& c) { return c.hidden_size % kernels::f143::kBlockColumns == 0; }
 
-// [rows, cols_i] row-major matrices side by side: [rows, Σ cols_i].
-std::vector<float> side_by_side(const std::vector<std::vector<float>>& parts, std::uint64_t rows) {
-  std::vector<float> out;
+// [rows, cols_i] row-major matrices side by side: [rows, Σ cols_i] — the
+// fused weight's values, and its codes and block scales from a record's.
+template <typename T>
+std::vector<T> side_by_side(const std::vector<std::vector<T>>& parts, std::uint64_t rows) {
+  std::vector<T> out;
   for (std::uint64_t r = 0; r < rows; ++r) {
-    for (const std::vector<float>& part : parts) {
+    for (const std::vector<T>& part : parts) {
       const std::uint64_t cols = part.size() / rows;
       out.insert(out.end(), part.begin() + static_cast<std::ptrdiff_t>(r * cols),
                  part.begin() + static_cast<std::ptrdiff_t>((r + 1) * cols));
@@ -479,7 +481,7 @@ void pack_f143(const ParameterSpec& spec, const std::vector<float>& values, std:
       // by row (fuses_qkv: its N is whole scale blocks, so no block mixes two).
       const std::vector<const FloatTensor*> sources = spec.sources(weights, e);
       const std::uint32_t each = n / static_cast<std::uint32_t>(sources.size());
-      std::vector<const quantizer::F143Weight*> parts;
+      std::vector<std::vector<std::uint8_t>> part_codes, part_scales;
       for (const FloatTensor* source : sources) {
         const std::string& name = packing.names.at(source);
         const auto it = packing.recorded->find(name);
@@ -495,33 +497,14 @@ void pack_f143(const ParameterSpec& spec, const std::vector<float>& values, std:
                                              recorded.scales.inner(), recorded.scales.columns(),
                                              recorded.codes.size(), k, each));
         }
-        parts.push_back(&recorded);
+        part_codes.push_back(recorded.codes);
+        append_scales(recorded.scales, part_scales.emplace_back());
       }
-      std::vector<std::uint8_t> joined;
-      joined.reserve(entry);
-      for (std::uint32_t r = 0; r < k; ++r) {
-        for (const quantizer::F143Weight* part : parts) {
-          const auto row = part->codes.begin() + static_cast<std::ptrdiff_t>(std::size_t{r} * each);
-          joined.insert(joined.end(), row, row + each);
-        }
-      }
-      const auto panels =
-          kernels::amp::to_weight_panels<std::uint8_t>(joined, k, n, code_panels(packing.precision));
+      const auto panels = kernels::amp::to_weight_panels<std::uint8_t>(side_by_side(part_codes, k), k, n,
+                                                                       code_panels(packing.precision));
       codes.insert(codes.end(), panels.begin(), panels.end());
-      if (parts.size() == 1) {
-        append_scales(parts[0]->scales, scales);
-        continue;
-      }
-      const std::size_t block_rows = scale_blocks(k, kernels::f143::kBlockRows);
-      std::vector<std::vector<std::uint8_t>> each_scales(parts.size());
-      for (std::size_t p = 0; p < parts.size(); ++p) append_scales(parts[p]->scales, each_scales[p]);
-      for (std::size_t r = 0; r < block_rows; ++r) {
-        for (const std::vector<std::uint8_t>& one : each_scales) {
-          const std::size_t row_bytes = one.size() / block_rows;
-          scales.insert(scales.end(), one.begin() + static_cast<std::ptrdiff_t>(r * row_bytes),
-                        one.begin() + static_cast<std::ptrdiff_t>((r + 1) * row_bytes));
-        }
-      }
+      const std::vector<std::uint8_t> joined = side_by_side(part_scales, scale_blocks(k, kernels::f143::kBlockRows));
+      scales.insert(scales.end(), joined.begin(), joined.end());
     }
     return;
   }

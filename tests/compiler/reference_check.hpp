@@ -97,8 +97,9 @@ inline CheckedRun check_against_reference(const Graph& graph, const TensorBytes&
 // output with the reference within its bounds. Returns how many output
 // elements the semantics constrains (exact or within a bound), so a test can
 // check that its data did not leave everything unbounded.
-inline std::uint64_t expect_reference(const Graph& graph, std::uint32_t tiles, std::uint32_t seed = 1,
-                             int one_in = 100) {
+// Random bytes (random_bytes) for every host input and parameter of
+// `graph`, the k-th binding from seed + k.
+inline TensorBytes random_bindings(const Graph& graph, std::uint32_t seed = 1, int one_in = 100) {
   TensorBytes bindings;
   std::uint32_t n = seed;
   for (const OpKind kind : {OpKind::kHostInput, OpKind::kParameter}) {
@@ -107,7 +108,12 @@ inline std::uint64_t expect_reference(const Graph& graph, std::uint32_t tiles, s
       bindings[name] = random_bytes(graph.type(graph.operation(op).results[0]), n++, one_in);
     }
   }
-  return check_against_reference(graph, bindings, {.tiles = tiles}).constrained;
+  return bindings;
+}
+
+inline std::uint64_t expect_reference(const Graph& graph, std::uint32_t tiles, std::uint32_t seed = 1,
+                             int one_in = 100) {
+  return check_against_reference(graph, random_bindings(graph, seed, one_in), {.tiles = tiles}).constrained;
 }
 
 }  // namespace tessera::compiler::testing
