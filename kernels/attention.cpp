@@ -154,9 +154,16 @@ std::uint64_t attention_block_weights_bytes(std::uint32_t rows, std::uint32_t ke
                         saturating_product(rows, 2 * kF32Bytes));
 }
 
+AttentionAccumulatorLayout attention_accumulator_layout(std::uint32_t rows, std::uint32_t head_dim) {
+  AttentionAccumulatorLayout layout;
+  layout.maxima = saturating_product(rows, head_dim);
+  layout.sums = saturating_sum(layout.maxima, rows);
+  layout.elements = saturating_sum(layout.sums, rows);
+  return layout;
+}
+
 std::uint64_t attention_accumulator_bytes(std::uint32_t rows, std::uint32_t head_dim) {
-  return saturating_product(
-      saturating_sum(saturating_product(rows, head_dim), saturating_product(rows, 2)), kF32Bytes);
+  return saturating_product(attention_accumulator_layout(rows, head_dim).elements, kF32Bytes);
 }
 
 // ---- Buffer sizes of one task

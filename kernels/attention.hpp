@@ -174,7 +174,16 @@ std::uint64_t attention_head_rows_bytes(std::uint32_t row_start, std::uint32_t r
 std::uint64_t attention_block_weights_bytes(std::uint32_t rows, std::uint32_t key_rows);
 // Where the block state starts inside the block weights.
 std::uint64_t attention_block_state_offset(std::uint32_t rows, std::uint32_t key_rows);
-// The accumulator: O (R × head_dim f32), then max[R], sum[R].
+// The accumulator of R rows: O (R × head_dim f32, row-major), then max[R],
+// then sum[R] (f32) — where m and l start and how long it is, in f32
+// elements from its start (the one owner of that layout: the merges, the
+// combines and the compiler's scattered combine read it here).
+struct AttentionAccumulatorLayout {
+  std::uint64_t maxima = 0;
+  std::uint64_t sums = 0;
+  std::uint64_t elements = 0;
+};
+AttentionAccumulatorLayout attention_accumulator_layout(std::uint32_t rows, std::uint32_t head_dim);
 std::uint64_t attention_accumulator_bytes(std::uint32_t rows, std::uint32_t head_dim);
 
 // ---- Buffer sizes of one task, for the compiler's allocations: each the

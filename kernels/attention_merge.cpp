@@ -85,14 +85,13 @@ void merge(KernelCall& call) {
   const auto block = call.memory.read<float>(
       kMergeWeights, r[kMergeWeights] + attention_block_state_offset(rows, key_rows),
       2 * std::uint64_t{rows});
-  const std::uint64_t accumulator_count = (std::uint64_t{head_dim} + 2) * rows;
+  const AttentionAccumulatorLayout layout = attention_accumulator_layout(rows, head_dim);
   const auto accumulator =
       writes_only(S)
-          ? call.memory.write<float>(kMergeAccumulator, r[kMergeAccumulator], accumulator_count)
-          : call.memory.read_write<float>(kMergeAccumulator, r[kMergeAccumulator],
-                                          accumulator_count);
-  const auto output = accumulator.first(std::size_t{rows} * head_dim);
-  const std::size_t maxima = std::size_t{rows} * head_dim, sums = maxima + rows;
+          ? call.memory.write<float>(kMergeAccumulator, r[kMergeAccumulator], layout.elements)
+          : call.memory.read_write<float>(kMergeAccumulator, r[kMergeAccumulator], layout.elements);
+  const auto output = accumulator.first(layout.maxima);
+  const std::size_t maxima = layout.maxima, sums = layout.sums;
 
   for (std::uint32_t row = 0; row < rows; ++row) {
     const auto o = output.subspan(std::size_t{row} * head_dim, head_dim);
@@ -131,10 +130,11 @@ void combine(KernelCall& call) {
   call.cycles = attention_merge_cycles(rows, head_dim,
                                        Final ? kMergeFinalInstructions : kMergeMiddleInstructions);
   if (rows == 0) return;
-  const std::uint64_t count = (std::uint64_t{head_dim} + 2) * rows;
-  const auto part = call.memory.read<float>(kCombinePart, r[kCombinePart], count);
-  const auto accumulator = call.memory.read_write<float>(kCombineAccumulator, r[kCombineAccumulator], count);
-  const std::size_t maxima = std::size_t{rows} * head_dim, sums = maxima + rows;
+  const AttentionAccumulatorLayout layout = attention_accumulator_layout(rows, head_dim);
+  const auto part = call.memory.read<float>(kCombinePart, r[kCombinePart], layout.elements);
+  const auto accumulator =
+      call.memory.read_write<float>(kCombineAccumulator, r[kCombineAccumulator], layout.elements);
+  const std::size_t maxima = layout.maxima, sums = layout.sums;
   for (std::uint32_t row = 0; row < rows; ++row) {
     const float m = accumulator[maxima + row], l = accumulator[sums + row];
     const float part_max = part[maxima + row], part_sum = part[sums + row];

@@ -15,11 +15,14 @@
 //             middle…, final; a key part's walk ends unnormalised in a middle);
 //             (streamed plans instead bring block b's raw rows to every task
 //             of the group in that phase and each task packs them itself);
-//   parts     with a key split, one exchange phase bringing every part's
-//             accumulator to part 0's tile, which combines them in part order
+//   parts     with a key split, one exchange phase scattering the combine:
+//             part p's rows (plan combine_rows) of every part's accumulator
+//             into slot p' of p's combine buffer (its own by a local copy),
+//             then p folds the slots into slot 0 in part order
 //             (tessera_attention_combine_middle_f32 …, combine_final_f32);
 //   finish    attention_f32_to_f16 after the last merge (or combine), then
-//             part 0's output rows moved into the result (default layout).
+//             the output rows (each part's, with a key split) moved into the
+//             result (default layout).
 //
 // More tasks than tiles run in waves (attention_plan.hpp), each wave all of
 // the above; buffers are one per role, one task's worth per tile, reused by
@@ -164,8 +167,12 @@ void lower_attention(LoweringContext& context, OpId id, const std::string& descr
   const RoleBuffer weights(program, plan, name("weights"), sizes.weights, 1, provenance);
   const RoleBuffer accumulator(program, plan, name("accumulator"), sizes.accumulator, 1, provenance);
   const std::uint32_t key_parts = plan.key_parts();
-  std::optional<RoleBuffer> parts;  // part 0's copies of the other parts' accumulators
-  if (key_parts > 1) parts.emplace(program, plan, name("key parts"), sizes.accumulator, key_parts - 1, provenance);
+  // With key parts, each part's combine slots: every part's accumulator of its rows.
+  std::optional<RoleBuffer> parts;
+  if (key_parts > 1) {
+    parts.emplace(program, plan, name("key parts"),
+                  plan::combine_slot_bytes(plan.query_blocks.front().rows, key_parts, d), key_parts, provenance);
+  }
   const RoleBuffer out_rows(program, plan, name("output rows"), sizes.output_rows, 1, provenance);
 
   // The groups (one head's tasks in one wave) of every wave.
@@ -358,36 +365,53 @@ void lower_attention(LoweringContext& context, OpId id, const std::string& descr
       program.steps.push_back(Step{StepKind::kCompute, 0, {}, std::move(compute), provenance});
     }
 
-    // ---- key parts: every part's accumulator to part 0, combined in part order
+    // ---- key parts: each part's rows of every part's accumulator into its
+    // slots (by part), folded into slot 0 in part order, converted to f16
     if (key_parts > 1) {
-      std::vector<Transfer> transfers;
+      MoveLowering moves(program, label, provenance, 4);
       std::map<LogicalTile, std::vector<KernelRun>> compute;
       for (const std::uint32_t g : groups) {
         for (const std::size_t t : plan.groups[g]) {
           const plan::AttentionTask& task = plan.tasks[t];
-          if (task.part != 0) continue;
-          const LogicalTile home = tile_of(task);
-          const std::uint32_t rows = kernels::attention_query_rows(plan.query_blocks[task.query_block].rows);
-          // O, m and l: f32, one word each (kernels' attention_accumulator_bytes).
-          const std::uint32_t words = u32(kernels::attention_accumulator_bytes(rows, d) / 4, "accumulator words");
-          auto& runs = compute[home];
+          const LogicalTile tile = tile_of(task);
+          // The task's accumulator has the merges' R rows; a slot, the rows
+          // of its range: O, m and l of those rows go each to its place.
+          const kernels::AttentionAccumulatorLayout whole = kernels::attention_accumulator_layout(
+              kernels::attention_query_rows(plan.query_blocks[task.query_block].rows), d);
+          const Location from = accumulator.location(tile);
+          for (std::uint32_t p = 0; p < key_parts; ++p) {
+            const plan::RowRange range = plan.combine_rows(task.query_block, p);
+            if (range.size() == 0) continue;
+            const kernels::AttentionAccumulatorLayout slice = kernels::attention_accumulator_layout(range.size(), d);
+            const LogicalTile owner = tile_of(plan.tasks[plan.task_index(task.batch, task.head, task.query_block, p)]);
+            const Location slot = parts->location(owner, task.part);
+            const auto word = [](std::uint64_t element) { return u32(element * 4, "accumulator offset"); };
+            const auto run = [&](std::uint64_t to, std::uint64_t at, std::uint64_t elements) {
+              moves.move_run(Location{owner, slot.buffer, slot.offset + word(to)},
+                             Location{tile, from.buffer, from.offset + word(at)}, word(elements));
+            };
+            run(0, std::uint64_t{range.begin} * d, slice.maxima);
+            run(slice.maxima, whole.maxima + range.begin, range.size());
+            run(slice.sums, whole.sums + range.begin, range.size());
+          }
+          const plan::RowRange own = plan.combine_rows(task.query_block, task.part);
+          if (own.size() == 0) continue;
+          auto& runs = compute[tile];
           for (std::uint32_t p = 1; p < key_parts; ++p) {
-            const plan::AttentionTask& other =
-                plan.tasks[plan.task_index(task.batch, task.head, task.query_block, p)];
-            transfers.push_back(Transfer{accumulator.location(tile_of(other)), words,
-                                         {parts->location(home, p - 1)}, provenance});
             runs.push_back(KernelRun{std::string(p + 1 == key_parts ? kernels::kAttentionCombineFinal
                                                                     : kernels::kAttentionCombineMiddle),
-                                     {accumulator.at(kernels::kCombineAccumulator),
-                                      parts->at(kernels::kCombinePart, p - 1)},
-                                     {{kernels::kCombineRows, rows}, {kernels::kCombineHeadDim, d}},
+                                     {parts->at(kernels::kCombineAccumulator, 0),
+                                      parts->at(kernels::kCombinePart, p)},
+                                     {{kernels::kCombineRows, own.size()}, {kernels::kCombineHeadDim, d}},
                                      provenance});
           }
-          finish(runs, task);
+          runs.push_back(KernelRun{std::string(kernels::kAttentionF32ToF16),
+                                   {out_rows.at(kernels::kConvertOut), parts->at(kernels::kConvertIn, 0)},
+                                   {{kernels::kConvertCount, own.size() * d}},
+                                   provenance});
         }
       }
-      program.steps.push_back(Step{StepKind::kExchange, 0, std::move(transfers), {}, provenance});
-      program.steps.push_back(Step{StepKind::kCompute, 0, {}, std::move(compute), provenance});
+      context.finish_steps(moves, std::move(compute), provenance);
     }
 
     // ---- the output rows into the result
@@ -395,8 +419,12 @@ void lower_attention(LoweringContext& context, OpId id, const std::string& descr
     for (const std::uint32_t g : groups) {
       for (const std::size_t t : plan.groups[g]) {
         const plan::AttentionTask& task = plan.tasks[t];
-        if (task.part != 0) continue;  // part 0 holds the combined rows
-        const plan::RowBlock qb = plan.query_blocks[task.query_block];
+        // A whole task's rows, or the rows its part combined.
+        plan::RowBlock qb = plan.query_blocks[task.query_block];
+        if (key_parts > 1) {
+          const plan::RowRange own = plan.combine_rows(task.query_block, task.part);
+          qb = plan::RowBlock{qb.start + own.begin, own.size()};
+        }
         const Location from = out_rows.location(tile_of(task));
         for_each_row_run(out, task, qb,
                          [&](const Location& to, std::uint32_t offset, std::uint32_t bytes) {

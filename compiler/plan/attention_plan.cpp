@@ -65,7 +65,7 @@ AttentionBuffers buffers_of(const AttentionShape& shape, std::uint32_t query_row
   b.weights = kernels::attention_weights_buffer_bytes(query_rows, key_rows);
   b.accumulator = kernels::attention_accumulator_bytes(rows, d);
   b.output_rows = std::uint64_t{query_rows} * d * kF16;
-  b.parts = std::uint64_t{parts - 1} * align8(b.accumulator);
+  b.parts = parts > 1 ? std::uint64_t{parts} * combine_slot_bytes(query_rows, parts, d) : 0;
   // The scores scratch takes whole 32 KiB interleaved elements (it must share
   // none with the GEMMs' A operands); K_b and V_b are received; a packer
   // keeps the raw rows and packed blocks of each block it packs (streamed:
@@ -131,15 +131,21 @@ AttentionCycles model_wave(const AttentionShape& shape, const std::vector<RowBlo
                        kernels::gemm_f16_cycles(rows, cb, padded_head) +
                        kernels::attention_merge_cycles(rows, d, part_merge_stage(b, parts.front().rows, key_parts));
   }
+  // The rows each tile finishes and moves out: with key parts, its share
+  // of the block (part 0's is the largest), else the whole block.
+  std::uint64_t finished_rows = q;
   if (key_parts > 1) {
-    // Every other part's accumulator into part 0's tile, then one combine each.
-    const std::uint64_t accumulator = kernels::attention_accumulator_bytes(rows, d);
-    c.combine_exchange = kExchangePhaseCycles + ceil_div((key_parts - 1) * align8(accumulator), kExchangeBytesPerCycle);
-    c.combine_compute = (key_parts - 2) * kernels::attention_merge_cycles(rows, d, kernels::kMergeMiddleInstructions) +
-                        kernels::attention_merge_cycles(rows, d, kernels::kMergeFinalInstructions);
+    // Scattered: each part receives every other part's accumulator of its
+    // rows and folds them in, in part order; part 0 owns the most rows.
+    finished_rows = combine_rows(q, key_parts, 0).size();
+    const auto slice = static_cast<std::uint32_t>(finished_rows);
+    c.combine_exchange =
+        kExchangePhaseCycles + ceil_div((key_parts - 1) * combine_slot_bytes(q, key_parts, d), kExchangeBytesPerCycle);
+    c.combine_compute = (key_parts - 2) * kernels::attention_merge_cycles(slice, d, kernels::kMergeMiddleInstructions) +
+                        kernels::attention_merge_cycles(slice, d, kernels::kMergeFinalInstructions);
   }
-  c.finish_compute = kernels::attention_f32_to_f16_cycles(std::uint64_t{q} * d);
-  c.output_exchange = kExchangePhaseCycles + ceil_div(std::uint64_t{q} * d * kF16, kExchangeBytesPerCycle);
+  c.finish_compute = kernels::attention_f32_to_f16_cycles(finished_rows * d);
+  c.output_exchange = kExchangePhaseCycles + ceil_div(finished_rows * d * kF16, kExchangeBytesPerCycle);
   return c;
 }
 
@@ -167,6 +173,18 @@ Waves waves_of(std::uint64_t heads, std::uint32_t query_blocks, std::uint32_t ti
 }
 
 }  // namespace
+
+RowRange combine_rows(std::uint32_t query_rows, std::uint32_t parts, std::uint32_t part) {
+  return reduction_rows(query_rows, parts, part);
+}
+
+std::uint64_t combine_slot_bytes(std::uint32_t query_rows, std::uint32_t parts, std::uint32_t head_dim) {
+  return align8(kernels::attention_accumulator_bytes(combine_rows(query_rows, parts, 0).size(), head_dim));
+}
+
+RowRange AttentionPlan::combine_rows(std::uint32_t query_block, std::uint32_t part) const {
+  return plan::combine_rows(query_blocks.at(query_block).rows, key_parts(), part);
+}
 
 std::uint32_t AttentionPlan::part_of(std::uint32_t key_block) const {
   for (std::uint32_t p = 0; p < parts.size(); ++p) {

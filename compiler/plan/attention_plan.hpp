@@ -51,11 +51,15 @@
 // Block j is packed by one of the tasks of its part (the group's tasks of
 // that part, j's place in the part mod their count) and multicast to the
 // others; step s of the key-block loop runs block s of every part at once.
-// Then every part p > 0 sends its accumulator to part 0's tile, which folds
-// them in, in part order (tessera_attention_combine_middle_f32 …,
-// combine_final_f32: the online softmax of the merges across parts), and
-// finishes as an unsplit task does. Part 0 holds the most blocks, so it sets
-// the steps.
+// Then the parts combine scattered, as a GEMM's K-split partials reduce
+// (gemm_plan.hpp): part p owns rows combine_rows(q, parts, p) of the block,
+// every part's accumulator of those rows (its O rows, m and l) comes into
+// slot p' of p's combine buffer — by exchange, a local copy of its own —
+// and p folds slots 1 … parts − 1 into slot 0 in part order
+// (tessera_attention_combine_middle_f32 …, combine_final_f32: the online
+// softmax of the merges across parts, the same operations in the same order
+// as one tile folding every part), converts its rows to f16 and moves them
+// out. Part 0 holds the most blocks, so it sets the steps.
 //
 // Choice: every feasible (query blocks, key blocks, key parts) is modelled —
 // query blocks within the GEMMs' row limits (gemm_maximum_rows of both the QK
@@ -68,6 +72,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/plan/gemm_plan.hpp"
 #include "compiler/plan/plan_costs.hpp"
 #include "support/error.hpp"
 
@@ -135,7 +140,7 @@ struct AttentionBuffers {
   std::uint64_t scores = 0;       // THE scores scratch: both GEMM outputs
   std::uint64_t weights = 0;      // P_b and the block state (and the PV read tail)
   std::uint64_t accumulator = 0;  // O (f32 R × d), m, l
-  std::uint64_t parts = 0;        // the other key parts' accumulators, on part 0's tile
+  std::uint64_t parts = 0;        // with key parts: a combine slot per part (combine_slot_bytes)
   std::uint64_t output_rows = 0;  // row-major q × d f16
   // Per-tile bytes: everything above, with `packs_per_task` packed blocks.
   std::uint64_t per_tile = 0;
@@ -149,8 +154,8 @@ struct AttentionCycles {
   std::uint64_t pack_compute = 0;     // rearranges of Q and of the packed blocks
   std::uint64_t block_exchange = 0;   // every key block's multicast phase
   std::uint64_t block_compute = 0;    // QK, softmax, PV, merge over every key block
-  std::uint64_t combine_exchange = 0; // key parts' accumulators to part 0
-  std::uint64_t combine_compute = 0;  // their combines on part 0
+  std::uint64_t combine_exchange = 0; // the key parts' accumulators, each part's rows to it
+  std::uint64_t combine_compute = 0;  // the combines of a part's rows
   std::uint64_t finish_compute = 0;   // f32 → f16
   std::uint64_t output_exchange = 0;  // output rows to the result
   std::uint64_t total() const {
@@ -192,7 +197,21 @@ struct AttentionPlan {
   std::vector<std::size_t> consumers(std::uint32_t group, std::uint32_t key_block) const;
   std::size_t packer(std::uint32_t group, std::uint32_t key_block) const;
   std::uint32_t pack_entry(std::uint32_t group, std::uint32_t key_block) const;
+  // The rows of query block `query_block` that key part `part` combines,
+  // finishes and moves out (combine_rows below).
+  RowRange combine_rows(std::uint32_t query_block, std::uint32_t part) const;
 };
+
+// With a key split, the rows [begin, end) of a query block of `query_rows`
+// logical rows that part `part` of `parts` combines: gemm_plan.hpp's
+// reduction_rows, the one rule for cutting a block's rows over its parts
+// (the lowering cuts by it, the planner prices it).
+RowRange combine_rows(std::uint32_t query_rows, std::uint32_t parts, std::uint32_t part);
+
+// Bytes of one slot of a part's combine buffer: an accumulator (O, m, l;
+// kernels' attention_accumulator_bytes) of the most rows a part combines,
+// 8-byte aligned.
+std::uint64_t combine_slot_bytes(std::uint32_t query_rows, std::uint32_t parts, std::uint32_t head_dim);
 
 // The tile's data memory the attention working set may take per tile (of
 // the 624 KiB SRAM: the rest is code, rows and the op's inputs and result),

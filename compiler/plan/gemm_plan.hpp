@@ -139,7 +139,8 @@ bool a_block_has_home(const GemmPlan& plan, std::size_t tasks_in_wave, std::uint
 // `parts` owns in the K-split reduction: ranges of ⌈rows / parts⌉ rounded
 // up to even (a range of an f16 block of odd columns starts on a word), in
 // part order, the last ones short or empty. The one rule: the lowering scatters
-// the reduction by it and the planner prices it.
+// the reduction by it and the planner prices it (attention's key parts
+// combine by it too: attention_plan.hpp's combine_rows).
 struct RowRange {
   std::uint32_t begin = 0, end = 0;
   std::uint32_t size() const { return end - begin; }

@@ -169,8 +169,11 @@ TEST(AttentionPlan, SigLipAttentionSplitsItsKeysToFillTheChip) {
   const AttentionPlan whole = plan_attention(shape, 1472, {.query_blocks = {}, .key_blocks = {}, .streamed = {}, .ignore_memory_budget = false, .key_parts = 1, .working_memory = {}});
   EXPECT_EQ(whole.key_parts(), 1u);
   EXPECT_LT(plan.cycles.total(), whole.cycles.total()) << describe(whole);
-  // The parts' accumulators come to part 0: its tile holds key_parts − 1 of them.
-  EXPECT_EQ(plan.buffers.parts, (plan.key_parts() - 1) * ((plan.buffers.accumulator + 7) / 8 * 8));
+  // The combine is scattered: every tile holds a slot per part of the rows
+  // its part combines, each smaller than a whole accumulator.
+  EXPECT_EQ(plan.buffers.parts,
+            plan.key_parts() * combine_slot_bytes(plan.query_blocks.front().rows, plan.key_parts(), 72));
+  EXPECT_LT(combine_slot_bytes(plan.query_blocks.front().rows, plan.key_parts(), 72), plan.buffers.accumulator);
   EXPECT_GT(plan.cycles.combine_exchange, 0u);
   EXPECT_EQ(whole.cycles.combine_exchange + whole.cycles.combine_compute, 0u);
 }

@@ -237,6 +237,23 @@ TEST(AttentionCompiled, ForcedKeyPartsEqualTheReferenceWithinItsBound) {
   }
 }
 
+// The combine is scattered by combine_rows: 5 query rows over 4 parts give
+// the parts 2, 2, 1 and no rows — an odd share and an empty one, whose part
+// still sends its accumulator's rows to the others and moves nothing out.
+TEST(AttentionCompiled, EveryKeyPartCombinesItsRowsEvenWhenItOwnsNone) {
+  const Case c{1, 2, 5, 400, 72, 16};
+  plan::AttentionPlanOptions options;
+  options.key_blocks = 7;
+  options.key_parts = 4;
+  const plan::AttentionPlan plan =
+      plan::plan_attention({c.batch, c.heads, c.queries, c.keys, c.head_dim}, c.tiles, options);
+  SCOPED_TRACE(plan::describe(plan));
+  ASSERT_EQ(plan.query_blocks.size(), 1u);
+  EXPECT_EQ(plan.combine_rows(0, 2).size(), 1u);
+  EXPECT_EQ(plan.combine_rows(0, 3).size(), 0u);
+  expect_matches_reference(c, 31, 1.0f, options);
+}
+
 // A packed key block larger than one message (128 keys × D = 80: 5,120
 // words, the limit 4,148) multicast to a second task: the scheduler cuts it
 // into messages and the package's planned phases record it in pieces a

@@ -218,9 +218,10 @@ TEST(SiglipFit, TheBudgetScalesWithTheTiles) {
 // Attention's buffers get what a tile's weights and the layer leave: so400m
 // at f143 binds 445,785,088 bytes to 1472 tiles, 302,844 per tile rounded
 // up, and a tile offers 588,696, so 588,696 − 302,844 − 131,072 = 154,780.
-// Under it, batch 1 keeps the blocking it had (148 KB of buffers) and batch 2
-// does not get the 228 KB one the planner's own budget allows, which
-// overfilled 60 tiles. A tiny tower leaves more than the planner's budget.
+// Under it, no batch gets the blocking the planner's own budget allows
+// (batch 2's 228 KB one overfilled 60 tiles; batch 1's streams key blocks of
+// 92 keys, more than is left). A tiny tower leaves more than the planner's
+// budget.
 TEST(SiglipFit, AttentionGetsWhatTheWeightsAndTheLayerLeave) {
   const std::uint64_t so400m_memory =
       attention_working_memory(so400m(), GraphPrecision::kF143, kAllTiles);
@@ -232,14 +233,12 @@ TEST(SiglipFit, AttentionGetsWhatTheWeightsAndTheLayerLeave) {
     options.working_memory = memory;
     return compiler::plan::plan_attention({batch, 16, 729, 729, 72}, kAllTiles, options);
   };
-  const auto one = plan(1, so400m_memory), one_unbounded = plan(1, std::nullopt);
-  EXPECT_EQ(one.query_blocks, one_unbounded.query_blocks);
-  EXPECT_EQ(one.key_blocks, one_unbounded.key_blocks);
-  EXPECT_EQ(one.parts, one_unbounded.parts);
-  for (const std::uint32_t batch : {2u, 4u, 8u}) {
+  for (const std::uint32_t batch : {1u, 2u, 4u, 8u}) {
     EXPECT_LE(plan(batch, so400m_memory).buffers.per_tile, so400m_memory) << "batch " << batch;
   }
-  EXPECT_GT(plan(2, std::nullopt).buffers.per_tile, so400m_memory);
+  for (const std::uint32_t batch : {1u, 2u}) {
+    EXPECT_GT(plan(batch, std::nullopt).buffers.per_tile, so400m_memory) << "batch " << batch;
+  }
   EXPECT_THROW((void)attention_working_memory(so400m(), GraphPrecision::kF143, 0), UsageError);
 }
 
