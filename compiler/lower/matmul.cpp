@@ -28,11 +28,12 @@
 //     packed weight block read in place at home or copied whole
 //     into the task's slot; then tessera_gemm_*_init (j = 0) or _accumulate
 //     into the task's C16 block;
-//   f16 C16 blocks unpacked row-major on their tiles;
-//   K-split partials reduced scattered: each part owns a range of the
-//     block's rows (plan::reduction_rows), receives the other parts' rows
-//     into its partials slots (its own by a local copy) and sums them in
-//     part order (tessera_sum_*, one call per run);
+//   without a K split, f16 C16 blocks unpacked row-major on their tiles;
+//   K-split partials reduced scattered, in C16: each part owns a range of
+//     the block's rows (plan::reduction_rows), receives the other parts'
+//     rows (a run per 16-column panel) into its partials slots (its own by
+//     a local copy), sums them in part order (tessera_sum_*, one call per
+//     panel) and, for f16, unpacks the rows it reduced;
 //   the block's (or the part's rows') logical elements into the result's
 //     layout — after every wave, so each tile keeps one C block.
 //
@@ -197,7 +198,7 @@ class GemmLowering {
     for (std::uint32_t wave = 0; wave < plan_.waves; ++wave) {
       gather_homes(wave);
       for (std::uint32_t block = 0; block < plan_.inner_blocks; ++block) lower_block(wave, block);
-      if (plan::unpacks_output(plan_)) unpack_blocks(wave);
+      if (plan::unpacks_output(plan_) && plan_.choice.k_split == 1) unpack_blocks(wave);
       if (plan_.choice.k_split > 1) reduce_parts(wave);
       move_out(wave);
     }
@@ -746,12 +747,12 @@ class GemmLowering {
   }
 
   // The C blocks of `wave` unpacked row-major on their tiles (f16 results,
-  // plan::unpacks_output): each row of a block is then one run of its
-  // columns — read from C16, whose columns are permuted inside each
-  // 16-column panel (amp_layout.hpp physical_column), every element pair
-  // would be a one-word message of its own (a [729, 1152] result: 419,904
-  // messages, not 26,244). With a K split every part's partials are
-  // unpacked, so a range of their rows is one run for the reduction.
+  // plan::unpacks_output, without a K split): each row of a block is then
+  // one run of its columns — read from C16, whose columns are permuted
+  // inside each 16-column panel (amp_layout.hpp physical_column), every
+  // element pair would be a one-word message of its own (a [729, 1152]
+  // result: 419,904 messages, not 26,244). With a K split each part unpacks
+  // the rows it reduced instead (reduce_parts).
   void unpack_blocks(std::uint32_t wave) {
     std::map<LogicalTile, std::vector<KernelRun>> unpacks;
     for (const Task& task : tasks_) {
@@ -775,13 +776,9 @@ class GemmLowering {
     BufferId buffer = 0;
     std::uint64_t offset = 0, elements = 0;
   };
-  // Rows `range` of task's own C block as runs: one of the row-major rows
-  // when unpacked, else one per 16-column panel of C16 — in the order a
-  // partials slot holds them (slot_offset).
-  std::vector<Stretch> block_rows(const Task& task, plan::RowRange range) const {
-    if (plan::unpacks_output(plan_)) {
-      return {Stretch{*rows_, std::uint64_t{range.begin} * task.columns, std::uint64_t{range.size()} * task.columns}};
-    }
+  // Rows `range` of task's own C block as runs, one per 16-column panel of
+  // C16 — in the order a partials slot holds them (slot_offset).
+  std::vector<Stretch> block_rows(plan::RowRange range) const {
     std::vector<Stretch> runs;
     for (std::uint64_t panel = 0; panel * kernels::amp::kPanelColumns < plan_.choice.block_columns; ++panel) {
       runs.push_back(Stretch{output_, kernels::amp::output_panel_offset(range.begin, panel, plan_.call_rows),
@@ -789,22 +786,21 @@ class GemmLowering {
     }
     return runs;
   }
-  // Byte offset of run `run` (block_rows' order) in part `part`'s slot of
-  // the partials buffer: one run when unpacked, else C16 panels of
-  // plan::reduction_slot_rows rows.
-  std::uint32_t slot_offset(std::uint32_t part, std::size_t run) const {
-    const std::uint64_t in_slot =
-        plan::unpacks_output(plan_) ? 0 : kernels::amp::output_panel_offset(0, run, plan::reduction_slot_rows(plan_)) * out_element_;
+  // Byte offset of panel `run` in part `part`'s slot of the partials buffer
+  // of an owner that reduces `owned` rows: the slot holds them as C16 of
+  // exactly `owned` rows (so the sums and the unpack read only what arrived).
+  std::uint32_t slot_offset(std::uint32_t part, std::size_t run, std::uint32_t owned) const {
+    const std::uint64_t in_slot = kernels::amp::output_panel_offset(0, run, owned) * out_element_;
     return u32(part * plan::reduction_slot_bytes(plan_) + in_slot, "partials offset");
   }
 
   // The K-split partials reduced scattered: part q of a block owns rows
   // plan::reduction_rows(rows, split, q); every part's partials of those
   // rows come into slot p of q's partials buffer — by exchange from the
-  // other parts, a local copy of its own — and one tessera_sum per run adds
-  // the slots in part order into slot 0, which then holds the rows' result
-  // (move_out). One sum, not split − 1 adds: a block of split parts costs
-  // each part two calls, whatever the split.
+  // other parts, a local copy of its own — and one tessera_sum per panel
+  // adds the slots in part order into slot 0, which then holds the rows'
+  // result; an f16 one is unpacked row-major (move_out reads either). One
+  // sum, not split − 1 adds: each part's calls do not grow with the split.
   void reduce_parts(std::uint32_t wave) {
     const std::uint32_t split = plan_.choice.k_split;
     MoveLowering moves(program_, fmt::format("op {} partials", id_.index), provenance_, out_element_);
@@ -819,30 +815,42 @@ class GemmLowering {
         const plan::RowRange range = plan::reduction_rows(task.rows, split, q);
         if (range.size() == 0) continue;
         const Task& owner = tasks_[first + q];
-        const std::vector<Stretch> runs = block_rows(task, range);
+        const std::vector<Stretch> runs = block_rows(range);
         for (std::size_t i = 0; i < runs.size(); ++i) {
-          moves.move_run(Location{owner.tile, partials_, slot_offset(task.part, i)},
+          moves.move_run(Location{owner.tile, partials_, slot_offset(task.part, i, range.size())},
                          Location{task.tile, runs[i].buffer, u32(runs[i].offset * out_element_, "C offset")},
                          u32(runs[i].elements * out_element_, "C run"));
         }
       }
       const plan::RowRange own = plan::reduction_rows(task.rows, split, task.part);
       if (own.size() == 0) continue;
-      const std::vector<Stretch> runs = block_rows(task, own);
+      const std::vector<Stretch> runs = block_rows(own);
+      auto& calls = compute[task.tile];
       for (std::size_t i = 0; i < runs.size(); ++i) {
-        const std::uint32_t slot0 = slot_offset(0, i);
-        compute[task.tile].push_back(KernelRun{sum,
-                                               {{2, partials_, slot0}, {3, partials_, slot0}},
-                                               {{4, u32(runs[i].elements, "C run")}, {5, split}, {6, stride}},
-                                               provenance_});
+        const std::uint32_t slot0 = slot_offset(0, i, own.size());
+        calls.push_back(KernelRun{sum,
+                                  {{2, partials_, slot0}, {3, partials_, slot0}},
+                                  {{4, u32(runs[i].elements, "C run")}, {5, split}, {6, stride}},
+                                  provenance_});
+      }
+      if (plan::unpacks_output(plan_)) {
+        calls.push_back(KernelRun{
+            std::string(kernels::kUnpackOutputF16),
+            {{2, *rows_, 0}, {3, partials_, slot_offset(0, 0, own.size())}},
+            {{4, own.size()},
+             {5, task.columns},
+             {6, own.size()},
+             {7, u32(kernels::amp::padded_columns(plan_.choice.block_columns), "padded columns")}},
+            provenance_});
       }
     }
     context_.finish_steps(moves, std::move(compute), provenance_);
   }
 
   // The reduced C blocks of `wave` into the result: without a K split each
-  // task's whole block from its row-major rows (or C16 for f32), with one
-  // each part's rows from slot 0 of its partials (reduce_parts).
+  // task's whole block, with one each part's rows (reduce_parts) — from
+  // their row-major unpacking (f16), else from C16 (f32: the C block, or
+  // slot 0 of the partials).
   void move_out(std::uint32_t wave) {
     const bool unpacked = plan::unpacks_output(plan_);
     const std::uint32_t split = plan_.choice.k_split;
@@ -864,17 +872,16 @@ class GemmLowering {
       // lie: row-major rows when unpacked, else C16 (contiguous for a
       // logical column pair: the panel permutes pairs) — the whole block,
       // or the part's slot of its rows.
-      const BufferId source = split > 1 ? partials_ : unpacked ? *rows_ : output_;
-      const std::uint64_t base = split > 1 ? slot_offset(0, 0) / out_element_ : 0;
-      const std::uint64_t c16_rows = split > 1 ? plan::reduction_slot_rows(plan_) : plan_.call_rows;
+      const BufferId source = unpacked ? *rows_ : split > 1 ? partials_ : output_;
+      const std::uint64_t c16_rows = split > 1 ? range.size() : plan_.call_rows;
       for (std::uint32_t r = range.begin; r < range.end; ++r) {
         // A run per stretch contiguous in the result's shard and the source.
         for (std::uint32_t n = 0; n < task.columns;) {
           index[lead.size()] = task.row_begin + r;
           index[lead.size() + 1] = task.column_begin + n;
           const auto source_offset = [&](std::uint32_t column) -> std::uint64_t {
-            return base + (unpacked ? std::uint64_t{r - range.begin} * task.columns + column
-                                    : kernels::amp::output_offset(r - range.begin, column, c16_rows));
+            return unpacked ? std::uint64_t{r - range.begin} * task.columns + column
+                            : kernels::amp::output_offset(r - range.begin, column, c16_rows);
           };
           const std::uint64_t offset = source_offset(n);
           const Storage::Run to = out_->run(index);

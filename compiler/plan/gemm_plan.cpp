@@ -203,19 +203,20 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
         plan.waves, mul(homes_per_tile, a_words + mul(direct_messages, kReceiveMessageCycles)) + kExchangePhaseCycles);
   }
   // Every wave ends with its reduction and output phases: the C slot is
-  // reused by the next wave. An f16 C block is unpacked row-major on its
-  // tile first (lower/matmul.cpp unpack_blocks), so a range of its rows is
-  // one run; an f32 one stays C16, a run per 16-column panel.
-  const bool unpacked = unpacks_output(plan);
+  // reused by the next wave. The partials are reduced in C16, a run per
+  // 16-column panel; an f16 result is unpacked row-major before it moves
+  // out (lower/matmul.cpp): the whole block, or the rows a part reduced.
   const std::uint64_t padded_columns = kernels::amp::padded_columns(c.block_columns);
-  const std::uint64_t unpack =
-      unpacked ? kernels::unpack_amp_cycles(c.block_rows, c.block_columns, mul(plan.call_rows, padded_columns)) : 0;
   // The rows each part reduces and moves out: the largest range.
   const std::uint64_t owned_rows = reduction_slot_rows(plan);
+  const std::uint64_t unpacked_rows = c.k_split > 1 ? owned_rows : c.block_rows;
+  const std::uint64_t unpack =
+      unpacks_output(plan)
+          ? kernels::unpack_amp_cycles(unpacked_rows, c.block_columns, mul(unpacked_rows, padded_columns))
+          : 0;
   if (c.k_split > 1) {
-    const std::uint64_t runs = unpacked ? 1 : padded_columns / kernels::amp::kPanelColumns;
-    const std::uint64_t run_elements = unpacked ? mul(owned_rows, c.block_columns)
-                                                : mul(owned_rows, kernels::amp::kPanelColumns);
+    const std::uint64_t runs = padded_columns / kernels::amp::kPanelColumns;
+    const std::uint64_t run_elements = mul(owned_rows, kernels::amp::kPanelColumns);
     const std::uint64_t range_words = ceil_div(mul(mul(runs, run_elements), f.output_bytes), 4);
     // The other parts' rows in, the part's own copied into its slot, one
     // sum per run (lower/matmul.cpp reduce_parts).
@@ -245,8 +246,9 @@ RowRange reduction_rows(std::uint32_t rows, std::uint32_t parts, std::uint32_t p
 bool unpacks_output(const GemmPlan& plan) { return plan.problem.family != GemmFamily::kF32; }
 
 std::uint64_t unpacked_block_bytes(const GemmPlan& plan) {
+  const std::uint64_t rows = plan.choice.k_split > 1 ? reduction_slot_rows(plan) : plan.call_rows;
   return kernels::amp::round_up(
-      mul(mul(plan.call_rows, plan.choice.block_columns), kernels::gemm_format(plan.problem.family).output_bytes), 8);
+      mul(mul(rows, plan.choice.block_columns), kernels::gemm_format(plan.problem.family).output_bytes), 8);
 }
 
 std::uint32_t reduction_slot_rows(const GemmPlan& plan) {
@@ -255,8 +257,7 @@ std::uint32_t reduction_slot_rows(const GemmPlan& plan) {
 
 std::uint64_t reduction_slot_bytes(const GemmPlan& plan) {
   const GemmChoice& c = plan.choice;
-  const std::uint64_t columns =
-      unpacks_output(plan) ? c.block_columns : kernels::amp::padded_columns(c.block_columns);
+  const std::uint64_t columns = kernels::amp::padded_columns(c.block_columns);
   const std::uint64_t rows = reduction_slot_rows(plan);
   return kernels::amp::round_up(mul(mul(rows, columns), kernels::gemm_format(plan.problem.family).output_bytes), 8);
 }

@@ -147,14 +147,19 @@ struct RowRange {
 };
 RowRange reduction_rows(std::uint32_t rows, std::uint32_t parts, std::uint32_t part);
 
-// Whether the plan's C blocks are unpacked row-major on their tiles before
-// the reduction and the output phase (f16 results: tessera_unpack_output_f16)
-// — a range of rows is then one run — or stay C16 (f32: a run per
-// 16-column panel).
+// Whether the plan's results are unpacked row-major on their tiles before
+// the output phase (f16 results: tessera_unpack_output_f16) — a range of
+// rows is then one run — or moved out of C16 (f32: a run per logical column
+// pair's stretch). Without a K split the whole C block is unpacked; with one,
+// the partials are reduced in C16 (a run per 16-column panel, whatever the
+// family: unpacking every part's whole block first cost the split times the
+// work) and each part unpacks only the rows it reduced.
 bool unpacks_output(const GemmPlan& plan);
 
-// The bytes of a C block unpacked row-major (call rows × block columns),
-// 8-byte aligned: the lowering's buffer, the planner's scratch.
+// The bytes of the row-major buffer an unpacked result lands in, 8-byte
+// aligned: call rows × block columns, or with a K split
+// reduction_slot_rows × block columns. The lowering's buffer, the
+// planner's scratch.
 std::uint64_t unpacked_block_bytes(const GemmPlan& plan);
 
 // The most rows one part owns in the K-split reduction: reduction_rows of
@@ -162,9 +167,11 @@ std::uint64_t unpacked_block_bytes(const GemmPlan& plan);
 std::uint32_t reduction_slot_rows(const GemmPlan& plan);
 
 // Bytes of one part's slot in a tile's K-split partials buffer:
-// reduction_slot_rows rows of a C block as it lies on its tile
-// (unpacks_output), 8-byte aligned. A tile holds a slot per part: the
-// other parts' partials, and its own slot as the accumulator.
+// reduction_slot_rows rows of a C block in C16 (whole panels), 8-byte
+// aligned. A tile holds a slot per part: the other parts' partials, and its
+// own slot as the accumulator. Each slot holds the owner's rows as C16 of
+// exactly that many rows (lower/matmul.cpp), so every element it reads was
+// written.
 std::uint64_t reduction_slot_bytes(const GemmPlan& plan);
 
 // 2·batch·M·K·N / (128 · tiles), rounded up: the problem's FLOP bound on
