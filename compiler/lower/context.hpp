@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -84,6 +85,11 @@ class LoweringContext {
   virtual void lower(OpId op) = 0;
 
   const Storage& storage(ValueId value) const { return *storage_.at(value); }
+  bool has_storage(ValueId value) const { return storage_.contains(value); }
+  // Operations another's lowering carried out (a GEMM's bias add and GeLU,
+  // gemm_epilogue.hpp): the dispatch skips them.
+  void lowered_with(OpId op) { lowered_with_.insert(op); }
+  bool lowered_already(OpId op) const { return lowered_with_.contains(op); }
   // Makes `value` (a block argument) live where `held` does.
   void alias(ValueId value, const Storage& held) { storage_[value] = &held; }
   // A block-scaled value has no storage of its own: its codes and scales
@@ -163,6 +169,7 @@ class LoweringContext {
   std::map<std::string, BufferId> shared_zeros_;
   std::map<ValueId, const Storage*> storage_;  // block arguments alias their sources
   std::map<ValueId, BlockScaled> block_scaled_;
+  std::set<OpId> lowered_with_;
 };
 
 }  // namespace tessera::compiler::lower

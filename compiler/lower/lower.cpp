@@ -38,6 +38,7 @@ class Lowerer final : public LoweringContext {
   }
 
   void lower(OpId id) override {
+    if (lowered_already(id)) return;
     const Operation& op = graph_.operation(id);
     const std::string described = graph_.describe(id);
     switch (op.kind) {

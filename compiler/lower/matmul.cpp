@@ -55,6 +55,7 @@
 #include <optional>
 #include <set>
 
+#include "compiler/lower/gemm_epilogue.hpp"
 #include "compiler/lower/lower.hpp"
 #include "compiler/lower/operations.hpp"
 #include "compiler/plan/gemm_plan.hpp"
@@ -62,6 +63,7 @@
 #include "kernels/f143_kernels.hpp"
 #include "kernels/gemm.hpp"
 #include "kernels/layout_kernels.hpp"
+#include "kernels/pointwise_kernels.hpp"
 #include "kernels/registry.hpp"
 #include "support/checked.hpp"
 
@@ -147,6 +149,12 @@ class GemmLowering {
     problem.columns = n_;
     problem.tiles = context_.layouts().tiles();
     problem.a_homes = context_.gemm_a_homes();
+    // A bias add (and GeLU) the result alone feeds, applied on the GEMM's
+    // tiles when the bias is already held (it is defined before the matmul).
+    epilogue_ = gemm_epilogue(graph_, id_);
+    if (epilogue_ && !context_.has_storage(epilogue_->bias)) epilogue_.reset();
+    problem.bias = epilogue_.has_value();
+    problem.gelu = epilogue_ && epilogue_->gelu.has_value();
     if (block_scaled()) {
       const LoweringContext::BlockScaled* held = context_.block_scaled(op.inputs[1]);
       problem.panel_weights = held != nullptr && held->panels != 0;
@@ -158,7 +166,19 @@ class GemmLowering {
     }
     program_.plans.push_back(fmt::format("op {} (matmul): {}", id_.index, plan::format_gemm_plan(plan_)));
     provenance_ = program_.add_provenance(described_);
-    out_ = &context_.allocate(result, type, format_value(result), provenance_);
+    // With an epilogue the GEMM writes its last value; the product and the
+    // sum before it get no storage, their operations no steps of their own.
+    const ValueId written = epilogue_ ? epilogue_->result : result;
+    out_ = &context_.allocate(written, type, format_value(written), provenance_);
+    if (epilogue_) {
+      bias_ = &context_.storage(epilogue_->bias);
+      add_provenance_ = program_.add_provenance(graph_.describe(epilogue_->add));
+      context_.lowered_with(epilogue_->add);
+      if (epilogue_->gelu) {
+        gelu_provenance_ = program_.add_provenance(graph_.describe(*epilogue_->gelu));
+        context_.lowered_with(*epilogue_->gelu);
+      }
+    }
     a_ = &context_.storage(op.inputs[0]);
     if (block_scaled()) {
       // The weights are the codes and scales a block_scale joined, or a
@@ -322,6 +342,11 @@ class GemmLowering {
     output_ = add_buffer("C16 block", c_bytes(), false, false);
     if (plan::unpacks_output(plan_)) {
       rows_ = add_buffer("C row-major", u32(plan::unpacked_block_bytes(plan_), "C row-major bytes"), false, false);
+    }
+    if (epilogue_) {
+      bias_row_ = add_buffer("bias", u32(kernels::amp::round_up(std::uint64_t{plan_.choice.block_columns} * out_element_, 8),
+                                         "bias bytes"),
+                             false, false);
     }
     if (plan_.choice.k_split > 1) {
       partials_ = add_buffer("K-split partials",
@@ -754,9 +779,11 @@ class GemmLowering {
   // result: 419,904 messages, not 26,244). With a K split each part unpacks
   // the rows it reduced instead (reduce_parts).
   void unpack_blocks(std::uint32_t wave) {
+    MoveLowering moves(program_, fmt::format("op {} unpack", id_.index), provenance_, out_element_);
     std::map<LogicalTile, std::vector<KernelRun>> unpacks;
     for (const Task& task : tasks_) {
       if (task.wave != wave) continue;
+      if (epilogue_) gather_bias(moves, task);
       unpacks[task.tile].push_back(KernelRun{
           std::string(kernels::kUnpackOutputF16),
           {{2, *rows_, 0}, {3, output_, 0}},
@@ -765,9 +792,36 @@ class GemmLowering {
            {6, plan_.call_rows},
            {7, u32(kernels::amp::padded_columns(plan_.choice.block_columns), "padded columns")}},
           provenance_});
+      apply_epilogue(unpacks[task.tile], task, task.rows);
     }
-    MoveLowering none(program_, fmt::format("op {} unpack", id_.index), provenance_, out_element_);
-    context_.finish_steps(none, std::move(unpacks), provenance_);
+    context_.finish_steps(moves, std::move(unpacks), provenance_);
+  }
+
+  // Task's slice of the bias (its block's columns) into its bias row.
+  void gather_bias(MoveLowering& moves, const Task& task) {
+    for (std::uint32_t c = 0; c < task.columns;) {
+      const Storage::Run run = bias_->run(Index{task.column_begin + c});
+      const auto elements = static_cast<std::uint32_t>(std::min<std::uint64_t>(run.elements, task.columns - c));
+      moves.move_run(Location{task.tile, *bias_row_, c * out_element_}, run.location, elements * out_element_);
+      c += elements;
+    }
+  }
+
+  // The epilogue (gemm_epilogue.hpp) on `rows` row-major rows of task's
+  // block in the C row-major buffer, in place: the bias row added, then the
+  // GeLU — each kernel named after the operation it stands for.
+  void apply_epilogue(std::vector<KernelRun>& calls, const Task& task, std::uint32_t rows) const {
+    if (!epilogue_ || rows == 0) return;
+    calls.push_back(KernelRun{std::string(kernels::kAddRowBroadcastF16),
+                              {{2, *rows_, 0}, {3, *rows_, 0}, {4, *bias_row_, 0}},
+                              {{5, rows}, {6, task.columns}},
+                              add_provenance_});
+    if (epilogue_->gelu) {
+      calls.push_back(KernelRun{std::string(kernels::kGeluF16),
+                                {{2, *rows_, 0}, {3, *rows_, 0}},
+                                {{4, u32(std::uint64_t{rows} * task.columns, "epilogue elements")}},
+                                gelu_provenance_});
+    }
   }
 
   // A stretch of a C block's elements on its tile: buffer, element offset,
@@ -842,6 +896,8 @@ class GemmLowering {
              {6, own.size()},
              {7, u32(kernels::amp::padded_columns(plan_.choice.block_columns), "padded columns")}},
             provenance_});
+        if (epilogue_) gather_bias(moves, task);
+        apply_epilogue(calls, task, own.size());
       }
     }
     context_.finish_steps(moves, std::move(compute), provenance_);
@@ -919,6 +975,10 @@ class GemmLowering {
   std::map<HomeKey, Home> homes_;
   BufferId homes_buffer_ = 0;
   std::optional<BufferId> rows_;  // f16 C blocks unpacked row-major (unpack_blocks)
+  std::optional<GemmEpilogue> epilogue_;
+  const Storage* bias_ = nullptr;       // the epilogue's bias
+  std::optional<BufferId> bias_row_;    // each tile's slice of it
+  std::uint32_t add_provenance_ = 0, gelu_provenance_ = 0;
   struct WeightKey {
     Index lead;  // b's leading index
     std::uint32_t k0 = 0, column_begin = 0;

@@ -225,8 +225,16 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
                         kernels::local_copy_cycles(mul(range_words, 4)) +
                         mul(runs, kernels::sum_cycles(run_elements, c.k_split, f.output_bytes)));
   }
+  // The epilogue on the unpacked rows (f16 results), its bias slice
+  // received with the reduction's words.
+  std::uint64_t epilogue = 0;
+  if (p.bias) {
+    epilogue += ceil_div(mul(c.block_columns, f.output_bytes), 4) +
+                kernels::row_broadcast_add_cycles(unpacked_rows, c.block_columns, f.output_bytes);
+  }
+  if (p.gelu) epilogue += kernels::gelu_cycles(mul(unpacked_rows, c.block_columns));
   const std::uint64_t out_words = ceil_div(mul(mul(owned_rows, c.block_columns), f.output_bytes), 4);
-  plan.output_cycles = mul(plan.waves, unpack + out_words + kExchangePhaseCycles);
+  plan.output_cycles = mul(plan.waves, unpack + epilogue + out_words + kExchangePhaseCycles);
   plan.cycles = plan.packing_cycles + plan.compute_cycles + plan.exchange_cycles + plan.reduction_cycles +
                 plan.output_cycles;
   plan.flop_bound_cycles = gemm_flop_bound_cycles(p);

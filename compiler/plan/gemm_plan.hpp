@@ -88,6 +88,11 @@ struct GemmProblem {
   // (kept when no such plan exists, as homes need two column blocks), so
   // tests and benchmarks can compare both gathers.
   std::optional<bool> a_homes = std::nullopt;
+  // The epilogue the lowering applies to each task's result rows before they
+  // move out (lower/gemm_epilogue.hpp): a bias row added (its slice of the
+  // bias gathered onto the tile), then a GeLU. f16 results only.
+  bool bias = false;
+  bool gelu = false;
 };
 
 // A choice of blocking; plan_gemm searches these, evaluate_gemm costs one.
