@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "compiler/ir/shape_inference.hpp"
 #include "support/checked.hpp"
 
@@ -351,6 +353,20 @@ std::vector<ValueId> Graph::repeat(std::uint32_t count, const std::vector<ValueI
     blocks_.resize(blocks_before);
     throw;
   }
+}
+
+std::optional<OpId> sole_reader(const Graph& graph, ValueId value) {
+  const Block& block = graph.block(graph.value(value).block);
+  if (std::find(block.yields.begin(), block.yields.end(), value) != block.yields.end()) return std::nullopt;
+  std::optional<OpId> reader;
+  for (const OpId id : block.operations) {
+    const auto& inputs = graph.operation(id).inputs;
+    const auto reads = std::count(inputs.begin(), inputs.end(), value);
+    if (reads == 0) continue;
+    if (reads > 1 || reader.has_value()) return std::nullopt;
+    reader = id;
+  }
+  return reader;
 }
 
 }  // namespace tessera::compiler

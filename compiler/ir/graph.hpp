@@ -22,6 +22,7 @@
 // gives equal graphs, and read_graph_json(write_graph_json(g)) == g.
 
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -136,5 +137,12 @@ class Graph {
 
 // "%3".
 std::string format_value(ValueId id);
+
+// The one operation of `value`'s block that reads it, once, when nothing
+// else reads it (no other reader, no second read, no yield); nullopt
+// otherwise. Top-level values reach host outputs as readers too. Passes ask
+// it before folding a value into its reader (a GEMM's epilogue, attention's
+// head views).
+std::optional<OpId> sole_reader(const Graph& graph, ValueId value);
 
 }  // namespace tessera::compiler

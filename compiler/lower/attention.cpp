@@ -36,6 +36,7 @@
 #include <cmath>
 #include <optional>
 
+#include "compiler/lower/head_views.hpp"
 #include "compiler/lower/lower.hpp"
 #include "compiler/lower/operations.hpp"
 #include "compiler/plan/attention_plan.hpp"
@@ -57,6 +58,22 @@ std::uint64_t align8(std::uint64_t bytes) { return (bytes + 7) / 8 * 8; }
 LogicalTile tile_of(const plan::AttentionTask& task) {
   return LogicalTile{checked_cast<std::uint16_t>(task.tile, "attention tile")};
 }
+
+// A [B, H, rows, d] operand or result as the attention addresses it: its own
+// storage, or through a head view (head_views.hpp) the [B, S, W] value it
+// splits from or merges into, element (b, h, s, c) at (b, s, c0 + h·d + c).
+struct HeadsHeld {
+  const Storage* storage = nullptr;
+  std::optional<HeadView> view;
+
+  // The element at `index` (b, h, s, c) and how many follow it along c
+  // (the view keeps c the last axis, so a run of the storage is one of c).
+  Storage::Run run(const Index& index) const {
+    if (!view) return storage->run(index);
+    const Index at{index[0], index[2], view->column0 + index[1] * view->head_dim + index[3]};
+    return storage->run(at);
+  }
+};
 
 // One role's buffer: `entries` entries of `bytes` on every tile that runs
 // tasks (every wave reuses them).
@@ -139,10 +156,17 @@ void lower_attention(LoweringContext& context, OpId id, const std::string& descr
 
   program.plans.push_back(fmt::format("op {} (attention): {}", id.index, plan::describe(plan)));
   const std::uint32_t provenance = program.add_provenance(described);
-  const Storage& out = context.allocate(result, type, format_value(result), provenance);
-  const Storage& q_held = context.storage(op.inputs[0]);
-  const Storage& k_held = context.storage(op.inputs[1]);
-  const Storage& v_held = context.storage(op.inputs[2]);
+  // q, k and v read, and the result written, through head views where the
+  // graph splits and merges the heads around the attention (head_views.hpp):
+  // the [B, S, heads·d] values are addressed directly.
+  const auto held_input = [&](std::size_t i) {
+    const std::optional<HeadView> view = split_heads_view(graph, op.inputs[i]);
+    return HeadsHeld{&context.storage(view ? view->value : op.inputs[i]), view};
+  };
+  const HeadsHeld q_held = held_input(0), k_held = held_input(1), v_held = held_input(2);
+  const std::optional<HeadView> merged = merged_heads_view(graph, id);
+  const ValueId written = merged ? merged->value : result;
+  const HeadsHeld out{&context.allocate(written, graph.type(written), format_value(written), provenance), merged};
   const std::uint32_t d = shape.head_dim;
   const std::uint32_t padded_head = plan.padded_head;
   // Streamed: one block of raw rows per task, packed into the received
@@ -185,7 +209,7 @@ void lower_attention(LoweringContext& context, OpId id, const std::string& descr
   // with where the run's first element sits in a row-major rows × d f16
   // staging block: the one walk behind the gathers into staging and the
   // output's scatter out of it.
-  const auto for_each_row_run = [&](const Storage& held, const plan::AttentionTask& task,
+  const auto for_each_row_run = [&](const HeadsHeld& held, const plan::AttentionTask& task,
                                     plan::RowBlock rows, const auto& f) {
     Index index{task.batch, task.head, 0, 0};
     for (std::uint32_t r = 0; r < rows.rows; ++r) {
@@ -201,7 +225,7 @@ void lower_attention(LoweringContext& context, OpId id, const std::string& descr
   };
   // Rows of (batch, head) of a [B, H, rows, d] value, columns 0 … d − 1,
   // into row-major staging at `to`.
-  const auto gather = [&](MoveLowering& moves, const Storage& from, const plan::AttentionTask& task,
+  const auto gather = [&](MoveLowering& moves, const HeadsHeld& from, const plan::AttentionTask& task,
                           plan::RowBlock rows, const Location& to) {
     for_each_row_run(from, task, rows, [&](const Location& in, std::uint32_t offset, std::uint32_t bytes) {
       moves.move_run(Location{to.tile, to.buffer, to.offset + offset}, in, bytes);
@@ -236,7 +260,7 @@ void lower_attention(LoweringContext& context, OpId id, const std::string& descr
     {
       MoveLowering moves(program, label, provenance, 2);
       std::map<LogicalTile, std::vector<KernelRun>> compute;
-      const auto gather_rows = [&](const Storage& from, const plan::AttentionTask& task, plan::RowBlock rows,
+      const auto gather_rows = [&](const HeadsHeld& from, const plan::AttentionTask& task, plan::RowBlock rows,
                                    const Location& to) { gather(moves, from, task, rows, to); };
       for (const std::uint32_t g : groups) {
         for (const std::size_t t : plan.groups[g]) {

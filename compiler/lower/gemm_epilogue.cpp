@@ -3,26 +3,6 @@
 #include <algorithm>
 
 namespace tessera::compiler::lower {
-namespace {
-
-// The one operation of `value`'s block that reads it, when nothing else
-// does (another reader, a second read by the same operation, a yield).
-std::optional<OpId> sole_reader(const Graph& graph, ValueId value) {
-  const Block& block = graph.block(graph.value(value).block);
-  if (std::find(block.yields.begin(), block.yields.end(), value) != block.yields.end()) return std::nullopt;
-  std::optional<OpId> reader;
-  for (const OpId id : block.operations) {
-    const auto& inputs = graph.operation(id).inputs;
-    const auto reads = std::count(inputs.begin(), inputs.end(), value);
-    if (reads == 0) continue;
-    if (reads > 1 || reader.has_value()) return std::nullopt;
-    reader = id;
-  }
-  return reader;
-}
-
-}  // namespace
-
 std::optional<GemmEpilogue> gemm_epilogue(const Graph& graph, OpId matmul) {
   const Operation& op = graph.operation(matmul);
   if (op.kind != OpKind::kMatmul) return std::nullopt;

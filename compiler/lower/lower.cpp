@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "compiler/lower/context.hpp"
+#include "compiler/lower/head_views.hpp"
 #include "compiler/lower/operations.hpp"
 
 namespace tessera::compiler::lower {
@@ -60,7 +61,10 @@ class Lowerer final : public LoweringContext {
       case OpKind::kMatmul:
       case OpKind::kBlockScale: return lower_matmul(*this, id, described);
       case OpKind::kAttention: return lower_attention(*this, id, described);
-      default: return lower_data_movement(*this, id, described);
+      default:
+        // A head split or merge around an attention is lowered with it (head_views.hpp).
+        if (in_head_view(graph_, id)) return;
+        return lower_data_movement(*this, id, described);
     }
   }
 
