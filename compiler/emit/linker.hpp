@@ -29,6 +29,7 @@
 #include "schema/profile_samples.hpp"
 #include "support/checked.hpp"
 #include "support/little_endian.hpp"
+#include "support/thread_pool.hpp"
 #include "target/host_exchange.hpp"
 #include "target/loader_batch.hpp"
 #include "target/memory_map.hpp"
@@ -147,7 +148,10 @@ struct MovingPointer {
 class Linker {
  public:
   Linker(const lower::Program& program, const LinkOptions& options, LinkReport& report)
-      : program_(program), options_(options), report_(report) {}
+      : program_(program),
+        options_(options),
+        report_(report),
+        pool_(options.threads == 0 ? default_link_threads() : options.threads) {}
 
   schema::Application run();  // link.cpp
 
@@ -179,6 +183,11 @@ class Linker {
   std::string row_name(std::size_t step) const;
   static bool same_transfers(const exchange::PhaseSchedule& schedule,
                              const exchange::PhaseTransfers& phase);
+  // One exchange step's schedule: scheduled at the probe address (not
+  // `final`), or, `final`, its probe schedule placed where code placement put
+  // the rows (taken out of schedules_). Writes none of the linker's state
+  // but that step's schedules_ entry, so the pool runs several at once.
+  exchange::PhaseSchedule schedule_step(std::size_t step, bool final);
   void schedule_exchanges(bool final);
 
   // ---- 4. code: each tile's main program (main_code.cpp)
@@ -275,6 +284,7 @@ class Linker {
   std::map<std::size_t, exchange::PhaseSchedule> schedules_;  // by step
   // Phases of one shape (a layer's q, k and v GEMMs) are timed once.
   exchange::PhaseMemo phase_memo_;
+  ThreadPool pool_;  // schedules the exchange phases (LinkOptions::threads)
   PhaseRounds rounds_;
   std::map<PhysicalTile, TileCode> code_;
   std::map<PhysicalTile, std::vector<std::size_t>> idle_batches_;
