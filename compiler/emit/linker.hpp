@@ -256,6 +256,17 @@ class Linker {
       const std::vector<std::pair<unsigned, std::uint32_t>>& scalars = {}) const;
 
   // ---- 6. images and the debug section (debug_section.cpp)
+  // One tile's image and debug record, its segments' bytes in a blob store
+  // of its own; emit_tiles adds those to the package's store in tile order,
+  // so the blobs are numbered as emitting tile after tile numbers them.
+  struct TileEmission {
+    schema::TileImage image;
+    schema::TileDebug debug;
+    schema::BlobStore blobs;
+    std::size_t kernel_calls = 0;
+  };
+  // Reads the linker's state only: the pool emits several tiles at once.
+  TileEmission emit_tile(PhysicalTile tile) const;
   void emit_tiles();
 
   const lower::Program& program_;
@@ -284,7 +295,8 @@ class Linker {
   std::map<std::size_t, exchange::PhaseSchedule> schedules_;  // by step
   // Phases of one shape (a layer's q, k and v GEMMs) are timed once.
   exchange::PhaseMemo phase_memo_;
-  ThreadPool pool_;  // schedules the exchange phases (LinkOptions::threads)
+  // Schedules the exchange phases and emits the tiles (LinkOptions::threads).
+  ThreadPool pool_;
   PhaseRounds rounds_;
   std::map<PhysicalTile, TileCode> code_;
   std::map<PhysicalTile, std::vector<std::size_t>> idle_batches_;
