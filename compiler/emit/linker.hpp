@@ -241,8 +241,8 @@ class Linker {
   void emit_step_sample(MainCode& main, PhysicalTile tile, schema::StepKind kind,
                         std::uint32_t provenance, bool once = false) const;
   // The sample buffer's request in the code placement, sized for the
-  // records `main` appends (at most LinkOptions::profile_samples).
-  std::uint32_t sample_capacity(const MainCode& main) const;
+  // `records` a tile's main program appends (at most LinkOptions::profile_samples).
+  std::uint32_t sample_capacity(std::uint64_t records) const;
 
   // ---- 5. one kernel call and its footprint assertion (footprint.cpp)
   // One kernel call: registers, the footprint assertion (for a moving
