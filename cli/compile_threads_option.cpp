@@ -15,8 +15,9 @@ namespace tessera::cli {
 void add_compile_threads_option(CommandSyntax& syntax) {
   syntax.options.add_options()(
       "threads", po::value<std::string>()->value_name("N"),
-      fmt::format("host threads that schedule the exchange phases, 1 to {} (default: the "
-                  "machine's cores, here {}); the package is the same for every N",
+      fmt::format("host threads that schedule the exchange phases and emit the tiles' code, "
+                  "1 to {} (default: the machine's cores, here {}); the package is the same "
+                  "for every N",
                   compiler::emit::kMaxLinkThreads, compiler::emit::default_link_threads())
           .c_str());
 }

@@ -1,6 +1,7 @@
 #pragma once
 // `--threads N` of `tessera compile` and `tessera siglip compile`: the host
-// threads that schedule the exchange phases (compiler::CompileOptions::threads).
+// threads that schedule the exchange phases and emit the tiles' code
+// (compiler::CompileOptions::threads).
 // The package's bytes are the same for every N.
 
 #include <boost/program_options.hpp>

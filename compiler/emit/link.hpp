@@ -19,7 +19,10 @@
 //   6. the debug section: symbols, allocations, call sites, planned transfers
 //      of each exchange phase once with the loops they repeat in
 //      (phase_rounds.hpp), provenance.
-// Everything iterates ordered containers, so linking is deterministic. Each
+// Everything iterates ordered containers, so linking is deterministic; the
+// exchange phases (3) and the tiles' main programs and images (4, 6) run on a
+// thread pool (LinkOptions::threads), collected in program or tile order, so
+// the package does not depend on the thread count. Each
 // step is defined in its own file (emit/linker.hpp, the linker's shared
 // state, names them); link.cpp runs them in order.
 
@@ -103,10 +106,11 @@ class DeviceCode {
 struct LinkOptions {
   std::string compiler_version = "tessera compiler";
   bool validate_exchange = true;
-  // Host threads that schedule, place and validate the exchange phases
-  // (1 … kMaxLinkThreads; 0: default_link_threads()). Phases are independent
-  // and collected in program order, so the package's bytes, and the error
-  // reported (the first phase's in program order), do not depend on it.
+  // Host threads that schedule, place and validate the exchange phases and
+  // size and emit the tiles' code (1 … kMaxLinkThreads; 0:
+  // default_link_threads()). The items are independent and collected in
+  // program or tile order, so the package's bytes, and the error reported
+  // (the first in that order), do not depend on it.
   unsigned threads = 0;
   // Without device code (the default) every kernel call targets a host-model
   // stub and the package is emulated only; the package's bytes do not depend

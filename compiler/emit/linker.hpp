@@ -295,7 +295,7 @@ class Linker {
   std::map<std::size_t, exchange::PhaseSchedule> schedules_;  // by step
   // Phases of one shape (a layer's q, k and v GEMMs) are timed once.
   exchange::PhaseMemo phase_memo_;
-  // Schedules the exchange phases and emits the tiles (LinkOptions::threads).
+  // Runs the exchange phases and the tiles' code sizing and emission (LinkOptions::threads).
   ThreadPool pool_;
   PhaseRounds rounds_;
   std::map<PhysicalTile, TileCode> code_;
