@@ -5,9 +5,11 @@
 // which schedules the phases one after another as linking always did.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "compiler/compile.hpp"
+#include "compiler/lower/lower.hpp"
 #include "schema/writer.hpp"
 #include "tests/compiler/demo_graphs.hpp"
 
@@ -32,6 +34,35 @@ TEST(LinkThreads, ThePackageIsTheSameBytesOnAnyThreadCount) {
   for (std::size_t i = 1; i < packages.size(); ++i) {
     EXPECT_TRUE(packages[i] == packages[0]) << "run " << i;
     EXPECT_EQ(format_report(results[i]), format_report(results[0])) << "run " << i;
+  }
+}
+
+TEST(LinkThreads, TheFirstFailingPhaseInProgramOrderIsTheError) {
+  // Two broken phases: the first exchange step cut to one transfer of no
+  // words, and the last one's first transfer without destinations. The pool
+  // takes the larger, later phase first, so an error collected in the pool's
+  // order would be the second one.
+  lower::Program program = lower::lower_graph(testing::permutation_and_reduction_graph(),
+                                              {.tiles = 1472, .min_shard_bytes = 1024});
+  std::vector<lower::Step*> exchanges;
+  for (auto& step : program.steps) {
+    if (step.kind == lower::StepKind::kExchange) exchanges.push_back(&step);
+  }
+  ASSERT_GE(exchanges.size(), 2u);
+  ASSERT_GE(exchanges.back()->transfers.size(), 2u);
+  exchanges.front()->transfers.resize(1);
+  exchanges.front()->transfers[0].words = 0;
+  exchanges.back()->transfers[0].destinations.clear();
+  for (const unsigned threads : {1u, 4u}) {
+    emit::LinkOptions options;
+    options.threads = threads;
+    try {
+      emit::link_program(program, options);
+      FAIL() << "linked broken phases on " << threads << " threads";
+    } catch (const Error& error) {
+      const std::string message = error.what();
+      EXPECT_NE(message.find("it has no words"), std::string::npos) << threads << ": " << message;
+    }
   }
 }
 
