@@ -7,6 +7,7 @@
 
 #include "cli/command.hpp"
 #include "cli/commands.hpp"
+#include "cli/compile_threads_option.hpp"
 #include "cli/device_build.hpp"
 #include "cli/number_options.hpp"
 #include "cli/profile_samples_option.hpp"
@@ -33,7 +34,7 @@ Command compile_command() {
             "schedules the exchanges, emits each tile's code and writes the package.";
         syntax.usage =
             "GRAPH.json -o PACKAGE [--tiles N] [--min-shard-bytes B] [--sdk DIR]\n"
-            "       [--profile-samples[=RECORDS]] [--report]";
+            "       [--profile-samples[=RECORDS]] [--threads N] [--report]";
         syntax.details =
             "The package has host calls `load_parameters` (when the graph has parameters) and\n"
             "`run`; run it with `tessera run PACKAGE -i NAME=FILE... -o NAME=FILE...`. Without\n"
@@ -63,6 +64,7 @@ Command compile_command() {
             "skip replaying the exchange rows (faster, less safe)");
         add_sdk_option(syntax);
         add_profile_samples_option(syntax);
+        add_compile_threads_option(syntax);
         syntax.required_argument("graph");
         const auto values = parse_command_line(syntax, args, io);
         if (!values) return kExitSuccess;
@@ -87,6 +89,7 @@ Command compile_command() {
         options.min_shard_bytes = min_shard_bytes;
         options.validate_exchange = !(*values)["no-validate"].as<bool>();
         options.profile_samples = profile_samples_option(*values);
+        options.threads = compile_threads_option(*values);
         // Device kernels only when an SDK is named: without one the package
         // is exactly what it always was (emulated only).
         const auto device = DeviceBuild::open(*values);

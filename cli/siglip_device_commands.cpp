@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "backends/sim/sim_transport.hpp"
+#include "cli/compile_threads_option.hpp"
 #include "cli/device_build.hpp"
 #include "cli/number_options.hpp"
 #include "cli/profile_samples_option.hpp"
@@ -171,7 +172,8 @@ int siglip_compile(const std::vector<std::string>& args, Streams& io) {
       "embedding, every encoder layer in one loop, post-LayerNorm and the pooling head.";
   syntax.usage =
       "--model DIR [--precision f16|f143|f8|f32] [--batch B] [--tiles N] [--min-shard-bytes B]\n"
-      "       [--gemm-a-gather homes|direct|auto] [--profile-samples[=RECORDS]] -o PACKAGE [--report]";
+      "       [--gemm-a-gather homes|direct|auto] [--profile-samples[=RECORDS]] [--threads N]\n"
+      "       -o PACKAGE [--report]";
   syntax.details =
       "The package takes pixel_values f32[B, C, S, S] and returns last_hidden_state f32[B, T, H]\n"
       "and pooler_output f32[B, H]; its weights are bound when it runs (tessera siglip run\n"
@@ -185,11 +187,13 @@ int siglip_compile(const std::vector<std::string>& args, Streams& io) {
                                "images per run")(
       "output,o", po::value<std::string>()->required()->value_name("PACKAGE"), "the .ipuexe to write")(
       "report", "print the compile report (phases, GEMM and attention plans, memory)");
+  add_compile_threads_option(syntax);
   const auto values = parse_command_line(syntax, args, io);
   if (!values) return kExitSuccess;
   const siglip::GraphPrecision precision = parse_precision((*values)["precision"].as<std::string>());
   const auto batch = *unsigned_option<std::uint32_t>(*values, "batch");
   compiler::CompileOptions options = compile_options(*values);
+  options.threads = compile_threads_option(*values);
   const auto device = DeviceBuild::open(*values);
   if (device) options.device = device->code();
   const std::string directory = (*values)["model"].as<std::string>();

@@ -16,6 +16,10 @@ CompileResult compile(const Graph& graph, const CompileOptions& options) {
     throw UsageError(fmt::format("profile samples: {} records per tile is outside 1..{}",
                                  *options.profile_samples, emit::kMaxProfileSampleRecords));
   }
+  if (options.threads > emit::kMaxLinkThreads) {
+    throw UsageError(fmt::format("compile threads: {} is outside 1..{} (0: the machine's cores)",
+                                 options.threads, emit::kMaxLinkThreads));
+  }
   verify(graph);
   const lower::Program program = lower::lower_graph(graph, lower::LowerOptions{options.tiles, options.min_shard_bytes, options.gemm_a_homes,
                                                                   options.attention});
@@ -27,6 +31,7 @@ CompileResult compile(const Graph& graph, const CompileOptions& options) {
   // package whichever command (compile, siglip compile, a test) drove it.
   link.compiler_version = fmt::format("tessera compiler {} (git {})", version(), git_revision());
   link.validate_exchange = options.validate_exchange;
+  link.threads = options.threads;
   link.device = options.device;
   link.profile_samples = options.profile_samples;
   // The canonical form is what the writer stores and what runtime::Session

@@ -43,6 +43,9 @@ struct CompileOptions {
   plan::AttentionPlanOptions attention = {};
   // Replay and re-check every exchange row (reference §5.5); cheap.
   bool validate_exchange = true;
+  // Host threads for linking (emit::LinkOptions::threads: 1 … emit::kMaxLinkThreads;
+  // 0: the machine's cores, capped; UsageError otherwise). Same bytes for every count.
+  unsigned threads = 0;
   // The kernels' device code (emit::LinkOptions::device); nullptr: emulated only.
   emit::DeviceCode* device = nullptr;
   // Cycle samples for a C600 profile (emit::LinkOptions::profile_samples):

@@ -1,5 +1,7 @@
 #include "compiler/emit/code.hpp"
 
+#include <utility>
+
 #include "support/checked.hpp"
 #include "support/little_endian.hpp"
 
@@ -34,14 +36,19 @@ Code halt() { return {isa::Setzi{isa::Reg::m0, 0}, isa::Br{isa::Reg::m0}}; }
 
 void append(Code& code, const Code& more) { code.insert(code.end(), more.begin(), more.end()); }
 
-void add_segment(schema::Application& app, schema::TileImage& image, std::uint32_t address,
+void add_segment(schema::BlobStore& blobs, schema::TileImage& image, std::uint32_t address,
                  std::vector<std::uint8_t> bytes, bool executable) {
   const auto size = checked_cast<std::uint32_t>(bytes.size(), "segment bytes");
   if (size == 0) return;
-  const std::uint32_t blob = app.blobs.add(std::move(bytes));
+  const std::uint32_t blob = blobs.add(std::move(bytes));
   image.segments.push_back(schema::Segment{
       address, size, blob, 0, size,
       schema::kSegmentRead | (executable ? schema::kSegmentExecute : schema::kSegmentWrite)});
+}
+
+void add_segment(schema::Application& app, schema::TileImage& image, std::uint32_t address,
+                 std::vector<std::uint8_t> bytes, bool executable) {
+  add_segment(app.blobs, image, address, std::move(bytes), executable);
 }
 
 }  // namespace tessera::compiler::emit

@@ -28,7 +28,10 @@ Code halt();
 void append(Code& code, const Code& more);
 
 // Adds `bytes` at `address` to a tile image (R-X when executable, RW-
-// otherwise), stored as a blob of `app`; nothing for no bytes.
+// otherwise), stored as a blob of `blobs`; nothing for no bytes.
+void add_segment(schema::BlobStore& blobs, schema::TileImage& image, std::uint32_t address,
+                 std::vector<std::uint8_t> bytes, bool executable);
+// The same, stored as a blob of `app`.
 void add_segment(schema::Application& app, schema::TileImage& image, std::uint32_t address,
                  std::vector<std::uint8_t> bytes, bool executable);
 

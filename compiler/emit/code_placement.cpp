@@ -2,6 +2,8 @@
 // host programs and packets, rows, loop words, kernel stubs and (with device
 // code) linked kernels, placed in region 0 by the one allocator (sizes
 // first: none depends on an address).
+#include <exception>
+
 #include "compiler/emit/linker.hpp"
 
 namespace tessera::compiler::emit::linking {
@@ -83,8 +85,28 @@ void Linker::place_code() {
   std::size_t tiles_short = 0;
   std::uint32_t fitting_records = std::numeric_limits<std::uint32_t>::max();
   std::vector<PhysicalTile> tiles_without_room;
+  // Each tile's main program emitted at the probe addresses for its size
+  // (and its sample records), on the pool: it reads only what the loop above
+  // set. A tile's failure is rethrown when its turn comes below, so the
+  // first error in tile order is the one reported.
+  struct MainSize {
+    std::uint32_t bytes = 0;
+    std::uint64_t records = 0;
+    std::exception_ptr failure;
+  };
+  std::vector<MainSize> main_sizes(tiles_.size());
+  pool_.for_each(tiles_.size(), [&](std::size_t t) {
+    try {
+      const MainCode probe = emit_main(tiles_[t], staging_id(tiles_[t]));
+      main_sizes[t].bytes = code_bytes(probe.code);
+      main_sizes[t].records = probe.records;
+    } catch (...) {
+      main_sizes[t].failure = std::current_exception();
+    }
+  });
   // Sizes first (no size depends on an address), then one placement per tile.
-  for (const PhysicalTile tile : tiles_) {
+  for (std::size_t t = 0; t < tiles_.size(); ++t) {
+    const PhysicalTile tile = tiles_[t];
     TileCode& code = code_[tile];
     std::vector<AllocationRequest> requests;
     std::vector<std::function<void(std::uint32_t)>> assign;
@@ -99,8 +121,9 @@ void Linker::place_code() {
       requests.push_back(r);
       assign.push_back(std::move(set));
     };
-    const MainCode probe = emit_main(tile, staging_id(tile));
-    request("main", schema::AllocationKind::kCode, code_bytes(probe.code),
+    const MainSize& probe = main_sizes[t];
+    if (probe.failure) std::rethrow_exception(probe.failure);
+    request("main", schema::AllocationKind::kCode, probe.bytes,
             [&code](std::uint32_t a) { code.main = a; });
     // Host programs: every inactive batch shares one.
     std::optional<std::size_t> idle_request;
@@ -181,7 +204,7 @@ void Linker::place_code() {
     std::optional<std::size_t> sample_request;
     std::uint32_t sample_capacity_records = 0;
     if (profiling()) {
-      sample_capacity_records = sample_capacity(probe);
+      sample_capacity_records = sample_capacity(probe.records);
       sample_request = requests.size();
       request(std::string(schema::kSampleBufferName), schema::AllocationKind::kRuntime,
               sample_buffer_size(sample_capacity_records),

@@ -71,8 +71,16 @@ std::string Linker::not_loadable_reason() const {
 
 }  // namespace linking
 
+unsigned default_link_threads() noexcept {
+  return std::min(ThreadPool::machine_threads(), kMaxLinkThreads);
+}
+
 schema::Application link_program(const lower::Program& program, const LinkOptions& options,
                                  LinkReport* report) {
+  if (options.threads > kMaxLinkThreads) {
+    throw UsageError(fmt::format("link threads: {} is outside 1..{} (0: the machine's cores)",
+                                 options.threads, kMaxLinkThreads));
+  }
   LinkReport local;
   return linking::Linker(program, options, report != nullptr ? *report : local).run();
 }

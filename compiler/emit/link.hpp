@@ -19,7 +19,10 @@
 //   6. the debug section: symbols, allocations, call sites, planned transfers
 //      of each exchange phase once with the loops they repeat in
 //      (phase_rounds.hpp), provenance.
-// Everything iterates ordered containers, so linking is deterministic. Each
+// Everything iterates ordered containers, so linking is deterministic; the
+// exchange phases (3) and the tiles' main programs and images (4, 6) run on a
+// thread pool (LinkOptions::threads), collected in program or tile order, so
+// the package does not depend on the thread count. Each
 // step is defined in its own file (emit/linker.hpp, the linker's shared
 // state, names them); link.cpp runs them in order.
 
@@ -79,6 +82,14 @@ struct LinkReport {
 inline constexpr std::uint32_t kDefaultProfileSampleRecords = 4096;
 inline constexpr std::uint32_t kMaxProfileSampleRecords = 65536;
 
+// Host threads linking may use (LinkOptions::threads); more only cost memory:
+// each thread holds the phase it schedules.
+inline constexpr unsigned kMaxLinkThreads = 16;
+
+// What LinkOptions::threads = 0 means: the machine's cores (1 when it does
+// not say), at most kMaxLinkThreads.
+unsigned default_link_threads() noexcept;
+
 // Device code for the kernels (issue 21): where a build with an SDK gets
 // each kernel's popc-built object (compiler/elf/device_sources.hpp). The
 // linker asks once per kernel name; objects are owned by the provider and
@@ -95,6 +106,12 @@ class DeviceCode {
 struct LinkOptions {
   std::string compiler_version = "tessera compiler";
   bool validate_exchange = true;
+  // Host threads that schedule, place and validate the exchange phases and
+  // size and emit the tiles' code (1 … kMaxLinkThreads; 0:
+  // default_link_threads()). The items are independent and collected in
+  // program or tile order, so the package's bytes, and the error reported
+  // (the first in that order), do not depend on it.
+  unsigned threads = 0;
   // Without device code (the default) every kernel call targets a host-model
   // stub and the package is emulated only; the package's bytes do not depend
   // on anything below. With it, the package covers whole 64-tile loader

@@ -29,6 +29,7 @@
 #include "schema/profile_samples.hpp"
 #include "support/checked.hpp"
 #include "support/little_endian.hpp"
+#include "support/thread_pool.hpp"
 #include "target/host_exchange.hpp"
 #include "target/loader_batch.hpp"
 #include "target/memory_map.hpp"
@@ -147,7 +148,10 @@ struct MovingPointer {
 class Linker {
  public:
   Linker(const lower::Program& program, const LinkOptions& options, LinkReport& report)
-      : program_(program), options_(options), report_(report) {}
+      : program_(program),
+        options_(options),
+        report_(report),
+        pool_(options.threads == 0 ? default_link_threads() : options.threads) {}
 
   schema::Application run();  // link.cpp
 
@@ -179,6 +183,11 @@ class Linker {
   std::string row_name(std::size_t step) const;
   static bool same_transfers(const exchange::PhaseSchedule& schedule,
                              const exchange::PhaseTransfers& phase);
+  // One exchange step's schedule: scheduled at the probe address (not
+  // `final`), or, `final`, its probe schedule placed where code placement put
+  // the rows (taken out of schedules_). Writes none of the linker's state
+  // but that step's schedules_ entry, so the pool runs several at once.
+  exchange::PhaseSchedule schedule_step(std::size_t step, bool final);
   void schedule_exchanges(bool final);
 
   // ---- 4. code: each tile's main program (main_code.cpp)
@@ -232,8 +241,8 @@ class Linker {
   void emit_step_sample(MainCode& main, PhysicalTile tile, schema::StepKind kind,
                         std::uint32_t provenance, bool once = false) const;
   // The sample buffer's request in the code placement, sized for the
-  // records `main` appends (at most LinkOptions::profile_samples).
-  std::uint32_t sample_capacity(const MainCode& main) const;
+  // `records` a tile's main program appends (at most LinkOptions::profile_samples).
+  std::uint32_t sample_capacity(std::uint64_t records) const;
 
   // ---- 5. one kernel call and its footprint assertion (footprint.cpp)
   // One kernel call: registers, the footprint assertion (for a moving
@@ -247,6 +256,17 @@ class Linker {
       const std::vector<std::pair<unsigned, std::uint32_t>>& scalars = {}) const;
 
   // ---- 6. images and the debug section (debug_section.cpp)
+  // One tile's image and debug record, its segments' bytes in a blob store
+  // of its own; emit_tiles adds those to the package's store in tile order,
+  // so the blobs are numbered as emitting tile after tile numbers them.
+  struct TileEmission {
+    schema::TileImage image;
+    schema::TileDebug debug;
+    schema::BlobStore blobs;
+    std::size_t kernel_calls = 0;
+  };
+  // Reads the linker's state only: the pool emits several tiles at once.
+  TileEmission emit_tile(PhysicalTile tile) const;
   void emit_tiles();
 
   const lower::Program& program_;
@@ -275,6 +295,8 @@ class Linker {
   std::map<std::size_t, exchange::PhaseSchedule> schedules_;  // by step
   // Phases of one shape (a layer's q, k and v GEMMs) are timed once.
   exchange::PhaseMemo phase_memo_;
+  // Runs the exchange phases and the tiles' code sizing and emission (LinkOptions::threads).
+  ThreadPool pool_;
   PhaseRounds rounds_;
   std::map<PhysicalTile, TileCode> code_;
   std::map<PhysicalTile, std::vector<std::size_t>> idle_batches_;

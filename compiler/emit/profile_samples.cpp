@@ -71,9 +71,9 @@ void Linker::emit_step_sample(MainCode& main, PhysicalTile tile, schema::StepKin
   main.open_step = site;
 }
 
-std::uint32_t Linker::sample_capacity(const MainCode& main) const {
+std::uint32_t Linker::sample_capacity(std::uint64_t records) const {
   return static_cast<std::uint32_t>(
-      std::min<std::uint64_t>(main.records, *options_.profile_samples));
+      std::min<std::uint64_t>(records, *options_.profile_samples));
 }
 
 }  // namespace tessera::compiler::emit::linking

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <optional>
 
 #include "target/memory_map.hpp"
 #include "target/topology.hpp"
@@ -20,14 +21,13 @@ std::uint64_t hash_of(const std::vector<std::uint32_t>& shape) {
   return hash;
 }
 
-}  // namespace
-
-std::vector<std::uint32_t> PhaseMemo::shape_of(const PreparedPhase& phase) {
-  if (names_.empty()) {
-    names_.assign(target::kTileCount * kElementBits, 0);
-    next_name_.assign(target::kTileCount, 0);
-    shared_.assign(target::kTileCount, 0);
-  }
+// The phase's shape (phase_memo.hpp): the words that decide its times.
+std::vector<std::uint32_t> shape_of(const PreparedPhase& phase) {
+  // Per tile, the name given to each of its 32 element bits in this phase
+  // (0: none yet), the next name, and the elements it both reads and writes.
+  std::vector<std::uint8_t> tile_names(target::kTileCount * kElementBits, 0);
+  std::vector<std::uint8_t> next_name(target::kTileCount, 0);
+  std::vector<std::uint32_t> shared(target::kTileCount, 0);
   // The elements each piece reads on its sender and writes on each receiver
   // (the list scheduler's elements_of), in piece order.
   std::vector<std::uint32_t> masks;
@@ -50,19 +50,16 @@ std::vector<std::uint32_t> PhaseMemo::shape_of(const PreparedPhase& phase) {
         writes[destination.tile.value] |= masks[m++];
     }
     for (std::size_t tile = 0; tile < target::kTileCount; ++tile)
-      shared_[tile] = reads[tile] & writes[tile];
+      shared[tile] = reads[tile] & writes[tile];
   }
   // Those elements of a piece's on `tile`, each named by the order in which
   // the phase first touches it there.
   const auto named = [&](std::uint16_t tile, std::uint32_t elements) {
-    std::uint8_t* names = names_.data() + std::size_t{tile} * kElementBits;
+    std::uint8_t* names = tile_names.data() + std::size_t{tile} * kElementBits;
     std::uint32_t renamed = 0;
-    for (std::uint32_t mask = elements & shared_[tile]; mask != 0; mask &= mask - 1) {
+    for (std::uint32_t mask = elements & shared[tile]; mask != 0; mask &= mask - 1) {
       std::uint8_t& name = names[std::countr_zero(mask)];
-      if (name == 0) {
-        if (next_name_[tile] == 0) named_tiles_.push_back(tile);
-        name = ++next_name_[tile];
-      }
+      if (name == 0) name = ++next_name[tile];
       renamed |= std::uint32_t{1} << (name - 1);
     }
     return renamed;
@@ -90,27 +87,49 @@ std::vector<std::uint32_t> PhaseMemo::shape_of(const PreparedPhase& phase) {
     shape.push_back(static_cast<std::uint32_t>(order.after));
     shape.push_back(order.tile ? order.tile->value : 0xFFFFFFFFu);
   }
-  for (const std::uint16_t tile : named_tiles_) {
-    std::fill_n(names_.data() + std::size_t{tile} * kElementBits, kElementBits, 0);
-    next_name_[tile] = 0;
-  }
-  named_tiles_.clear();
   return shape;
 }
 
+}  // namespace
+
 PieceTimes PhaseMemo::schedule(const PreparedPhase& phase) {
-  ++lookups_;
   std::vector<std::uint32_t> shape = shape_of(phase);
-  std::vector<Entry>& bucket = entries_[hash_of(shape)];
-  for (const Entry& entry : bucket) {
-    if (entry.shape == shape) {
-      ++hits_;
-      return entry.times;
+  const std::uint64_t hash = hash_of(shape);
+  std::promise<PieceTimes> promise;
+  std::optional<std::shared_future<PieceTimes>> earlier;
+  {
+    const std::lock_guard lock(mutex_);
+    ++lookups_;
+    std::vector<Entry>& bucket = entries_[hash];
+    for (const Entry& entry : bucket) {
+      if (entry.shape == shape) {
+        ++hits_;
+        earlier = entry.times;
+        break;
+      }
     }
+    if (!earlier) bucket.push_back(Entry{std::move(shape), promise.get_future().share()});
   }
-  PieceTimes times = schedule_pieces(phase);
-  bucket.push_back(Entry{std::move(shape), times});
-  return times;
+  // Waited for outside the lock: other shapes' lookups go on meanwhile.
+  if (earlier) return earlier->get();
+  try {
+    PieceTimes times = schedule_pieces(phase);
+    promise.set_value(times);
+    return times;
+  } catch (...) {
+    promise.set_exception(std::current_exception());
+    throw;
+  }
+}
+
+std::size_t PhaseMemo::lookups() const {
+  const std::lock_guard lock(mutex_);
+  return lookups_;
+}
+
+std::size_t PhaseMemo::hits() const {
+  const std::lock_guard lock(mutex_);
+  return hits_;
 }
 
 }  // namespace tessera::compiler::exchange

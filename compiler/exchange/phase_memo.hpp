@@ -22,9 +22,16 @@
 // SigLIP at f143 (so400m or one layer): 21 to 23 of its 180 phases, 177 k of
 // the one-layer model's 1.52 M messages, take an earlier phase's times; the
 // package is byte for byte the same.
+//
+// The linker schedules phases on several threads (LinkOptions::threads), so
+// one memo serves them all: a phase whose shape another thread is timing
+// waits for those times rather than finding them again. Which phase of a
+// shape is timed first does not matter: each would compute the same times.
 
 #include <cstddef>
 #include <cstdint>
+#include <future>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -35,27 +42,24 @@ namespace tessera::compiler::exchange {
 
 class PhaseMemo {
  public:
-  // schedule_pieces(phase), or the times of an earlier phase of its shape.
+  // schedule_pieces(phase), or the times of an earlier phase of its shape
+  // (waiting for them while another thread finds them). Safe to call from
+  // several threads at once; a shape whose scheduling threw throws again.
   PieceTimes schedule(const PreparedPhase& phase);
 
-  // Phases looked up, and how many of them took an earlier phase's times.
-  std::size_t lookups() const noexcept { return lookups_; }
-  std::size_t hits() const noexcept { return hits_; }
+  // Phases looked up, and how many of them took an earlier phase's times
+  // (whatever the threads' interleaving: every shape is timed once).
+  std::size_t lookups() const;
+  std::size_t hits() const;
 
  private:
   struct Entry {
     std::vector<std::uint32_t> shape;
-    PieceTimes times;
+    std::shared_future<PieceTimes> times;  // ready once the first phase of the shape is timed
   };
-  std::vector<std::uint32_t> shape_of(const PreparedPhase& phase);
 
+  mutable std::mutex mutex_;  // guards everything below
   std::unordered_map<std::uint64_t, std::vector<Entry>> entries_;  // by the shape's hash
-  // Per tile, the name given to each of its 32 element bits in this phase
-  // (0: none yet), and the tiles that gave names (reset after each shape).
-  std::vector<std::uint8_t> names_;
-  std::vector<std::uint16_t> named_tiles_;
-  std::vector<std::uint8_t> next_name_;
-  std::vector<std::uint32_t> shared_;  // per tile, the elements read and written
   std::size_t lookups_ = 0;
   std::size_t hits_ = 0;
 };

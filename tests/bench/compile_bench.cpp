@@ -35,7 +35,9 @@
 // time grows as n log n) and the package's bytes. --size N (repeatable)
 // picks the sizes.
 //
-// --only TEXT runs only the graphs whose name contains TEXT; --graph FILE
+// --threads N links on N host threads (CompileOptions::threads; default the
+// machine's cores): the digests are the same for every N, the wall times
+// not. --only TEXT runs only the graphs whose name contains TEXT; --graph FILE
 // compiles a JSON graph file (docs/GRAPH_FORMAT.md) instead of the built-in
 // ones (--tiles N, default 1472). Every line ends with the SHA-256 of the
 // package bytes (compile() sets no compiler version, so the digest depends
@@ -44,9 +46,9 @@
 //
 // Not a test: nothing asserts on timing. Run it from a Release build:
 //
-//   build-release/tests/bench/tessera_bench_compile [--repeat K] [--simulate] [--only TEXT]
-//   build-release/tests/bench/tessera_bench_compile [--repeat K] --graph FILE.json [--tiles N]
-//   build-release/tests/bench/tessera_bench_compile --growth [--size N]...
+//   build-release/tests/bench/tessera_bench_compile [--threads N] [--repeat K] [--simulate] [--only TEXT]
+//   build-release/tests/bench/tessera_bench_compile [--threads N] [--repeat K] --graph FILE.json [--tiles N]
+//   build-release/tests/bench/tessera_bench_compile [--threads N] --growth [--size N]...
 
 #include <chrono>
 #include <cmath>
@@ -75,6 +77,7 @@ using namespace tessera::compiler;
 using Clock = std::chrono::steady_clock;
 
 std::string_view g_only;
+unsigned g_threads = 0;  // CompileOptions::threads
 
 void bench(std::string_view name, const Graph& graph, int repeat, bool simulate,
            std::uint64_t min_shard_bytes = 0, std::uint32_t tiles = 1472) {
@@ -84,7 +87,8 @@ void bench(std::string_view name, const Graph& graph, int repeat, bool simulate,
   for (int r = 0; r < repeat; ++r) {
     const auto started = Clock::now();
     try {
-      result = compile(graph, {.tiles = tiles, .min_shard_bytes = min_shard_bytes});
+      result = compile(graph,
+                       {.tiles = tiles, .min_shard_bytes = min_shard_bytes, .threads = g_threads});
     } catch (const std::exception& error) {
       fmt::print("{}: error after {:.3f} s: {}\n", name,
                  std::chrono::duration<double>(Clock::now() - started).count(), error.what());
@@ -240,7 +244,7 @@ void growth(std::vector<std::uint32_t> sizes) {
     const Graph graph = transpose_graph(DType::kF32, n, n);
     const double cpu0 = cpu_seconds();
     const auto wall0 = Clock::now();
-    const CompileResult result = compile(graph, {.tiles = 1472});
+    const CompileResult result = compile(graph, {.tiles = 1472, .threads = g_threads});
     const std::vector<std::uint8_t> package = schema::serialize_package(result.application);
     const double cpu = cpu_seconds() - cpu0;
     const double wall = std::chrono::duration<double>(Clock::now() - wall0).count();
@@ -272,6 +276,8 @@ int main(int argc, char** argv) {
       growth_table = true;
     } else if (std::strcmp(argv[i], "--size") == 0 && i + 1 < argc) {
       sizes.push_back(static_cast<std::uint32_t>(std::max(2, std::atoi(argv[++i]))));
+    } else if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+      g_threads = static_cast<unsigned>(std::max(1, std::atoi(argv[++i])));
     } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
       g_only = argv[++i];
     } else if (std::strcmp(argv[i], "--graph") == 0 && i + 1 < argc) {
@@ -284,8 +290,9 @@ int main(int argc, char** argv) {
       simulate = true;
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--repeat K] [--simulate] [--only TEXT | --graph FILE.json [--tiles N]]\n"
-                   "       %s --growth [--size N]...\n",
+                   "usage: %s [--threads N] [--repeat K] [--simulate] [--only TEXT | --graph FILE.json "
+                   "[--tiles N]]\n"
+                   "       %s [--threads N] --growth [--size N]...\n",
                    argv[0], argv[0]);
       return 2;
     }

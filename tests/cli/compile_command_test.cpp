@@ -187,6 +187,32 @@ TEST_F(CompileCommand, BadProfileSampleCountsAreUsageErrors) {
   EXPECT_FALSE(std::ifstream(package_).good());
 }
 
+// --threads N: the package is the same bytes on one thread as on four (the
+// one-thread package schedules the phases one after another); outside 1 … 16
+// it is a usage error naming the option.
+TEST_F(CompileCommand, ThreadsChangeNoByteAndOutOfRangeCountsAreUsageErrors) {
+  const std::string four = scratch_.path("four.ipuexe");
+  ASSERT_EQ(run_tessera({"compile", graph_, "-o", package_, "--tiles", "6", "--threads", "1"})
+                .exit_status,
+            0);
+  ASSERT_EQ(
+      run_tessera({"compile", graph_, "-o", four, "--tiles", "6", "--threads", "4"}).exit_status, 0);
+  std::ifstream a(package_, std::ios::binary), b(four, std::ios::binary);
+  const std::string one_bytes((std::istreambuf_iterator<char>(a)), {});
+  const std::string four_bytes((std::istreambuf_iterator<char>(b)), {});
+  EXPECT_FALSE(one_bytes.empty());
+  EXPECT_TRUE(one_bytes == four_bytes);
+
+  const std::string other = scratch_.path("other.ipuexe");
+  const auto zero = run_tessera({"compile", graph_, "-o", other, "--threads", "0"});
+  EXPECT_EQ(zero.exit_status, 2);
+  EXPECT_NE(zero.err.find("--threads: at least 1 thread is needed"), std::string::npos) << zero.err;
+  const auto many = run_tessera({"compile", graph_, "-o", other, "--threads", "17"});
+  EXPECT_EQ(many.exit_status, 2);
+  EXPECT_NE(many.err.find("--threads: '17' is more than 16"), std::string::npos) << many.err;
+  EXPECT_FALSE(std::ifstream(other).good());
+}
+
 // A loop with an exchange in every iteration: `inspect --debug` shows where
 // the planned phases repeat (described once, with the loop's count).
 TEST_F(CompileCommand, InspectDebugShowsThePlannedPhaseLoops) {
