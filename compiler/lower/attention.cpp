@@ -248,11 +248,14 @@ void lower_attention(LoweringContext& context, OpId id, const std::string& descr
   };
   const std::uint32_t scale_bits = std::bit_cast<std::uint32_t>(scale_f32);
   const auto key_blocks = static_cast<std::uint32_t>(plan.key_blocks.size());
-  // Where a task's accumulator ends up f16: f32_to_f16 into its output rows.
-  const auto finish = [&](std::vector<KernelRun>& runs, const plan::AttentionTask& task) {
+  // Where the finished rows end up f16: f32_to_f16 into the output rows —
+  // a whole task's from its accumulator, a key part's from slot 0 of its
+  // combine buffer.
+  const auto finish = [&](std::vector<KernelRun>& runs, PointerOperand from, std::uint32_t rows) {
+    from.reg = kernels::kConvertIn;
     runs.push_back(KernelRun{std::string(kernels::kAttentionF32ToF16),
-                             {out_rows.at(kernels::kConvertOut), accumulator.at(kernels::kConvertIn)},
-                             {{kernels::kConvertCount, plan.query_blocks[task.query_block].rows * d}},
+                             {out_rows.at(kernels::kConvertOut), from},
+                             {{kernels::kConvertCount, rows * d}},
                              provenance});
   };
   for (const std::vector<std::uint32_t>& groups : wave_groups) {
@@ -365,7 +368,9 @@ void lower_attention(LoweringContext& context, OpId id, const std::string& descr
                                       {kernels::kMergeKeyRows, kb.rows},
                                       {kernels::kMergeHeadDim, d}},
                                      provenance});
-            if (key_parts == 1 && step + 1 == key_blocks) finish(runs, task);
+            if (key_parts == 1 && step + 1 == key_blocks) {
+              finish(runs, accumulator.at(kernels::kConvertIn), plan.query_blocks[task.query_block].rows);
+            }
           }
           if (!k_send.destinations.empty()) {
             transfers.push_back(std::move(k_send));
@@ -429,10 +434,7 @@ void lower_attention(LoweringContext& context, OpId id, const std::string& descr
                                      {{kernels::kCombineRows, own.size()}, {kernels::kCombineHeadDim, d}},
                                      provenance});
           }
-          runs.push_back(KernelRun{std::string(kernels::kAttentionF32ToF16),
-                                   {out_rows.at(kernels::kConvertOut), parts->at(kernels::kConvertIn, 0)},
-                                   {{kernels::kConvertCount, own.size() * d}},
-                                   provenance});
+          finish(runs, parts->at(kernels::kConvertIn, 0), own.size());
         }
       }
       context.finish_steps(moves, std::move(compute), provenance);

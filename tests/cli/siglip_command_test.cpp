@@ -99,9 +99,22 @@ class SiglipCommand : public ::testing::Test {
     return run_tessera(args);
   }
 
+  // Writes `json` as NAME.json and random weights for it into the scratch
+  // directory NAME, which `model` is set to.
+  void random_tower(const std::string& name, const std::string& json, std::string* model) {
+    const std::string config = scratch_.write(name + ".json", json);
+    *model = scratch_.path(name);
+    ASSERT_EQ(run_tessera({"siglip", "random-weights", "--config", config, "-o", *model}).exit_status, 0);
+  }
+
   tessera::testing::ScratchDirectory scratch_;
   std::string config_, model_, pixels_;
 };
+
+// A 2-layer tower the simulator runs in seconds at every precision.
+constexpr const char* kTinyTower = R"({
+    "model_type": "siglip_vision_model", "hidden_size": 64, "intermediate_size": 128,
+    "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 32, "patch_size": 8})";
 
 TEST_F(SiglipCommand, EverySubcommandHasHelp) {
   const auto group = run_tessera({"siglip", "--help"});
@@ -309,11 +322,8 @@ TEST_F(SiglipCommand, QuantizeWritesAModelTheReferenceRunsAndTheScalesReEncode) 
 // then the same through a package from `siglip compile`, and a package built
 // for another batch refused by name.
 TEST_F(SiglipCommand, RunsATinyTowerOnTheSimulatorAtF143WithinTheReference) {
-  const std::string config = scratch_.write("tiny.json", R"({
-    "model_type": "siglip_vision_model", "hidden_size": 64, "intermediate_size": 128,
-    "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 32, "patch_size": 8})");
-  const std::string model = scratch_.path("tiny");
-  ASSERT_EQ(run_tessera({"siglip", "random-weights", "--config", config, "-o", model}).exit_status, 0);
+  std::string model;
+  ASSERT_NO_FATAL_FAILURE(random_tower("tiny", kTinyTower, &model));
   const auto pooled = scratch_.path("pooled.npy");
   const auto ran = run_tessera({"siglip", "run", "--model", model, "--precision", "f143", "--tiles", "64",
                                 "--pixels", pixels_, "-o", pooled, "--reference"});
@@ -334,11 +344,8 @@ TEST_F(SiglipCommand, RunsATinyTowerOnTheSimulatorAtF143WithinTheReference) {
 }
 
 TEST_F(SiglipCommand, RunsATinyTowerOnTheSimulatorAtF16WithinTheReference) {
-  const std::string config = scratch_.write("tiny.json", R"({
-    "model_type": "siglip_vision_model", "hidden_size": 64, "intermediate_size": 128,
-    "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 32, "patch_size": 8})");
-  const std::string model = scratch_.path("tiny");
-  ASSERT_EQ(run_tessera({"siglip", "random-weights", "--config", config, "-o", model}).exit_status, 0);
+  std::string model;
+  ASSERT_NO_FATAL_FAILURE(random_tower("tiny", kTinyTower, &model));
   const auto pooled = scratch_.path("pooled.npy"), hidden = scratch_.path("hidden.npy");
   const auto ran = run_tessera({"siglip", "run", "--model", model, "--precision", "f16", "--tiles", "64",
                                 "--pixels", pixels_, "-o", pooled, "--hidden", hidden, "--reference"});
@@ -404,11 +411,10 @@ TEST_F(SiglipCommand, RunsATinyTowerOnTheSimulatorAtF16WithinTheReference) {
 // The tower's default --min-shard-bytes keeps them whole: it compiles on 128
 // and 1472 tiles and runs within the f16 bar of the reference.
 TEST_F(SiglipCommand, RunsAHeadDim72TowerOnTheSimulatorAtF16WithinTheReference) {
-  const std::string config = scratch_.write("c72.json", R"({
+  std::string model;
+  ASSERT_NO_FATAL_FAILURE(random_tower("c72", R"({
     "model_type": "siglip_vision_model", "hidden_size": 144, "intermediate_size": 272,
-    "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 30, "patch_size": 8})");
-  const std::string model = scratch_.path("c72");
-  ASSERT_EQ(run_tessera({"siglip", "random-weights", "--config", config, "-o", model}).exit_status, 0);
+    "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 30, "patch_size": 8})", &model));
   const auto pixels = scratch_.path("pixels30.npy");
   write_pixels(pixels, {1, 3, 30, 30}, smooth_pixels(1, 30));
   const auto pooled = scratch_.path("pooled72.npy"), hidden = scratch_.path("hidden72.npy");
@@ -437,11 +443,10 @@ TEST_F(SiglipCommand, RunsAHeadDim72TowerOnTheSimulatorAtF16WithinTheReference) 
 // the planner's own choice, auto, is direct here), straight from the rows
 // with direct.
 TEST_F(SiglipCommand, GemmAGatherChoosesHowThePlansGatherTheirRows) {
-  const std::string config = scratch_.write("c144.json", R"({
+  std::string model;
+  ASSERT_NO_FATAL_FAILURE(random_tower("c144", R"({
     "model_type": "siglip_vision_model", "hidden_size": 144, "intermediate_size": 272,
-    "num_hidden_layers": 1, "num_attention_heads": 2, "image_size": 32, "patch_size": 8})");
-  const std::string model = scratch_.path("c144");
-  ASSERT_EQ(run_tessera({"siglip", "random-weights", "--config", config, "-o", model}).exit_status, 0);
+    "num_hidden_layers": 1, "num_attention_heads": 2, "image_size": 32, "patch_size": 8})", &model));
   const auto plans_of = [&](const std::vector<std::string>& extra) {
     std::vector<std::string> args = {"siglip", "compile", "--model", model, "--precision", "f16",
                                      "--tiles", "64", "-o", scratch_.path("c144.ipuexe"), "--report"};
@@ -616,11 +621,9 @@ TEST_F(SiglipCommand, PackingAQuantizedModelAtF143GivesTheQuantizersCodesAndScal
 // disagrees with the checkpoint is one line naming the tensor, before
 // anything compiles.
 TEST_F(SiglipCommand, RunAtF143PacksAQuantizedModelAtItsRecordAndRefusesABadOne) {
-  const std::string config = scratch_.write("tiny.json", R"({
-    "model_type": "siglip_vision_model", "hidden_size": 64, "intermediate_size": 128,
-    "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 32, "patch_size": 8})");
-  const std::string model = scratch_.path("tiny"), q = scratch_.path("tiny-q");
-  ASSERT_EQ(run_tessera({"siglip", "random-weights", "--config", config, "-o", model}).exit_status, 0);
+  std::string model;
+  ASSERT_NO_FATAL_FAILURE(random_tower("tiny", kTinyTower, &model));
+  const std::string q = scratch_.path("tiny-q");
   const auto quantized = run_tessera({"siglip", "quantize", "--model", model, "--calibration", pixels_,
                                       "--algorithm", "gptq", "-o", q});
   ASSERT_EQ(quantized.exit_status, 0) << quantized.err;
@@ -656,9 +659,7 @@ TEST_F(SiglipCommand, RunAtF143PacksAQuantizedModelAtItsRecordAndRefusesABadOne)
 // pooled 0.99826 and 0.99947, hidden 0.99889 and 0.99863, max error 0.19
 // and 0.24.
 TEST_F(SiglipCommand, RunsTinyTowersOnTheSimulatorAtF8WithinTheReference) {
-  const std::string tiny = scratch_.write("tiny.json", R"({
-    "model_type": "siglip_vision_model", "hidden_size": 64, "intermediate_size": 128,
-    "num_hidden_layers": 2, "num_attention_heads": 2, "image_size": 32, "patch_size": 8})");
+  const std::string tiny = scratch_.write("tiny.json", kTinyTower);
   // Calibration pixels in (−1, 1), not the evaluated smooth ones.
   siglip::NormalStream stream(3);
   std::vector<float> calibration(std::size_t{4} * 3 * 32 * 32);
