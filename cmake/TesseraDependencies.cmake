@@ -79,6 +79,12 @@ if(NOT JPEG_FOUND)
   tessera_missing(libjpeg libjpeg62-turbo-dev)
 endif()
 
+# mimalloc: the `tessera` command's malloc (cli/CMakeLists.txt). Not for
+# sanitizer builds, whose runtimes replace malloc themselves.
+if(NOT TESSERA_SANITIZE)
+  tessera_find_config(mimalloc libmimalloc-dev)
+endif()
+
 # Host threads (the simulator's tile pool, support/thread_pool.hpp).
 set(THREADS_PREFER_PTHREAD_FLAG ON)
 find_package(Threads REQUIRED)

@@ -19,6 +19,20 @@ function(tessera_apply_warnings target)
   endif()
 endfunction()
 
+# tessera_use_mimalloc(<executable>): mimalloc replaces malloc and operator
+# new in the program (its shared library interposes them). Compiling and
+# simulating allocate millions of small objects, and glibc's allocator took
+# ~13 % of a SigLIP so400m compile (perf: 22.3 s user on one core with glibc,
+# 19.0 s with mimalloc, the same package bytes). --no-as-needed keeps the
+# library although the program names none of its symbols. Sanitizer builds
+# keep their runtimes' allocators (nothing happens then).
+function(tessera_use_mimalloc target)
+  if(NOT TESSERA_SANITIZE)
+    target_link_libraries(${target} PRIVATE -Wl,--push-state,--no-as-needed mimalloc
+                          -Wl,--pop-state)
+  endif()
+endfunction()
+
 # tessera_library(<dir> SOURCES ... [DEPENDS ...])
 # Builds the static library tessera_<dir> (alias tessera::<dir>) from one
 # top-level directory. Headers are included as "<dir>/<file>.hpp" from the
