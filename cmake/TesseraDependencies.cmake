@@ -79,7 +79,8 @@ if(NOT JPEG_FOUND)
   tessera_missing(libjpeg libjpeg62-turbo-dev)
 endif()
 
-# mimalloc: the `tessera` command's malloc (cli/CMakeLists.txt). Not for
+# mimalloc: the malloc of the `tessera` command and the compile benchmarks
+# (tessera_use_mimalloc, cmake/TesseraTargets.cmake). Not for
 # sanitizer builds, whose runtimes replace malloc themselves.
 if(NOT TESSERA_SANITIZE)
   tessera_find_config(mimalloc libmimalloc-dev)
