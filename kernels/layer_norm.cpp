@@ -33,6 +33,7 @@
 #include <fmt/format.h>
 
 #include "kernels/f16_vector.hpp"
+#include "kernels/layer_norm_rows.hpp"
 #include "kernels/half.hpp"
 #include "kernels/kernel_shapes.hpp"
 #include "kernels/pointwise_costs.hpp"
@@ -78,8 +79,11 @@ void copy_panel_row(const std::uint16_t* from, std::uint16_t* to) {
   std::memcpy(to, from, kPanel * sizeof(std::uint16_t));
 }
 
-// Step 1–2: the mean and (clamped) variance of n f32 values.
-std::pair<float, float> moments(const float* x, std::size_t n) {
+// Step 1 on n f32 values: Σx and Σx², four lanes combined.
+struct Sums {
+  float sum = 0.0F, squares = 0.0F;
+};
+Sums lane_sums(const float* x, std::size_t n) {
   float sum[4] = {0, 0, 0, 0}, squares[4] = {0, 0, 0, 0};
   // Whole groups of four first: lane j holds column 4i + j, so a 4-wide add
   // is the four lanes' next terms, in the same order as one column at a time.
@@ -105,14 +109,22 @@ std::pair<float, float> moments(const float* x, std::size_t n) {
     sum[c % 4] += x[c];
     squares[c % 4] += x[c] * x[c];
   }
-  const float total = (sum[0] + sum[1]) + (sum[2] + sum[3]);
-  const float total_squares = (squares[0] + squares[1]) + (squares[2] + squares[3]);
+  return Sums{(sum[0] + sum[1]) + (sum[2] + sum[3]),
+              (squares[0] + squares[1]) + (squares[2] + squares[3])};
+}
+
+// Step 2: the mean and (clamped) variance of n values from their sums.
+std::pair<float, float> moments(Sums sums, std::size_t n) {
   const auto count = static_cast<float>(n);
-  const float mean = total / count;
-  float variance = total_squares / count - mean * mean;
+  const float mean = sums.sum / count;
+  float variance = sums.squares / count - mean * mean;
   if (variance < 0.0F) variance = 0.0F;
   return {mean, variance};
 }
+
+// Steps 3–4 from the row's moments.
+void normalise_row_f16(const float* x, std::size_t n, std::pair<float, float> row_moments,
+                       const float* gamma, const float* beta, float epsilon, std::uint16_t* out);
 
 float inverse_deviation(float variance, float epsilon) {
   return 1.0F / std::sqrt(variance + epsilon);
@@ -212,7 +224,7 @@ class RowNorm {
 
   // Steps 3–4 one rounding at a time (stochastic: one draw each).
   void normalise(KernelSpan<std::uint16_t> out, std::uint64_t r, F16Rounding& rounding) {
-    const auto [mean, variance] = moments(x_.data(), columns_);
+    const auto [mean, variance] = moments(lane_sums(x_.data(), columns_), columns_);
     const std::uint16_t m = rounding.round(std::bit_cast<std::uint32_t>(mean));
     const std::uint16_t s =
         rounding.round(std::bit_cast<std::uint32_t>(inverse_deviation(variance, epsilon_)));
@@ -280,12 +292,34 @@ Violation precondition(const Registers& r) {
 
 }  // namespace
 
-void layer_norm_f16_row(const float* x, std::size_t n, const float* gamma, const float* beta,
-                        float epsilon, std::uint16_t* out) {
-  const auto [mean, variance] = moments(x, n);
+namespace {
+
+void normalise_row_f16(const float* x, std::size_t n, std::pair<float, float> row_moments,
+                       const float* gamma, const float* beta, float epsilon, std::uint16_t* out) {
+  const auto [mean, variance] = row_moments;
   const float m = f16_to_f32(f32_to_f16(mean));
   const float s = f16_to_f32(f32_to_f16(inverse_deviation(variance, epsilon)));
   normalise_affine_f16(x, m, s, gamma, beta, out, n);
+}
+
+}  // namespace
+
+void layer_norm_f16_row(const float* x, std::size_t n, const float* gamma, const float* beta,
+                        float epsilon, std::uint16_t* out) {
+  normalise_row_f16(x, n, moments(lane_sums(x, n), n), gamma, beta, epsilon, out);
+}
+
+void layer_norm_f16_row_in_shares(const float* x, std::size_t n, const float* gamma,
+                                  const float* beta, float epsilon, std::uint16_t* out,
+                                  std::uint32_t workers) {
+  Sums row;
+  for (std::uint32_t w = 0; w < workers; ++w) {
+    const ColumnShare share = layer_norm_rows_f16_share(static_cast<std::uint32_t>(n), workers, w);
+    const Sums part = lane_sums(x + share.first, share.count);
+    row.sum += part.sum;
+    row.squares += part.squares;
+  }
+  normalise_row_f16(x, n, moments(row, n), gamma, beta, epsilon, out);
 }
 
 std::uint32_t epsilon_q30(double epsilon) {

@@ -37,10 +37,20 @@ void add_layer_norm_kernels(KernelRegistry& registry);
 
 // Steps 1–4 to nearest on one row of n values (x: the f16 row widened to
 // f32; γ, β likewise): out ← the row's f16 results, NaNs canonical. The A16
-// kernels and tessera_layer_norm_rows_f16 (row_normalisation.hpp) both run
-// it, so their bits are the same.
+// kernels and tessera_layer_norm_rows_f16 (row_normalisation.hpp) on whole
+// rows both run it, so their bits are the same.
 void layer_norm_f16_row(const float* x, std::size_t n, const float* gamma, const float* beta,
                         float epsilon, std::uint16_t* out);
+
+// The same with step 1 summed in column shares (layer_norm_rows.hpp): each of
+// `workers` shares' Σx and Σx² in four lanes by position in the share,
+// combined (l0 + l1) + (l2 + l3), the shares' sums added in worker order from
+// +0; then steps 2–4. tessera_layer_norm_rows_f16 runs it on calls of fewer
+// rows than workers of an even length (n even): their bits may differ from
+// the A16 kernels' in the last place of a sum.
+void layer_norm_f16_row_in_shares(const float* x, std::size_t n, const float* gamma,
+                                  const float* beta, float epsilon, std::uint16_t* out,
+                                  std::uint32_t workers);
 
 inline constexpr int kEpsilonFractionBits = 30;
 

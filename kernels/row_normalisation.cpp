@@ -149,10 +149,18 @@ void layer_norm_rows_f16(KernelCall& call) {
   std::vector<float> gamma(columns), beta(columns), x(columns);
   widen_f16(affine.data(), gamma.data(), columns);
   widen_f16(affine.data() + columns, beta.data(), columns);
+  // Whole rows to the workers, or every row's statistics summed in the
+  // workers' column shares (layer_norm_rows.hpp).
+  const bool whole_rows = layer_norm_rows_f16_splits_rows(rows, columns, kWorkerCount);
   for (std::uint64_t r = 0; r < rows; ++r) {
     widen_f16(in.subspan(r * columns, columns).data(), x.data(), columns);
-    layer_norm_f16_row(x.data(), columns, gamma.data(), beta.data(), epsilon,
-                       out.subspan(r * columns, columns).data());
+    std::uint16_t* row_out = out.subspan(r * columns, columns).data();
+    if (whole_rows) {
+      layer_norm_f16_row(x.data(), columns, gamma.data(), beta.data(), epsilon, row_out);
+    } else {
+      layer_norm_f16_row_in_shares(x.data(), columns, gamma.data(), beta.data(), epsilon, row_out,
+                                   kWorkerCount);
+    }
   }
 }
 

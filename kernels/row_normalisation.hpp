@@ -70,31 +70,42 @@ constexpr std::uint64_t layer_norm_rows_cycles(std::uint64_t rows, std::uint64_t
 
 // tessera_layer_norm_rows_f16, as layer_norm.hpp's A16 kernel is priced
 // (pointwise_costs.hpp layer_norm_cycles: six operations per pair, 40 per
-// row) but on the row's logical pairs. With six rows or more the rows go to
-// the workers (balanced; rows of odd length in pairs, so no two workers store
-// into one word); with fewer rows of an even length — SigLIP's activations
-// lie one row per tile — every worker computes each row's statistics itself
-// (Σx and Σx²: two operations per pair of the whole row, and the row's 40)
-// and normalises its sixth of the row's words (four per pair), instead of
-// one worker doing all of it.
+// row) but on the row's logical pairs. With six rows or more (or rows of odd
+// length, in pairs) the rows go to the workers balanced, each a whole row's
+// statistics (Σx and Σx²: two operations per pair, and the row's 40) and
+// normalisation (four per pair). With fewer rows of an even length — SigLIP's
+// activations lie one row per tile — each row is cut into the workers' column
+// shares (layer_norm_rows.hpp) and the workers run twice per row: first
+// each sums its share (two per pair, and kLayerNormF16ShareInstructions to
+// combine its lanes and store them), then each adds the six shares' sums
+// (kLayerNormF16CombineInstructions), takes the row's 40 and normalises its
+// share; each run ends in a barrier.
 inline constexpr std::uint64_t kLayerNormF16StatisticsPerPair = 2;
 inline constexpr std::uint64_t kLayerNormF16NormalisePerPair = 4;
 inline constexpr std::uint64_t kLayerNormF16RowInstructions = 40;
+inline constexpr std::uint64_t kLayerNormF16ShareInstructions = 8;
+inline constexpr std::uint64_t kLayerNormF16CombineInstructions = 2 * 6 + 4;
 
 constexpr std::uint64_t layer_norm_rows_f16_cycles(std::uint64_t rows, std::uint64_t columns) noexcept {
   const std::uint64_t pairs = (columns + 1) / 2;
-  const std::uint64_t statistics =
-      saturating_add(saturating_mul(pairs, kLayerNormF16StatisticsPerPair), kLayerNormF16RowInstructions);
-  std::uint64_t per_worker = 0;
   if (layer_norm_rows_f16_splits_rows(rows, columns, kWorkerCount)) {
+    const std::uint64_t per_row = saturating_add(
+        saturating_mul(pairs, kLayerNormF16StatisticsPerPair + kLayerNormF16NormalisePerPair),
+        kLayerNormF16RowInstructions);
     const std::uint64_t unit = columns % 2 == 0 ? 1 : 2;  // rows per share
     const std::uint64_t mine = std::min(rows, saturating_mul(worker_share((rows + unit - 1) / unit, 0), unit));
-    per_worker = saturating_mul(mine, saturating_add(statistics, saturating_mul(pairs, kLayerNormF16NormalisePerPair)));
-  } else {
-    per_worker = saturating_mul(
-        rows, saturating_add(statistics, saturating_mul(worker_share(pairs, 0), kLayerNormF16NormalisePerPair)));
+    return kKernelLaunchCycles + kWorkerBarrierCycles +
+           saturating_mul(kWorkerCount, saturating_mul(mine, per_row));
   }
-  return kKernelLaunchCycles + kWorkerBarrierCycles + saturating_mul(kWorkerCount, per_worker);
+  // Worker 0 holds the largest share (the first ones are one word longer).
+  const std::uint64_t share_pairs = worker_share(pairs, 0);
+  const std::uint64_t sums = saturating_add(saturating_mul(share_pairs, kLayerNormF16StatisticsPerPair),
+                                            kLayerNormF16ShareInstructions);
+  const std::uint64_t normalise =
+      saturating_add(saturating_mul(share_pairs, kLayerNormF16NormalisePerPair),
+                     kLayerNormF16CombineInstructions + kLayerNormF16RowInstructions);
+  return kKernelLaunchCycles + saturating_mul(2 * rows, kWorkerBarrierCycles) +
+         saturating_mul(kWorkerCount, saturating_mul(rows, saturating_add(sums, normalise)));
 }
 
 }  // namespace tessera::kernels

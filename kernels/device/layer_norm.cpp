@@ -7,9 +7,11 @@
 //   tessera_layer_norm_rows_f16: $m2 out, $m3 in (rows × columns, row-major),
 //     $m4 affine, $m5 rows, $m6 columns, $m7 ε: the same numerics on
 //     row-major rows; kernels/layer_norm_rows.hpp says whether a call's
-//     workers take whole rows or parts of every row — then each worker sums
-//     the whole row itself and writes its words only (the output shares no
-//     byte with the input).
+//     workers take whole rows or column shares of every row — then each
+//     worker sums its share, the six sums are added in worker order, and
+//     each worker normalises and writes its share only (the fast path in two
+//     supervised worker runs per row, the portable body with every worker
+//     summing all six shares itself).
 // Rows are strided over the workers (row r on worker r mod 6, the model's
 // partition). Per row, with nothing row-sized on the worker's stack: (fused)
 // residual ← f16(residual + right), padding +0; Σx and Σx² in f32 in four
@@ -30,6 +32,7 @@
 #include "kernels/device/device_float.hpp"
 #include "kernels/device/device_math.hpp"
 #include "kernels/device/ipu_fast_paths.hpp"
+#include "kernels/device/supervised_entry.hpp"
 #include "kernels/layer_norm_rows.hpp"
 
 namespace tessera::device {
@@ -156,25 +159,54 @@ void layer_norm(const Registers& r, TileMemory& memory, unsigned worker) {
   }
 }
 
-// Row `x`'s f16 mean and 1/√(var + ε), both rounded to f16 (layer_norm.hpp
-// steps 1–3: Σx and Σx² in four lanes by column mod 4).
+// Step 1 on a share of a row: Σx and Σx² in four lanes by position in the
+// share, combined (l0 + l1) + (l2 + l3).
+struct Sums {
+  float sum, squares;
+};
+Sums share_sums(Array<const std::uint16_t> x, std::uint32_t first, std::uint32_t count) {
+  float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  float squares[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const float v = f32_from_bits(widen_f16(x[first + i]));
+    sum[i % 4] += v;
+    squares[i % 4] += v * v;
+  }
+  return {(sum[0] + sum[1]) + (sum[2] + sum[3]), (squares[0] + squares[1]) + (squares[2] + squares[3])};
+}
+
+// Steps 2–3: the row's f16 mean and 1/√(var + ε) from its sums.
 struct RowStatistics {
   std::uint16_t mean, rstd;
 };
-RowStatistics row_statistics(Array<const std::uint16_t> x, float epsilon) {
-  const std::uint32_t columns = x.size();
-  float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  float squares[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-  for (std::uint32_t c = 0; c < columns; ++c) {
-    const float v = f32_from_bits(widen_f16(x[c]));
-    sum[c % 4] += v;
-    squares[c % 4] += v * v;
-  }
+RowStatistics statistics(Sums sums, std::uint32_t columns, float epsilon) {
   const float count = static_cast<float>(columns);
-  const float mean = ((sum[0] + sum[1]) + (sum[2] + sum[3])) / count;
-  float variance = ((squares[0] + squares[1]) + (squares[2] + squares[3])) / count - mean * mean;
+  const float mean = sums.sum / count;
+  float variance = sums.squares / count - mean * mean;
   if (variance < 0.0f) variance = 0.0f;
   return {narrow_f32(canonical_f32(mean)), narrow_f32(canonical_f32(rsqrt_f32(variance + epsilon)))};
+}
+
+// A whole row's statistics (layer_norm.hpp steps 1–3).
+RowStatistics row_statistics(Array<const std::uint16_t> x, float epsilon) {
+  return statistics(share_sums(x, 0, x.size()), x.size(), epsilon);
+}
+
+// The row's sums from its workers' column shares (layer_norm_rows.hpp), added
+// in worker order from +0.
+template <typename ShareSums>
+Sums sums_of_shares(ShareSums&& of_worker) {
+  Sums row{0.0f, 0.0f};
+  for (unsigned w = 0; w < kWorkers; ++w) {
+    const Sums part = of_worker(w);
+    row.sum += part.sum;
+    row.squares += part.squares;
+  }
+  return row;
+}
+
+::tessera::kernels::ColumnShare column_share(std::uint32_t columns, unsigned worker) {
+  return ::tessera::kernels::layer_norm_rows_f16_share(columns, kWorkers, worker);
 }
 
 // Step 4 on columns [first, first + count) of one row, one f16 rounding
@@ -188,35 +220,116 @@ void normalise_columns(Array<const std::uint16_t> x, Array<std::uint16_t> y,
   }
 }
 
-void layer_norm_rows_f16(const Registers& r, TileMemory& memory, unsigned worker) {
-  const std::uint32_t rows_in_call = r[5], columns = r[6];
-  if (rows_in_call == 0 || columns == 0) return;
-  const float epsilon = static_cast<float>(r[7]) * exact_power_of_two(-30);
-  const auto gamma = memory.array<const std::uint16_t>(r[4], columns);
-  const auto beta = memory.array<const std::uint16_t>(r[4] + 2 * columns, columns);
-  const std::uint32_t row_bytes = 2 * columns;
-  const auto row_x = [&](std::uint32_t row) {
-    return memory.array<const std::uint16_t>(r[3] + row * row_bytes, columns);
-  };
-  const auto row_y = [&](std::uint32_t row) {
-    return memory.array<std::uint16_t>(r[2] + row * row_bytes, columns);
-  };
-  if (::tessera::kernels::layer_norm_rows_f16_splits_rows(rows_in_call, columns, kWorkers)) {
-    // Odd-length rows go in pairs: no two workers store into one word.
-    const Share rows = word_share(rows_in_call, columns % 2 == 0 ? 1 : 2, worker);
-    for (std::uint32_t row = rows.first; row < rows.first + rows.count; ++row) {
-      const auto x = row_x(row);
-      normalise_columns(x, row_y(row), gamma, beta, row_statistics(x, epsilon), 0, columns);
-    }
-    return;
-  }
-  const Share mine = word_share(columns, 2, worker);  // the row's words (rows start on words)
-  if (mine.count == 0) return;
-  for (std::uint32_t row = 0; row < rows_in_call; ++row) {
-    const auto x = row_x(row);
-    normalise_columns(x, row_y(row), gamma, beta, row_statistics(x, epsilon), mine.first, mine.count);
+// A call's operands, row by row.
+struct RowsCall {
+  Array<const std::uint16_t> in;
+  Array<std::uint16_t> out;
+  Array<const std::uint16_t> gamma, beta;
+  std::uint32_t rows, columns;
+  float epsilon;
+
+  Array<const std::uint16_t> x(std::uint32_t row) const { return in.sub(row * columns, columns); }
+  Array<std::uint16_t> y(std::uint32_t row) const { return out.sub(row * columns, columns); }
+};
+
+RowsCall rows_call(const Registers& r, TileMemory& memory) {
+  const std::uint32_t rows = r[5], columns = r[6];
+  return RowsCall{memory.array<const std::uint16_t>(r[3], rows * columns),
+                  memory.array<std::uint16_t>(r[2], rows * columns),
+                  memory.array<const std::uint16_t>(r[4], columns),
+                  memory.array<const std::uint16_t>(r[4] + 2 * columns, columns),
+                  rows,
+                  columns,
+                  static_cast<float>(r[7]) * exact_power_of_two(-30)};
+}
+
+// Whole rows to the workers (odd-length rows in pairs: no two workers store
+// into one word).
+void whole_rows(const RowsCall& call, unsigned worker) {
+  const Share rows = word_share(call.rows, call.columns % 2 == 0 ? 1 : 2, worker);
+  for (std::uint32_t row = rows.first; row < rows.first + rows.count; ++row) {
+    const auto x = call.x(row);
+    normalise_columns(x, call.y(row), call.gamma, call.beta, row_statistics(x, call.epsilon), 0,
+                      call.columns);
   }
 }
+
+// The portable body: with column shares, each worker sums every share
+// itself, in worker order (the two-run program's bits, with no run between).
+[[maybe_unused]] void layer_norm_rows_f16(const Registers& r, TileMemory& memory, unsigned worker) {
+  if (r[5] == 0 || r[6] == 0) return;
+  const RowsCall call = rows_call(r, memory);
+  if (::tessera::kernels::layer_norm_rows_f16_splits_rows(call.rows, call.columns, kWorkers)) {
+    whole_rows(call, worker);
+    return;
+  }
+  const auto mine = column_share(call.columns, worker);
+  if (mine.count == 0) return;
+  for (std::uint32_t row = 0; row < call.rows; ++row) {
+    const auto x = call.x(row);
+    const Sums sums = sums_of_shares([&](unsigned w) {
+      const auto share = column_share(call.columns, w);
+      return share_sums(x, share.first, share.count);
+    });
+    normalise_columns(x, call.y(row), call.gamma, call.beta,
+                      statistics(sums, call.columns, call.epsilon), mine.first, mine.count);
+  }
+}
+
+#if TESSERA_DEVICE_FAST_PATHS
+// The fast path: the supervisor runs the workers on whole rows once, or per
+// row twice — each worker's share sums into the supervisor's `sums`, then,
+// after the barrier, each adds the six and normalises its share.
+struct LayerNormRowsProgram {
+  enum Run : std::uint32_t { kWholeRows, kShareSums, kNormaliseShares };
+  struct alignas(8) Step {
+    RowsCall call;
+    Sums* sums;  // one per worker
+    std::uint32_t row;
+    std::uint32_t run;
+  };
+
+  template <typename Workers>
+  static void supervise(const Registers& r, TileMemory& memory, Workers& workers) {
+    if (r[5] == 0 || r[6] == 0) return;  // zero work touches nothing
+    Sums sums[kWorkers] = {};
+    Step step{rows_call(r, memory), sums, 0, kWholeRows};
+    if (::tessera::kernels::layer_norm_rows_f16_splits_rows(step.call.rows, step.call.columns, kWorkers)) {
+      workers.run(step);
+      workers.wait();
+      return;
+    }
+    for (std::uint32_t row = 0; row < step.call.rows; ++row) {
+      workers.wait();  // the Step and the sums are the running workers' until they exit
+      step.row = row;
+      step.run = kShareSums;
+      workers.run(step);
+      workers.wait();
+      step.run = kNormaliseShares;
+      workers.run(step);
+    }
+    workers.wait();
+  }
+
+  static void work(const Step& step, unsigned worker) {
+    const RowsCall& call = step.call;
+    if (step.run == kWholeRows) {
+      whole_rows(call, worker);
+      return;
+    }
+    const auto mine = column_share(call.columns, worker);
+    const auto x = call.x(step.row);
+    if (step.run == kShareSums) {
+      step.sums[worker] = share_sums(x, mine.first, mine.count);
+      return;
+    }
+    if (mine.count == 0) return;
+    const Sums row = sums_of_shares([&](unsigned w) { return step.sums[w]; });
+    normalise_columns(x, call.y(step.row), call.gamma, call.beta,
+                      statistics(row, call.columns, call.epsilon), mine.first, mine.count);
+  }
+};
+#endif
 
 }  // namespace
 }  // namespace tessera::device
@@ -225,4 +338,5 @@ TESSERA_DEVICE_KERNEL(tessera_layer_norm_f16,
                       ::tessera::device::layer_norm<::tessera::device::kPlain>)
 TESSERA_DEVICE_KERNEL(tessera_add_layer_norm_f16,
                       ::tessera::device::layer_norm<::tessera::device::kFused>)
-TESSERA_DEVICE_KERNEL(tessera_layer_norm_rows_f16, ::tessera::device::layer_norm_rows_f16)
+TESSERA_DEVICE_SUPERVISED_KERNEL(tessera_layer_norm_rows_f16, ::tessera::device::LayerNormRowsProgram,
+                                 ::tessera::device::layer_norm_rows_f16)

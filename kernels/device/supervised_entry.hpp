@@ -35,6 +35,8 @@
 #include "kernels/device/ipu_fast_paths.hpp"
 
 #if TESSERA_DEVICE_FAST_PATHS && defined(__IPU__)
+#include <arch/gc_tile_defines.h>  // TEXCH_SYNCZONE_LOCAL [SDK]
+
 #define TESSERA_DEVICE_SUPERVISED_KERNEL(symbol, program, portable)                             \
   extern "C" __attribute__((target("worker")))                                                  \
   __attribute__((colossus_vertex)) bool symbol##_worker() {                                     \

@@ -19,6 +19,8 @@
 #include <string>
 
 #include "kernels/costs.hpp"
+#include "kernels/half.hpp"
+#include "kernels/layer_norm.hpp"
 #include "kernels/device/device_kernels.hpp"
 #include "kernels/registry.hpp"
 #include "target/memory_map.hpp"
@@ -731,6 +733,40 @@ TEST(DeviceKernels, LayerNormRowsF16) {
                        {{5, rows}, {6, columns}, {7, 1074}}});
       }
     }
+  }
+  // Large values cancelling between the row's ends, small ones between, until
+  // the statistics' sums round differently in column shares than over the
+  // whole row (the model's two summations, kernels/layer_norm.hpp), so a
+  // device that summed the whole row would not match the model's bits.
+  std::vector<std::uint16_t> x(1152, 0), affine(2 * 1152, 0);
+  for (std::uint32_t c = 0; c < 1152; ++c) affine[c] = f32_to_f16(1.0F);
+  const auto tells_apart = [&] {
+    std::vector<float> wide(1152), gamma(1152, 1.0F), beta(1152, 0.0F);
+    for (std::uint32_t c = 0; c < 1152; ++c) wide[c] = f16_to_f32(x[c]);
+    std::vector<std::uint16_t> whole(1152), shares(1152);
+    layer_norm_f16_row(wide.data(), 1152, gamma.data(), beta.data(), epsilon_value(1074), whole.data());
+    layer_norm_f16_row_in_shares(wide.data(), 1152, gamma.data(), beta.data(), epsilon_value(1074),
+                                 shares.data(), 6);
+    return whole != shares;
+  };
+  for (std::uint32_t attempt = 0; attempt < 100; ++attempt) {
+    for (std::uint32_t i = 0; i < 400; ++i) {
+      x[i] = f32_to_f16(static_cast<float>(32 * (500 + p.below(1400))));
+      x[752 + i] = static_cast<std::uint16_t>(x[i] ^ 0x8000u);
+    }
+    for (std::uint32_t c = 400; c < 752; ++c) x[c] = p.f16_finite(0.1F);
+    if (tells_apart()) break;
+  }
+  ASSERT_TRUE(tells_apart());
+  for (const std::uint32_t rows : {1u, 6u}) {
+    SCOPED_TRACE(fmt::format("{} cancelling rows", rows));
+    std::vector<std::uint16_t> block;
+    for (std::uint32_t r = 0; r < rows; ++r) block.insert(block.end(), x.begin(), x.end());
+    expect_device_matches_model(
+        KernelCase{"tessera_layer_norm_rows_f16",
+                   {input(2, "normalised", 2, p.bytes(2 * rows * 1152)),
+                    input(3, "source", 2, bytes_of(block)), input(4, "affine", 2, bytes_of(affine))},
+                   {{5, rows}, {6, 1152}, {7, 1074}}});
   }
 }
 

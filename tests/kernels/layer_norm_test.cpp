@@ -9,6 +9,7 @@
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <random>
 
 #include "kernels/half.hpp"
@@ -43,7 +44,43 @@ struct Expected {
   std::vector<std::uint16_t> y, residual;  // logical row-major
 };
 
-Expected reference(const Problem& p) {
+// How a row's Σx and Σx² are summed (kernels/layer_norm.hpp step 1;
+// kernels/layer_norm_rows.hpp for the column shares).
+enum class Sums {
+  kWholeRow,      // four lanes by column mod 4 over the row, (l0 + l1) + (l2 + l3)
+  kColumnShares,  // the same in each of six shares of whole words (the first
+                  // shares a word longer), the share sums added in order from +0
+};
+
+// The four-lane sums of x[first, first + count), lanes by position.
+std::pair<float, float> lane_sums(const std::vector<std::uint16_t>& x, std::size_t first,
+                                  std::size_t count) {
+  float lanes[4] = {}, square_lanes[4] = {};
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto v = static_cast<float>(ref::f16(x[first + i]));
+    lanes[i % 4] += v;
+    square_lanes[i % 4] += v * v;
+  }
+  return {(lanes[0] + lanes[1]) + (lanes[2] + lanes[3]),
+          (square_lanes[0] + square_lanes[1]) + (square_lanes[2] + square_lanes[3])};
+}
+
+std::pair<float, float> row_sums(const std::vector<std::uint16_t>& x, Sums how) {
+  if (how == Sums::kWholeRow) return lane_sums(x, 0, x.size());
+  const std::size_t words = x.size() / 2;
+  float sum = 0, squares = 0;
+  std::size_t first = 0;
+  for (std::size_t w = 0; w < 6; ++w) {
+    const std::size_t count = 2 * (words / 6 + (w < words % 6 ? 1 : 0));
+    const auto [s, q] = lane_sums(x, first, count);
+    sum += s;
+    squares += q;
+    first += count;
+  }
+  return {sum, squares};
+}
+
+Expected reference(const Problem& p, Sums how = Sums::kWholeRow) {
   Expected e{std::vector<std::uint16_t>(p.x.size()), p.x};
   const float epsilon = static_cast<float>(p.epsilon_q30) / 1073741824.0F;  // 2^30
   for (std::size_t r = 0; r < p.rows; ++r) {
@@ -55,15 +92,7 @@ Expected reference(const Problem& p) {
         e.residual[r * p.columns + c] = x[c];
       }
     }
-    // Four f32 lanes by column mod 4, combined pairwise.
-    float lanes[4] = {}, square_lanes[4] = {};
-    for (std::size_t c = 0; c < p.columns; ++c) {
-      const auto v = static_cast<float>(ref::f16(x[c]));
-      lanes[c % 4] += v;
-      square_lanes[c % 4] += v * v;
-    }
-    const float sum = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-    const float squares = (square_lanes[0] + square_lanes[1]) + (square_lanes[2] + square_lanes[3]);
+    const auto [sum, squares] = row_sums(x, how);
     const float mean = sum / static_cast<float>(p.columns);
     float variance = squares / static_cast<float>(p.columns) - mean * mean;
     if (variance < 0) variance = 0;
@@ -162,7 +191,8 @@ RC_GTEST_PROP(LayerNorm, MatchesTheReferenceBitForBit, ()) {
 }
 
 // tessera_layer_norm_rows_f16: the same numerics on row-major rows, so the
-// same reference bit for bit, whatever share of each row a worker takes.
+// same reference bit for bit — with the sums in column shares when the call
+// has fewer rows than workers, of an even length.
 KernelCase rows_case(const Problem& p) {
   std::vector<std::uint16_t> affine = p.gamma;
   affine.insert(affine.end(), p.beta.begin(), p.beta.end());
@@ -183,19 +213,64 @@ RC_GTEST_PROP(LayerNorm, RowMajorRowsMatchTheReferenceBitForBit, ()) {
   RC_ASSERT(result.halted);
   RC_ASSERT(result.kernel_cycles == layer_norm_rows_f16_cycles(rows, columns));
   if (rows == 0) return;
-  RC_ASSERT(result.values<std::uint16_t>(2) == reference(p).y);
+  const bool shares = rows < 6 && columns % 2 == 0;
+  RC_ASSERT(result.values<std::uint16_t>(2) ==
+            reference(p, shares ? Sums::kColumnShares : Sums::kWholeRow).y);
+}
+
+// A SigLIP row whose statistics round differently summed in column shares
+// than over the whole row: the kernel gives the shares' bits (and so would
+// fail above if it summed the whole row), its six-row form the whole row's.
+// Large values that cancel between the row's ends make the running sums
+// large, so the small values between them round away differently in the two
+// orders, and the (small) mean moves by f16 steps.
+TEST(LayerNorm, FewerRowsThanWorkersSumTheirStatisticsInColumnShares) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> large(500, 1900);
+  std::uniform_real_distribution<float> small(-0.1F, 0.1F);
+  std::optional<Problem> found;
+  for (int attempt = 0; attempt < 200 && !found; ++attempt) {
+    Problem p{1, 1152, 1074};
+    p.x.assign(1152, 0);
+    for (std::size_t i = 0; i < 400; ++i) {
+      const auto value = static_cast<float>(32 * large(rng));
+      p.x[i] = f32_to_f16(value);
+      p.x[752 + i] = f32_to_f16(-value);
+    }
+    for (std::size_t c = 400; c < 752; ++c) p.x[c] = f32_to_f16(small(rng));
+    p.gamma.assign(1152, f32_to_f16(1.0F));
+    p.beta.assign(1152, 0);
+    if (reference(p, Sums::kColumnShares).y != reference(p, Sums::kWholeRow).y) found = p;
+  }
+  ASSERT_TRUE(found) << "no row tells the two summations apart";
+  const CaseResult one = run_case(rows_case(*found));
+  ASSERT_TRUE(one.halted) << one.fault;
+  EXPECT_EQ(one.values<std::uint16_t>(2), reference(*found, Sums::kColumnShares).y);
+  EXPECT_NE(one.values<std::uint16_t>(2), reference(*found, Sums::kWholeRow).y);
+  Problem six = *found;
+  six.rows = 6;
+  for (int r = 1; r < 6; ++r) six.x.insert(six.x.end(), found->x.begin(), found->x.end());
+  const CaseResult whole = run_case(rows_case(six));
+  ASSERT_TRUE(whole.halted) << whole.fault;
+  EXPECT_EQ(whole.values<std::uint16_t>(2), reference(six, Sums::kWholeRow).y);
 }
 
 TEST(LayerNorm, RowMajorRowsFewerThanTheWorkersAreSplitByColumns) {
-  // One SigLIP row: every worker sums the row (2·576 + 40) and normalises
-  // 96 of its 576 pairs (4 each); six rows go one per worker (6·576 + 40).
-  EXPECT_EQ(layer_norm_rows_f16_cycles(1, 1152), kSixWorkerCallCycles + 6 * (2 * 576 + 40 + 4 * 96));
+  // One SigLIP row: two worker runs, each ending in a barrier; in the first
+  // every worker sums its 96 pairs (2 each) and stores its lanes' sums (8),
+  // in the second it adds the six (16), takes the row's 40 and normalises its
+  // 96 pairs (4 each). Six rows go one per worker (6·576 + 40).
+  EXPECT_EQ(layer_norm_rows_f16_cycles(1, 1152),
+            kKernelLaunchCycles + 2 * kWorkerBarrierCycles + 6 * (2 * 96 + 8 + 16 + 40 + 4 * 96));
+  EXPECT_EQ(layer_norm_rows_f16_cycles(2, 1152),
+            kKernelLaunchCycles + 4 * kWorkerBarrierCycles + 6 * 2 * (2 * 96 + 8 + 16 + 40 + 4 * 96));
   EXPECT_EQ(layer_norm_rows_f16_cycles(6, 1152), kSixWorkerCallCycles + 6 * (6 * 576 + 40));
   // Odd rows go to the workers in pairs of rows: 5 rows of 77 → 2 on worker 0.
   EXPECT_EQ(layer_norm_rows_f16_cycles(5, 77), kSixWorkerCallCycles + 6 * 2 * (6 * 39 + 40));
   EXPECT_EQ(layer_norm_rows_f16_cycles(0, 77), kSixWorkerCallCycles);
+  EXPECT_EQ(layer_norm_rows_f16_cycles(0, 1152), kKernelLaunchCycles);
   // The A16 kernel on one row keeps one worker busy with all of it.
-  EXPECT_LT(2 * layer_norm_rows_f16_cycles(1, 1152), layer_norm_cycles(1, 1152, false));
+  EXPECT_LT(5 * layer_norm_rows_f16_cycles(1, 1152), layer_norm_cycles(1, 1152, false));
 }
 
 // Against FP64 (exact mean and variance, no f16 steps), on the SigLIP width:
