@@ -8,11 +8,12 @@
 //   [γ(columns) ∣ β(columns)] f32, $m5 rows, $m6 columns, $m7 ε (Q30).
 //
 // tessera_layer_norm_rows_f16: the same registers, affine [γ ∣ β] f16;
-//   layer_norm.hpp's numerics (the A16 kernel's bits). Fewer than six rows
-//   are split by columns over the workers (each computes the row's
-//   statistics itself), so its output shares no byte with the input (a
-//   worker's writes must not reach a row another is still summing) nor with
-//   the affine operand.
+//   layer_norm.hpp's numerics (the A16 kernel's bits) on whole rows. Fewer
+//   than six rows of an even length are cut into the workers' column shares
+//   and their statistics summed share by share (layer_norm_rows.hpp), so its
+//   output shares no byte with the input (the portable device body has each
+//   worker sum the whole row while others write theirs) nor with the affine
+//   operand.
 //
 // Pointers are word-aligned. The output may alias the input exactly (a row
 // is read whole before it is written) or share no byte with it; the
