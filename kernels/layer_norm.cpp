@@ -33,9 +33,9 @@
 #include <fmt/format.h>
 
 #include "kernels/f16_vector.hpp"
-#include "kernels/layer_norm_rows.hpp"
 #include "kernels/half.hpp"
 #include "kernels/kernel_shapes.hpp"
+#include "kernels/layer_norm_rows.hpp"
 #include "kernels/pointwise_costs.hpp"
 #include "kernels/rounding.hpp"
 #include "kernels/shape_checks.hpp"
@@ -121,10 +121,6 @@ std::pair<float, float> moments(Sums sums, std::size_t n) {
   if (variance < 0.0F) variance = 0.0F;
   return {mean, variance};
 }
-
-// Steps 3–4 from the row's moments.
-void normalise_row_f16(const float* x, std::size_t n, std::pair<float, float> row_moments,
-                       const float* gamma, const float* beta, float epsilon, std::uint16_t* out);
 
 float inverse_deviation(float variance, float epsilon) {
   return 1.0F / std::sqrt(variance + epsilon);
@@ -294,6 +290,7 @@ Violation precondition(const Registers& r) {
 
 namespace {
 
+// Steps 3–4 from the row's moments.
 void normalise_row_f16(const float* x, std::size_t n, std::pair<float, float> row_moments,
                        const float* gamma, const float* beta, float epsilon, std::uint16_t* out) {
   const auto [mean, variance] = row_moments;

@@ -86,21 +86,23 @@ inline constexpr std::uint64_t kLayerNormF16RowInstructions = 40;
 inline constexpr std::uint64_t kLayerNormF16ShareInstructions = 8;
 inline constexpr std::uint64_t kLayerNormF16CombineInstructions = 2 * 6 + 4;
 
-constexpr std::uint64_t layer_norm_rows_f16_cycles(std::uint64_t rows, std::uint64_t columns) noexcept {
+constexpr std::uint64_t layer_norm_rows_f16_cycles(std::uint64_t rows,
+                                                   std::uint64_t columns) noexcept {
   const std::uint64_t pairs = (columns + 1) / 2;
   if (layer_norm_rows_f16_splits_rows(rows, columns, kWorkerCount)) {
     const std::uint64_t per_row = saturating_add(
         saturating_mul(pairs, kLayerNormF16StatisticsPerPair + kLayerNormF16NormalisePerPair),
         kLayerNormF16RowInstructions);
     const std::uint64_t unit = columns % 2 == 0 ? 1 : 2;  // rows per share
-    const std::uint64_t mine = std::min(rows, saturating_mul(worker_share((rows + unit - 1) / unit, 0), unit));
+    const std::uint64_t mine =
+        std::min(rows, saturating_mul(worker_share((rows + unit - 1) / unit, 0), unit));
     return kKernelLaunchCycles + kWorkerBarrierCycles +
            saturating_mul(kWorkerCount, saturating_mul(mine, per_row));
   }
   // Worker 0 holds the largest share (the first ones are one word longer).
   const std::uint64_t share_pairs = worker_share(pairs, 0);
-  const std::uint64_t sums = saturating_add(saturating_mul(share_pairs, kLayerNormF16StatisticsPerPair),
-                                            kLayerNormF16ShareInstructions);
+  const std::uint64_t sums = saturating_add(
+      saturating_mul(share_pairs, kLayerNormF16StatisticsPerPair), kLayerNormF16ShareInstructions);
   const std::uint64_t normalise =
       saturating_add(saturating_mul(share_pairs, kLayerNormF16NormalisePerPair),
                      kLayerNormF16CombineInstructions + kLayerNormF16RowInstructions);

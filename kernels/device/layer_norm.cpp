@@ -172,7 +172,8 @@ Sums share_sums(Array<const std::uint16_t> x, std::uint32_t first, std::uint32_t
     sum[i % 4] += v;
     squares[i % 4] += v * v;
   }
-  return {(sum[0] + sum[1]) + (sum[2] + sum[3]), (squares[0] + squares[1]) + (squares[2] + squares[3])};
+  return {(sum[0] + sum[1]) + (sum[2] + sum[3]),
+          (squares[0] + squares[1]) + (squares[2] + squares[3])};
 }
 
 // Steps 2–3: the row's f16 mean and 1/√(var + ε) from its sums.
@@ -184,7 +185,8 @@ RowStatistics statistics(Sums sums, std::uint32_t columns, float epsilon) {
   const float mean = sums.sum / count;
   float variance = sums.squares / count - mean * mean;
   if (variance < 0.0f) variance = 0.0f;
-  return {narrow_f32(canonical_f32(mean)), narrow_f32(canonical_f32(rsqrt_f32(variance + epsilon)))};
+  return {narrow_f32(canonical_f32(mean)),
+          narrow_f32(canonical_f32(rsqrt_f32(variance + epsilon)))};
 }
 
 // A whole row's statistics (layer_norm.hpp steps 1–3).
@@ -294,7 +296,8 @@ struct LayerNormRowsProgram {
     if (r[5] == 0 || r[6] == 0) return;  // zero work touches nothing
     Sums sums[kWorkers] = {};
     Step step{rows_call(r, memory), sums, 0, kWholeRows};
-    if (::tessera::kernels::layer_norm_rows_f16_splits_rows(step.call.rows, step.call.columns, kWorkers)) {
+    if (::tessera::kernels::layer_norm_rows_f16_splits_rows(step.call.rows, step.call.columns,
+                                                            kWorkers)) {
       workers.run(step);
       workers.wait();
       return;
@@ -338,5 +341,6 @@ TESSERA_DEVICE_KERNEL(tessera_layer_norm_f16,
                       ::tessera::device::layer_norm<::tessera::device::kPlain>)
 TESSERA_DEVICE_KERNEL(tessera_add_layer_norm_f16,
                       ::tessera::device::layer_norm<::tessera::device::kFused>)
-TESSERA_DEVICE_SUPERVISED_KERNEL(tessera_layer_norm_rows_f16, ::tessera::device::LayerNormRowsProgram,
+TESSERA_DEVICE_SUPERVISED_KERNEL(tessera_layer_norm_rows_f16,
+                                 ::tessera::device::LayerNormRowsProgram,
                                  ::tessera::device::layer_norm_rows_f16)

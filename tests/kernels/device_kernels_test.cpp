@@ -744,7 +744,8 @@ TEST(DeviceKernels, LayerNormRowsF16) {
     std::vector<float> wide(1152), gamma(1152, 1.0F), beta(1152, 0.0F);
     for (std::uint32_t c = 0; c < 1152; ++c) wide[c] = f16_to_f32(x[c]);
     std::vector<std::uint16_t> whole(1152), shares(1152);
-    layer_norm_f16_row(wide.data(), 1152, gamma.data(), beta.data(), epsilon_value(1074), whole.data());
+    layer_norm_f16_row(wide.data(), 1152, gamma.data(), beta.data(), epsilon_value(1074),
+                       whole.data());
     layer_norm_f16_row_in_shares(wide.data(), 1152, gamma.data(), beta.data(), epsilon_value(1074),
                                  shares.data(), 6);
     return whole != shares;
@@ -762,11 +763,11 @@ TEST(DeviceKernels, LayerNormRowsF16) {
     SCOPED_TRACE(fmt::format("{} cancelling rows", rows));
     std::vector<std::uint16_t> block;
     for (std::uint32_t r = 0; r < rows; ++r) block.insert(block.end(), x.begin(), x.end());
-    expect_device_matches_model(
-        KernelCase{"tessera_layer_norm_rows_f16",
-                   {input(2, "normalised", 2, p.bytes(2 * rows * 1152)),
-                    input(3, "source", 2, bytes_of(block)), input(4, "affine", 2, bytes_of(affine))},
-                   {{5, rows}, {6, 1152}, {7, 1074}}});
+    expect_device_matches_model(KernelCase{
+        "tessera_layer_norm_rows_f16",
+        {input(2, "normalised", 2, p.bytes(2 * rows * 1152)),
+         input(3, "source", 2, bytes_of(block)), input(4, "affine", 2, bytes_of(affine))},
+        {{5, rows}, {6, 1152}, {7, 1074}}});
   }
 }
 

@@ -262,8 +262,8 @@ TEST(LayerNorm, RowMajorRowsFewerThanTheWorkersAreSplitByColumns) {
   // 96 pairs (4 each). Six rows go one per worker (6·576 + 40).
   EXPECT_EQ(layer_norm_rows_f16_cycles(1, 1152),
             kKernelLaunchCycles + 2 * kWorkerBarrierCycles + 6 * (2 * 96 + 8 + 16 + 40 + 4 * 96));
-  EXPECT_EQ(layer_norm_rows_f16_cycles(2, 1152),
-            kKernelLaunchCycles + 4 * kWorkerBarrierCycles + 6 * 2 * (2 * 96 + 8 + 16 + 40 + 4 * 96));
+  EXPECT_EQ(layer_norm_rows_f16_cycles(2, 1152), kKernelLaunchCycles + 4 * kWorkerBarrierCycles +
+                                                     6 * 2 * (2 * 96 + 8 + 16 + 40 + 4 * 96));
   EXPECT_EQ(layer_norm_rows_f16_cycles(6, 1152), kSixWorkerCallCycles + 6 * (6 * 576 + 40));
   // Odd rows go to the workers in pairs of rows: 5 rows of 77 → 2 on worker 0.
   EXPECT_EQ(layer_norm_rows_f16_cycles(5, 77), kSixWorkerCallCycles + 6 * 2 * (6 * 39 + 40));
