@@ -843,6 +843,11 @@ class GemmLowering {
   // Byte offset of panel `run` in part `part`'s slot of the partials buffer
   // of an owner that reduces `owned` rows: the slot holds them as C16 of
   // exactly `owned` rows (so the sums and the unpack read only what arrived).
+  // Whether a part's own rows reach its slot in one reblock call (f16: C16
+  // panel rows are the 32-byte rows tessera_reblock_a16_to_a16_f16 copies)
+  // rather than a local copy per panel, each paying the copy call.
+  bool reblocks_own_rows() const { return out_element_ == 2; }
+
   std::uint32_t slot_offset(std::uint32_t part, std::size_t run, std::uint32_t owned) const {
     const std::uint64_t in_slot = kernels::amp::output_panel_offset(0, run, owned) * out_element_;
     return u32(part * plan::reduction_slot_bytes(plan_) + in_slot, "partials offset");
@@ -851,7 +856,8 @@ class GemmLowering {
   // The K-split partials reduced scattered: part q of a block owns rows
   // plan::reduction_rows(rows, split, q); every part's partials of those
   // rows come into slot p of q's partials buffer — by exchange from the
-  // other parts, a local copy of its own — and one tessera_sum per panel
+  // other parts, its own by one reblock (f16) or a local copy per panel
+  // (f32) — and one tessera_sum per panel
   // adds the slots in part order into slot 0, which then holds the rows'
   // result; an f16 one is unpacked row-major (move_out reads either). One
   // sum, not split − 1 adds: each part's calls do not grow with the split.
@@ -868,6 +874,7 @@ class GemmLowering {
       for (std::uint32_t q = 0; q < split; ++q) {
         const plan::RowRange range = plan::reduction_rows(task.rows, split, q);
         if (range.size() == 0) continue;
+        if (q == task.part && reblocks_own_rows()) continue;  // one call below
         const Task& owner = tasks_[first + q];
         const std::vector<Stretch> runs = block_rows(range);
         for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -880,6 +887,20 @@ class GemmLowering {
       if (own.size() == 0) continue;
       const std::vector<Stretch> runs = block_rows(own);
       auto& calls = compute[task.tile];
+      if (reblocks_own_rows()) {
+        // The part's own rows into its slot: C16 panel rows of call_rows
+        // rows to panel rows of own.size() rows, one call for every panel.
+        calls.push_back(KernelRun{
+            std::string(kernels::kReblockA16ToA16F16),
+            {{2, partials_, slot_offset(task.part, 0, own.size())}, {3, output_, 0}},
+            {{4, plan_.call_rows},
+             {5, own.size()},
+             {6, own.begin},
+             {7, 0},
+             {8, own.size()},
+             {9, u32(kernels::amp::padded_columns(plan_.choice.block_columns), "padded columns")}},
+            provenance_});
+      }
       for (std::size_t i = 0; i < runs.size(); ++i) {
         const std::uint32_t slot0 = slot_offset(0, i, own.size());
         calls.push_back(KernelRun{sum,

@@ -124,6 +124,38 @@ TEST(Matmul, DeepKIsSplitAndEachPartReducesItsRows) {
       const CompileResult compiled = check({dtype, a, b, 64});
       ASSERT_EQ(compiled.plans.size(), 1u);
       EXPECT_EQ(compiled.plans[0].find("split 1 "), std::string::npos) << compiled.plans[0];
+      // A part's own rows reach its slot by one reblock of C16 panel rows
+      // (f16) — one call per part that owns rows, none copied into the
+      // partials on the tile — or by local copies per panel (f32).
+      const plan::GemmPlan plan = plan::plan_gemm(plan::GemmProblem{
+          dtype == DType::kF16 ? kernels::GemmFamily::kF16 : kernels::GemmFamily::kF32, 1, a[0],
+          a[1], b[1], 64});
+      std::uint64_t owning_parts = 0;
+      for (std::uint32_t block = 0; block < plan.row_blocks; ++block) {
+        const std::uint32_t rows = std::min(plan.choice.block_rows, a[0] - block * plan.choice.block_rows);
+        for (std::uint32_t part = 0; part < plan.choice.k_split; ++part) {
+          if (plan::reduction_rows(rows, plan.choice.k_split, part).size() > 0) owning_parts += plan.column_blocks;
+        }
+      }
+      const lower::Program program = lower::lower_graph(matmul_graph({dtype, a, b, 64}), {.tiles = 64});
+      std::uint64_t reblocks = 0, local_into_partials = 0;
+      for (const lower::Step& step : program.steps) {
+        for (const auto& [tile, runs] : step.runs) {
+          for (const lower::KernelRun& run : runs) {
+            if (run.kernel == kernels::kReblockA16ToA16F16) ++reblocks;
+            const bool local_move = run.kernel == kernels::kCopyWords || run.kernel.starts_with("tessera_move_elements");
+            if (local_move && program.buffers[run.pointers[0].buffer].name.starts_with("K-split partials")) {
+              ++local_into_partials;
+            }
+          }
+        }
+      }
+      EXPECT_EQ(reblocks, dtype == DType::kF16 ? owning_parts : 0);
+      if (dtype == DType::kF16) {
+        EXPECT_EQ(local_into_partials, 0u);
+      } else {
+        EXPECT_GT(local_into_partials, 0u);
+      }
     }
   }
 }
