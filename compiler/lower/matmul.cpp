@@ -141,9 +141,13 @@ class GemmLowering {
     k_ = a.shape.back();
     n_ = type.shape[rank - 1];
 
+    std::uint64_t weight_batch = 1;
+    for (std::size_t i = 0; i + 2 < b_shape_.size(); ++i) weight_batch *= b_shape_[i];
+
     plan::GemmProblem problem;
     problem.family = family_;
     problem.batch = batch;
+    problem.weight_batch = weight_batch;
     problem.rows = m_;
     problem.inner = k_;
     problem.columns = n_;

@@ -134,8 +134,9 @@ std::optional<GemmPlan> evaluate_gemm(const GemmProblem& p, const GemmChoice& c)
   const std::uint64_t staging_slot =
       (rearrange ? kernels::amp::round_up(mul(call_inner, c.block_columns) * 2, 8) : 0) +
       (expanded ? kernels::amp::round_up(mul(call_inner, c.block_columns), 8) : 0);
+  const std::uint64_t weight_products = p.weight_batch != 0 ? std::min(p.weight_batch, p.batch) : p.batch;
   const std::uint64_t weight_blocks =
-      mul(mul(p.batch, mul(c.k_split, plan.inner_blocks)), plan.column_blocks);
+      mul(mul(weight_products, mul(c.k_split, plan.inner_blocks)), plan.column_blocks);
   const std::uint64_t blocks_per_home = ceil_div(weight_blocks, plan.tiles_used);
   if (panel_codes) {
     // No homes: each task's codes slot (lower/matmul.cpp prepare_task_codes);

@@ -93,6 +93,11 @@ struct GemmProblem {
   // bias gathered onto the tile), then a GeLU. f16 results only.
   bool bias = false;
   bool gelu = false;
+  // Distinct weight products among the batch (b's own leading extents: 1
+  // for a [K, N] b every product shares); 0: batch. Each distinct weight
+  // block is packed once (lower/matmul.cpp packed_), so only these are
+  // priced.
+  std::uint64_t weight_batch = 0;
 };
 
 // A choice of blocking; plan_gemm searches these, evaluate_gemm costs one.

@@ -107,6 +107,21 @@ TEST(Matmul, BatchesAndBroadcastLeadingAxes) {
   check({DType::kF32, {2, 1, 12, 9}, {1, 3, 9, 14}, 16});  // both broadcast
 }
 
+// A weight shared by every product is packed once, and the planner counts
+// it once: 105 products of 1 × 2 · 2 × 2 on one tile used to find no plan
+// (105 packed blocks priced against the scratch budget; the random-graph
+// property's counterexample).
+TEST(Matmul, ABroadcastWeightIsPackedAndPricedOnce) {
+  check({DType::kF32, {105, 1, 2}, {2, 2}, 1});
+  check({DType::kF16, {3, 35, 1, 2}, {2, 2}, 1});
+  plan::GemmProblem shared{kernels::GemmFamily::kF32, 105, 1, 2, 2, 1};
+  shared.weight_batch = 1;
+  plan::GemmProblem apart = shared;
+  apart.weight_batch = 105;
+  EXPECT_LT(plan::plan_gemm(shared).scratch_bytes, plan::kGemmScratchBytes);
+  EXPECT_THROW(plan::plan_gemm(apart), UsageError);
+}
+
 TEST(Matmul, SeveralWavesReuseTheStagingBuffers) {
   const CompileResult compiled = check({DType::kF16, {129, 71}, {71, 129}, 2});
   ASSERT_EQ(compiled.plans.size(), 1u);
