@@ -844,14 +844,14 @@ class GemmLowering {
     }
     return runs;
   }
-  // Byte offset of panel `run` in part `part`'s slot of the partials buffer
-  // of an owner that reduces `owned` rows: the slot holds them as C16 of
-  // exactly `owned` rows (so the sums and the unpack read only what arrived).
   // Whether a part's own rows reach its slot in one reblock call (f16: C16
   // panel rows are the 32-byte rows tessera_reblock_a16_to_a16_f16 copies)
   // rather than a local copy per panel, each paying the copy call.
   bool reblocks_own_rows() const { return out_element_ == 2; }
 
+  // Byte offset of panel `run` in part `part`'s slot of the partials buffer
+  // of an owner that reduces `owned` rows: the slot holds them as C16 of
+  // exactly `owned` rows (so the sums and the unpack read only what arrived).
   std::uint32_t slot_offset(std::uint32_t part, std::size_t run, std::uint32_t owned) const {
     const std::uint64_t in_slot = kernels::amp::output_panel_offset(0, run, owned) * out_element_;
     return u32(part * plan::reduction_slot_bytes(plan_) + in_slot, "partials offset");
