@@ -22,8 +22,8 @@ endfunction()
 # tessera_use_mimalloc(<executable>): mimalloc replaces malloc and operator
 # new in the program (its shared library interposes them). Compiling and
 # simulating allocate millions of small objects, and glibc's allocator took
-# ~13 % of a SigLIP so400m compile (perf: 22.3 s user on one core with glibc,
-# 19.0 s with mimalloc, the same package bytes). --no-as-needed keeps the
+# ~13 % of a SigLIP so400m compile (the measurements: compiler/README.md,
+# "Compile time", "The allocator"). --no-as-needed keeps the
 # library although the program names none of its symbols. Sanitizer builds
 # keep their runtimes' allocators (nothing happens then).
 function(tessera_use_mimalloc target)

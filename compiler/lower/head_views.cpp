@@ -7,7 +7,6 @@ namespace {
 
 const std::vector<std::uint32_t> kHeadsFirst{0, 2, 1, 3};
 
-
 // The operation defining `value`, when it is one of `kind`.
 const Operation* defined_by(const Graph& graph, ValueId value, OpKind kind) {
   const std::optional<OpId> op = graph.value(value).op;
