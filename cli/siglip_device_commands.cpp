@@ -115,7 +115,7 @@ compiler::CompileResult compile_tower(const siglip::SiglipVisionConfig& config, 
   compiler::CompileOptions tower = options;
   if (!tower.attention.working_memory) {
     tower.attention.working_memory =
-        siglip::attention_working_memory(config, precision, options.tiles);
+        siglip::attention_working_memory(config, precision, options.tiles, batch);
   }
   compiler::CompileResult result = compiler::compile(graph, tower);
   progress(fmt::format("compiled in {:.2f} s", seconds_since(started)));

@@ -39,14 +39,26 @@ WeightMemory weight_memory(std::uint32_t tiles) {
   return memory;
 }
 
+std::uint64_t layer_reserve_per_tile(std::uint32_t batch) {
+  const std::uint64_t extra_images = batch > 2 ? batch - 2 : 0;
+  return kLayerReservePerTile + extra_images * kLayerReservePerExtraImage;
+}
+
 std::uint64_t attention_working_memory(const SiglipVisionConfig& config, GraphPrecision precision,
-                                       std::uint32_t tiles) {
+                                       std::uint32_t tiles, std::uint32_t batch) {
   const WeightMemory memory = weight_memory(tiles);
   const std::uint64_t weights = vision_weight_bytes(config, precision);
   const std::uint64_t share = weights / tiles + (weights % tiles != 0 ? 1 : 0);
-  const std::uint64_t held = share + kLayerReservePerTile;
-  const std::uint64_t left = memory.tile_bytes > held ? memory.tile_bytes - held : 0;
-  return std::min(left, compiler::plan::kWorkingMemoryBudget);
+  const std::uint64_t held = share + layer_reserve_per_tile(batch);
+  if (memory.tile_bytes <= held) {
+    throw InputError(fmt::format(
+        "batch {} does not fit on {} tiles at {}: of the {} bytes a tile offers, the weights take "
+        "{} and the batch's code and layer values are reserved {}, which leaves attention "
+        "nothing; compile a smaller batch",
+        batch, tiles, precision_name(precision), memory.tile_bytes, share,
+        layer_reserve_per_tile(batch)));
+  }
+  return std::min(memory.tile_bytes - held, compiler::plan::kWorkingMemoryBudget);
 }
 
 std::optional<GraphPrecision> precision_that_fits(const SiglipVisionConfig& config,

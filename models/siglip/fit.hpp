@@ -62,24 +62,37 @@ struct WeightMemory {
 };
 WeightMemory weight_memory(std::uint32_t tiles);
 
-// Per tile, held back from attention's working set besides the weights:
-// code and exchange rows (so400m at f143: 21 KB of rows and 12 KB of main
-// on the average tile at batch 1, 35 KB and 16 KB at batch 2, up to 52 KB
-// and 19 KB), host programs (8 KB), the GEMMs' A block (a 32 KiB constant)
-// and the layer's other values live through the attention (the residual
-// stream, q, k, v), with room for placement's element granularity.
+// Per tile, held back from attention's working set besides the weights, at
+// batch 1 and 2: code and exchange rows (so400m at f143: 21 KB of rows and
+// 12 KB of main on the average tile at batch 1, 35 KB and 16 KB at batch 2,
+// up to 52 KB and 19 KB), host programs (8 KB), the GEMMs' A block (a 32 KiB
+// constant) and the layer's other values live through the attention (the
+// residual stream, q, k, v), with room for placement's element granularity.
 inline constexpr std::uint64_t kLayerReservePerTile = 128 * 1024;
 
+// Held back besides, per image beyond the second: the code grows with the
+// GEMMs' waves (so400m at f143, the fullest tile's code and rows: 51 KB at
+// batch 1, 60 KB at batch 2, 90 KB at batch 4) and the layer's values with
+// the tokens. With less, batch 4's attention buffers (e.g. 120,000 bytes'
+// worth) leave no whole element for the scores once the weights have
+// spilled into region 0 for the code's sake.
+inline constexpr std::uint64_t kLayerReservePerExtraImage = 32 * 1024;
+
+// kLayerReservePerTile, plus kLayerReservePerExtraImage per image beyond 2.
+std::uint64_t layer_reserve_per_tile(std::uint32_t batch);
+
 // What one tile's attention buffers may take
-// (compiler::plan::AttentionPlanOptions::working_memory): what placement
-// offers a tile, less the weights' share of it (their bytes over `tiles`,
-// rounded up) and kLayerReservePerTile, at most the planner's own
-// kWorkingMemoryBudget. so400m at f143 on 1472 tiles: 154,780 bytes, which
-// keeps batch 1's blocking (148 KB) and refuses batch 2 the 228 KB one that
-// left 60 tiles holding more than their memory. (UsageError outside 1 …
-// target::kTileCount tiles.)
+// (compiler::plan::AttentionPlanOptions::working_memory) at `batch`: what
+// placement offers a tile, less the weights' share of it (their bytes over
+// `tiles`, rounded up) and layer_reserve_per_tile, at most the planner's own
+// kWorkingMemoryBudget; an InputError naming the batch when nothing is
+// left. so400m at f143 on 1472 tiles: 154,780 bytes at batch 1
+// and 2, which keeps batch 1's blocking (148 KB) and refuses batch 2 the
+// 228 KB one that left 60 tiles holding more than their memory; 89,244 at
+// batch 4, nothing at batch 7. (UsageError outside 1 … target::kTileCount
+// tiles.)
 std::uint64_t attention_working_memory(const SiglipVisionConfig& config, GraphPrecision precision,
-                                       std::uint32_t tiles);
+                                       std::uint32_t tiles, std::uint32_t batch);
 
 // The weights do not fit at the chosen precision. An InputError (the CLI
 // exits 1) whose message names both byte counts and the precision that

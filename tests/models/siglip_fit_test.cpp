@@ -6,6 +6,7 @@
 // the SRAM figure against the memory map's addresses, worked by hand.
 #include "models/siglip/fit.hpp"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -21,6 +22,8 @@
 
 namespace tessera::models::siglip {
 namespace {
+
+using ::testing::HasSubstr;
 
 constexpr std::uint32_t kAllTiles = 1472;
 
@@ -217,29 +220,41 @@ TEST(SiglipFit, TheBudgetScalesWithTheTiles) {
 
 // Attention's buffers get what a tile's weights and the layer leave: so400m
 // at f143 binds 445,785,088 bytes to 1472 tiles, 302,844 per tile rounded
-// up, and a tile offers 588,696, so 588,696 − 302,844 − 131,072 = 154,780.
-// Under it, no batch gets the blocking the planner's own budget allows
-// (batch 2's 228 KB one overfilled 60 tiles; batch 1's streams key blocks of
-// 92 keys, more than is left). A tiny tower leaves more than the planner's
-// budget.
+// up, and a tile offers 588,696, so 588,696 − 302,844 − 131,072 = 154,780
+// at batch 1 and 2. Under it, no batch gets the blocking the planner's own
+// budget allows (batch 2's 228 KB one overfilled 60 tiles; batch 1's streams
+// key blocks of 92 keys, more than is left). Each image beyond the second
+// holds back 32 KiB more (its code and values): 89,244 at batch 4, and at
+// batch 7 nothing is left: a clear error, not the planner's. A tiny tower leaves more than the planner's budget.
 TEST(SiglipFit, AttentionGetsWhatTheWeightsAndTheLayerLeave) {
-  const std::uint64_t so400m_memory =
-      attention_working_memory(so400m(), GraphPrecision::kF143, kAllTiles);
-  EXPECT_EQ(so400m_memory, 154'780u);
-  EXPECT_EQ(attention_working_memory(testing::tiny_config(), GraphPrecision::kF16, kAllTiles),
+  const auto memory = [](std::uint32_t batch) {
+    return attention_working_memory(so400m(), GraphPrecision::kF143, kAllTiles, batch);
+  };
+  EXPECT_EQ(memory(1), 154'780u);
+  EXPECT_EQ(memory(2), 154'780u);
+  EXPECT_EQ(memory(3), 154'780u - 32 * 1024);
+  EXPECT_EQ(memory(4), 89'244u);
+  EXPECT_EQ(memory(6), 23'708u);
+  try {
+    (void)memory(7);
+    ADD_FAILURE() << "batch 7 left attention memory";
+  } catch (const InputError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("batch 7 does not fit on 1472 tiles at f143"));
+    EXPECT_THAT(error.what(), HasSubstr("reserved 294912"));
+  }
+  EXPECT_EQ(layer_reserve_per_tile(4), kLayerReservePerTile + 2 * kLayerReservePerExtraImage);
+  EXPECT_EQ(attention_working_memory(testing::tiny_config(), GraphPrecision::kF16, kAllTiles, 4),
             compiler::plan::kWorkingMemoryBudget);
-  const auto plan = [&](std::uint32_t batch, std::optional<std::uint64_t> memory) {
+  const auto plan = [&](std::uint32_t batch, std::optional<std::uint64_t> working_memory) {
     compiler::plan::AttentionPlanOptions options;
-    options.working_memory = memory;
+    options.working_memory = working_memory;
     return compiler::plan::plan_attention({batch, 16, 729, 729, 72}, kAllTiles, options);
   };
-  for (const std::uint32_t batch : {1u, 2u, 4u, 8u}) {
-    EXPECT_LE(plan(batch, so400m_memory).buffers.per_tile, so400m_memory) << "batch " << batch;
+  for (const std::uint32_t batch : {1u, 2u, 4u}) {
+    EXPECT_LE(plan(batch, memory(batch)).buffers.per_tile, memory(batch)) << "batch " << batch;
+    EXPECT_GT(plan(batch, std::nullopt).buffers.per_tile, memory(batch)) << "batch " << batch;
   }
-  for (const std::uint32_t batch : {1u, 2u}) {
-    EXPECT_GT(plan(batch, std::nullopt).buffers.per_tile, so400m_memory) << "batch " << batch;
-  }
-  EXPECT_THROW((void)attention_working_memory(so400m(), GraphPrecision::kF143, 0), UsageError);
+  EXPECT_THROW((void)attention_working_memory(so400m(), GraphPrecision::kF143, 0, 1), UsageError);
 }
 
 TEST(SiglipFit, AnInvalidConfigIsAnInputError) {
