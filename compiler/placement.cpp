@@ -1,6 +1,7 @@
 #include "compiler/placement.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -170,7 +171,8 @@ std::string memory_report(target::PhysicalTile tile, std::span<const AllocationR
   return text;
 }
 
-void check_request(target::PhysicalTile tile, const AllocationRequest& request, std::size_t index) {
+void check_request(target::PhysicalTile tile, const AllocationRequest& request, std::size_t index,
+                   std::size_t count) {
   const auto where = [&] { return fmt::format("{}: allocation request {} ('{}')", tile, index, request.name); };
   if (request.size == 0) throw PlacementError(fmt::format("{}: size 0", where()));
   if (request.alignment == 0 || (request.alignment & (request.alignment - 1)) != 0) {
@@ -180,6 +182,54 @@ void check_request(target::PhysicalTile tile, const AllocationRequest& request, 
     throw PlacementError(fmt::format("{}: lifetime [{}, {}) is empty", where(), request.live_from,
                                      request.live_until));
   }
+  for (const std::uint32_t other : request.apart_from) {
+    if (other >= count || other == index) {
+      throw PlacementError(fmt::format("{}: apart from request {}, which is {}", where(), other,
+                                       other == index ? "itself" : "not in the list"));
+    }
+  }
+}
+
+bool overlap_in_time(const AllocationRequest& a, const AllocationRequest& b) {
+  return a.live_from < b.live_until && b.live_from < a.live_until;
+}
+
+// The elements `request` should keep apart from: those of the placed
+// requests it names that are live with it.
+target::ElementSet elements_to_avoid(std::span<const AllocationRequest> requests,
+                                     const AllocationRequest& request,
+                                     const std::vector<std::optional<Placed>>& placed) {
+  target::ElementSet avoid;
+  for (const std::uint32_t other : request.apart_from) {
+    if (!placed[other] || !overlap_in_time(request, requests[other])) continue;
+    avoid |= target::elements_of({placed[other]->begin, placed[other]->end});
+  }
+  return avoid;
+}
+
+// The start nearest the default one within `gap` (bottom up, or from the
+// top) at which `bytes` touch none of `avoid`, or nullopt: each try moves
+// past the conflicting element farthest along the way it goes.
+std::optional<std::uint64_t> start_apart(const AddressRange& gap, std::uint64_t bytes,
+                                         std::uint64_t alignment, bool from_top,
+                                         target::ElementSet avoid) {
+  std::uint64_t start = from_top ? align_down(gap.end - bytes, alignment) : align_up(gap.begin, alignment);
+  while (start >= gap.begin && start + bytes <= gap.end) {
+    const target::ElementSet shared =
+        target::elements_of({static_cast<std::uint32_t>(start), static_cast<std::uint32_t>(start + bytes)}) & avoid;
+    if (shared.empty()) return start;
+    const std::uint32_t mask = shared.mask();
+    if (from_top) {
+      const target::MemoryElement lowest(static_cast<unsigned>(std::countr_zero(mask)));
+      const std::uint64_t end = target::element_range(lowest).begin;
+      if (end < gap.begin + bytes) return std::nullopt;
+      start = align_down(end - bytes, alignment);
+    } else {
+      const target::MemoryElement highest(static_cast<unsigned>(31 - std::countl_zero(mask)));
+      start = align_up(target::element_range(highest).end, alignment);
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -209,7 +259,7 @@ std::vector<AddressRange> placeable_ranges(MemoryPlacement region) {
 std::vector<schema::Allocation> place_tile(target::PhysicalTile tile,
                                            std::span<const AllocationRequest> requests,
                                            RegionSplit split) {
-  for (std::size_t i = 0; i < requests.size(); ++i) check_request(tile, requests[i], i);
+  for (std::size_t i = 0; i < requests.size(); ++i) check_request(tile, requests[i], i, requests.size());
   std::vector<std::size_t> order(requests.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -219,11 +269,13 @@ std::vector<schema::Allocation> place_tile(target::PhysicalTile tile,
 
   std::vector<schema::Allocation> result(requests.size());
   std::vector<Placed> live;  // sorted by begin
+  std::vector<std::optional<Placed>> placed_at(requests.size());  // by request
   for (const std::size_t index : order) {
     const AllocationRequest& request = requests[index];
     std::erase_if(live, [&](const Placed& placed) {
       return requests[placed.request].live_until <= request.live_from;
     });
+    const target::ElementSet avoid = elements_to_avoid(requests, request, placed_at);
     const std::vector<MemoryPlacement> regions =
         request.placement == MemoryPlacement::kAnywhere
             ? std::vector{MemoryPlacement::kInterleaved, MemoryPlacement::kStandard}
@@ -232,6 +284,7 @@ std::vector<schema::Allocation> place_tile(target::PhysicalTile tile,
             : std::vector{request.placement};
     std::optional<Placed> best;
     std::uint64_t best_leftover = 0;
+    bool best_apart = false;  // whether `best` keeps clear of `avoid`
     // Data that lives from the start or to the end (bound weights, which
     // live from the parameters' load to their last layer; constants) takes
     // the top of its gap, so it piles up at the top of a region and leaves
@@ -249,18 +302,28 @@ std::vector<schema::Allocation> place_tile(target::PhysicalTile tile,
           std::uint64_t start = align_up(gap.begin, need.alignment);
           if (start > gap.end || need.bytes > gap.end - start) continue;
           if (from_top) start = align_down(gap.end - need.bytes, need.alignment);
+          bool apart = true;
+          if (!avoid.empty()) {
+            const auto moved = start_apart(gap, need.bytes, need.alignment, from_top, avoid);
+            apart = moved.has_value();
+            if (moved) start = *moved;
+          }
           const std::uint64_t end = start + need.bytes;
           const std::uint64_t leftover = gap.end - end + (start - gap.begin);
-          if (!best || leftover < best_leftover ||
-              (leftover == best_leftover && (from_top ? start > best->begin : start < best->begin))) {
+          if (!best || (apart && !best_apart) ||
+              (apart == best_apart &&
+               (leftover < best_leftover ||
+                (leftover == best_leftover && (from_top ? start > best->begin : start < best->begin))))) {
             best = Placed{static_cast<std::uint32_t>(start), static_cast<std::uint32_t>(end), index};
             best_leftover = leftover;
+            best_apart = apart;
           }
         }
       }
       if (best) break;  // the preferred region had room
     }
     if (!best) throw PlacementError(memory_report(tile, requests, request, live, regions, split));
+    placed_at[index] = *best;
     live.insert(std::upper_bound(live.begin(), live.end(), *best,
                                  [](const Placed& a, const Placed& b) { return a.begin < b.begin; }),
                 *best);

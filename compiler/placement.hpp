@@ -69,6 +69,15 @@ struct AllocationRequest {
   std::uint32_t live_from = 0;
   std::uint32_t live_until = schema::kLiveToEnd;  // exclusive
   std::uint32_t provenance = schema::kNoProvenance;
+  // Requests (indices into the same list) whose memory elements this one
+  // should not share while both are live: the tile sends from one and
+  // receives into the other in one exchange phase, and rule 3 of the
+  // element-conflict rules (a send's read window and a receive's write
+  // window on one tile may not overlap in time in one element) would make
+  // the scheduler serialise them. A preference, not a constraint: a gap
+  // position apart from them wins over any that shares their elements, and
+  // without one the request takes the usual best fit.
+  std::vector<std::uint32_t> apart_from;
 };
 
 // The free memory a tile offers, by region: the loadable SRAM minus the

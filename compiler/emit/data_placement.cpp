@@ -118,11 +118,36 @@ void Linker::find_tiles() {
 // for place_code). Weights are only read by copies and moves — never by a
 // kernel that needs interleaved memory (the AMP's output, its 128-bit weight
 // loads) — so either region serves them.
+//
+// Each placement first keeps the buffers a tile sends from and receives into
+// in one phase apart (AllocationRequest::apart_from) and, when that leaves
+// the data no room, tries again without: keeping them apart shortens the
+// phases but must not make a tile fail that would place, nor spill weights
+// into region 0 that its code needs.
+namespace {
+
+std::vector<schema::Allocation> place_preferring_apart(PhysicalTile tile,
+                                                       std::vector<AllocationRequest>& requests,
+                                                       RegionSplit split = {}) {
+  try {
+    return place_tile(tile, requests, split);
+  } catch (const PlacementError&) {
+    const bool any = std::any_of(requests.begin(), requests.end(),
+                                 [](const AllocationRequest& r) { return !r.apart_from.empty(); });
+    if (!any) throw;
+    std::vector<AllocationRequest> together = requests;
+    for (AllocationRequest& request : together) request.apart_from.clear();
+    return place_tile(tile, together, split);
+  }
+}
+
+}  // namespace
+
 std::vector<schema::Allocation> Linker::place_tile_data(PhysicalTile tile,
                                                         std::vector<AllocationRequest> requests,
                                                         const std::vector<bool>& weight) {
   try {
-    return place_tile(tile, requests);
+    return place_preferring_apart(tile, requests);
   } catch (const PlacementError& error) {
     if (std::find(weight.begin(), weight.end(), true) == weight.end()) throw;
     for (std::size_t i = 0; i < requests.size(); ++i) {
@@ -134,7 +159,7 @@ std::vector<schema::Allocation> Linker::place_tile_data(PhysicalTile tile,
     for (std::uint32_t budget = kStep; budget <= region0.size(); budget += kStep) {
       const RegionSplit split{region0.end - budget};
       try {
-        auto placed = place_tile(tile, requests, split);
+        auto placed = place_preferring_apart(tile, requests, split);
         code_end_[tile] = *split.code_end;
         return placed;
       } catch (const PlacementError& e) {
@@ -146,6 +171,48 @@ std::vector<schema::Allocation> Linker::place_tile_data(PhysicalTile tile,
         "still not enough)",
         last->what(), region0.begin, region0.end));
   }
+}
+
+// Per tile, the pairs of distinct buffers (lower id first) it sends from
+// and receives into in one exchange phase, each pair once.
+std::map<LogicalTile, std::vector<std::pair<BufferId, BufferId>>> Linker::buffers_kept_apart() const {
+  struct Use {
+    LogicalTile tile;
+    BufferId buffer;
+    bool receives;
+    auto operator<=>(const Use&) const = default;
+  };
+  std::map<LogicalTile, std::vector<std::pair<BufferId, BufferId>>> apart;
+  std::vector<Use> uses;
+  for (const Step& step : program_.steps) {
+    if (step.kind != StepKind::kExchange) continue;
+    uses.clear();
+    for (const auto& transfer : step.transfers) {
+      uses.push_back({transfer.source.tile, transfer.source.buffer, false});
+      for (const auto& destination : transfer.destinations) {
+        uses.push_back({destination.tile, destination.buffer, true});
+      }
+    }
+    std::sort(uses.begin(), uses.end());
+    uses.erase(std::unique(uses.begin(), uses.end()), uses.end());
+    for (std::size_t first = 0; first < uses.size();) {
+      std::size_t last = first;
+      while (last < uses.size() && uses[last].tile == uses[first].tile) ++last;
+      for (std::size_t s = first; s < last; ++s) {
+        if (uses[s].receives) continue;
+        for (std::size_t r = first; r < last; ++r) {
+          if (!uses[r].receives || uses[r].buffer == uses[s].buffer) continue;
+          apart[uses[first].tile].push_back(std::minmax(uses[s].buffer, uses[r].buffer));
+        }
+      }
+      first = last;
+    }
+  }
+  for (auto& [tile, pairs] : apart) {
+    std::sort(pairs.begin(), pairs.end());
+    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  }
+  return apart;
 }
 
 void Linker::place_data() {
@@ -172,12 +239,28 @@ void Linker::place_data() {
       requests[tile].emplace_back(b, request);
     }
   }
+  const auto apart = buffers_kept_apart();
   for (const auto& [tile, list] : requests) {
     std::vector<AllocationRequest> plain;
     std::vector<bool> weight;
     for (const auto& [b, request] : list) {
       plain.push_back(request);
       weight.push_back(weights.contains(b));
+    }
+    // `list` is in buffer order: a buffer's request is found by bisection.
+    const auto request_of = [&list](BufferId b) -> std::optional<std::uint32_t> {
+      const auto it = std::lower_bound(list.begin(), list.end(), b,
+                                       [](const auto& entry, BufferId id) { return entry.first < id; });
+      if (it == list.end() || it->first != b) return std::nullopt;
+      return static_cast<std::uint32_t>(it - list.begin());
+    };
+    if (const auto pairs = apart.find(tile); pairs != apart.end()) {
+      for (const auto& [a, b] : pairs->second) {
+        const auto i = request_of(a), j = request_of(b);
+        if (!i || !j) continue;  // a buffer without bytes here
+        plain[*i].apart_from.push_back(*j);
+        plain[*j].apart_from.push_back(*i);
+      }
     }
     const auto placed = place_tile_data(physical(tile), std::move(plain), weight);
     auto& allocations = allocations_[physical(tile)];

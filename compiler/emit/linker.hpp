@@ -163,6 +163,7 @@ class Linker {
   void find_lifetimes();
   void find_tiles();
   void place_data();
+  std::map<LogicalTile, std::vector<std::pair<BufferId, BufferId>>> buffers_kept_apart() const;
   std::vector<schema::Allocation> place_tile_data(PhysicalTile tile, std::vector<AllocationRequest> requests,
                                                   const std::vector<bool>& weight);
   const schema::Allocation& allocation(BufferId buffer, LogicalTile tile) const;

@@ -40,8 +40,8 @@ WeightMemory weight_memory(std::uint32_t tiles) {
 }
 
 std::uint64_t layer_reserve_per_tile(std::uint32_t batch) {
-  const std::uint64_t extra_images = batch > 2 ? batch - 2 : 0;
-  return kLayerReservePerTile + extra_images * kLayerReservePerExtraImage;
+  const std::uint64_t extra = batch <= 1 ? 0 : batch == 2 ? 1 : batch <= 4 ? 2 : batch - 2;
+  return kLayerReservePerTile + extra * kLayerReservePerExtraImage;
 }
 
 std::uint64_t attention_working_memory(const SiglipVisionConfig& config, GraphPrecision precision,

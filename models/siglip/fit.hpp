@@ -63,22 +63,27 @@ struct WeightMemory {
 WeightMemory weight_memory(std::uint32_t tiles);
 
 // Per tile, held back from attention's working set besides the weights, at
-// batch 1 and 2: code and exchange rows (so400m at f143: 21 KB of rows and
-// 12 KB of main on the average tile at batch 1, 35 KB and 16 KB at batch 2,
-// up to 52 KB and 19 KB), host programs (8 KB), the GEMMs' A block (a 32 KiB
-// constant) and the layer's other values live through the attention (the
-// residual stream, q, k, v), with room for placement's element granularity.
+// batch 1: code and exchange rows (so400m at f143: 21 KB of rows and 12 KB
+// of main on the average tile, the fullest tile's code 51 KB), host programs
+// (8 KB), the GEMMs' A block (a 32 KiB constant) and the layer's other
+// values live through the attention (the residual stream, q, k, v), with
+// room for placement's element granularity.
 inline constexpr std::uint64_t kLayerReservePerTile = 128 * 1024;
 
-// Held back besides, per image beyond the second: the code grows with the
-// GEMMs' waves (so400m at f143, the fullest tile's code and rows: 51 KB at
-// batch 1, 60 KB at batch 2, 90 KB at batch 4) and the layer's values with
-// the tokens. With less, batch 4's attention buffers (e.g. 120,000 bytes'
-// worth) leave no whole element for the scores once the weights have
-// spilled into region 0 for the code's sake.
+// Held back besides as the batch grows: the code grows with the GEMMs' waves
+// (so400m at f143, the fullest tile's code and exchange rows: 51 KB at batch
+// 1, 60 KB at batch 2, 90 KB at batch 4) and the layer's values with the
+// tokens, and a tile whose data outgrows region 1 spills weights into region
+// 0 below which that code must fit. One step at batch 2, a second for
+// batches 3 and 4, then one per image — the reserves that so400m was found
+// to place with: batch 2 not with 154,780 or 138,396 bytes of attention
+// buffers, but with 122,012; batch 4 not with 122,012, 105,628 or 56,476,
+// but with 89,244 (a smaller budget means more attention waves, so more
+// code). Batch 3 places with none of them.
 inline constexpr std::uint64_t kLayerReservePerExtraImage = 32 * 1024;
 
-// kLayerReservePerTile, plus kLayerReservePerExtraImage per image beyond 2.
+// kLayerReservePerTile plus kLayerReservePerExtraImage once at batch 2,
+// twice at batches 3 and 4 and batch − 2 times above.
 std::uint64_t layer_reserve_per_tile(std::uint32_t batch);
 
 // What one tile's attention buffers may take
@@ -86,11 +91,11 @@ std::uint64_t layer_reserve_per_tile(std::uint32_t batch);
 // placement offers a tile, less the weights' share of it (their bytes over
 // `tiles`, rounded up) and layer_reserve_per_tile, at most the planner's own
 // kWorkingMemoryBudget; an InputError naming the batch when nothing is
-// left. so400m at f143 on 1472 tiles: 154,780 bytes at batch 1
-// and 2, which keeps batch 1's blocking (148 KB) and refuses batch 2 the
-// 228 KB one that left 60 tiles holding more than their memory; 89,244 at
-// batch 4, nothing at batch 7. (UsageError outside 1 … target::kTileCount
-// tiles.)
+// left. so400m at f143 on 1472 tiles: 154,780 bytes at batch 1,
+// which keeps batch 1's blocking (148 KB) and refuses the 228 KB one that
+// left 60 tiles holding more than their memory at batch 2; 122,012 at batch
+// 2, 89,244 at batches 3 and 4, nothing at batch 7. (UsageError outside
+// 1 … target::kTileCount tiles.)
 std::uint64_t attention_working_memory(const SiglipVisionConfig& config, GraphPrecision precision,
                                        std::uint32_t tiles, std::uint32_t batch);
 

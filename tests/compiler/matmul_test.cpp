@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include <cstring>
+#include <map>
 #include <random>
 
 #include "compiler/compile.hpp"
@@ -22,6 +23,7 @@
 #include "kernels/layout_kernels.hpp"
 #include "kernels/weight_panels.hpp"
 #include "schema/writer.hpp"
+#include "target/memory_map.hpp"
 #include "tests/compiler/graph_runner.hpp"
 #include "tests/compiler/reference_check.hpp"
 #include "tests/testing/graph_reference.hpp"
@@ -126,6 +128,39 @@ TEST(Matmul, SeveralWavesReuseTheStagingBuffers) {
   const CompileResult compiled = check({DType::kF16, {129, 71}, {71, 129}, 2});
   ASSERT_EQ(compiled.plans.size(), 1u);
   EXPECT_EQ(compiled.plans[0].find("in 1 waves"), std::string::npos) << compiled.plans[0];
+}
+
+// The K-split reduction sends each part's partials from its C16 block and
+// receives the other parts' into its partials slots in one phase; in one
+// element, rule 3 (reference §2.2) would serialise the sends and the
+// receives on each tile. Placement keeps every tile's send sources apart from
+// its receive destinations in every phase (AllocationRequest::apart_from).
+TEST(Matmul, NoTileSendsFromAndReceivesIntoOneElementInAPhase) {
+  for (const DType dtype : {DType::kF16, DType::kF32}) {
+    const CompileResult compiled = check({dtype, {12, 600}, {600, 40}, 64});
+    ASSERT_EQ(compiled.plans[0].find("split 1 "), std::string::npos) << compiled.plans[0];
+    std::size_t tiles_sending_and_receiving = 0;
+    for (const schema::ExchangePhase& phase : compiled.application.debug.exchange_phases) {
+      std::map<std::uint16_t, std::pair<target::ElementSet, target::ElementSet>> io;  // sent, received
+      for (const schema::PlannedTransfer& transfer : phase.transfers) {
+        const std::uint32_t bytes = 4 * transfer.words;
+        io[transfer.source_tile.value].first |=
+            target::elements_of(target::AddressRange::from_size(transfer.source_address, bytes));
+        for (const schema::TransferDestination& destination : transfer.destinations) {
+          io[destination.tile.value].second |=
+              target::elements_of(target::AddressRange::from_size(destination.address, bytes));
+        }
+      }
+      for (const auto& [tile, elements] : io) {
+        if (elements.first.empty() || elements.second.empty()) continue;
+        ++tiles_sending_and_receiving;
+        EXPECT_FALSE(elements.first.intersects(elements.second))
+            << "phase " << phase.id << ", p" << tile << ": sends " << elements.first.mask()
+            << ", receives " << elements.second.mask();
+      }
+    }
+    EXPECT_GT(tiles_sending_and_receiving, 0u);
+  }
 }
 
 TEST(Matmul, DeepKIsSplitAndEachPartReducesItsRows) {

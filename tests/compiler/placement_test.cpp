@@ -172,6 +172,58 @@ TEST(Placement, AMemoryReportListsTheLargestAllocationsAndCountsTheRest) {
   }
 }
 
+// A tile that sends from one buffer and receives into another in one phase
+// keeps them in different elements when memory allows (rule 3 would make
+// the scheduler serialise the sends and the receives), and shares an
+// element only when no gap keeps them apart.
+TEST(Placement, BuffersKeptApartTakeDifferentElements) {
+  const auto elements = [](const schema::Allocation& a) {
+    return target::elements_of(AddressRange::from_size(a.address, a.size));
+  };
+  std::vector requests{request("sent", 20000, MemoryPlacement::kInterleaved, 2, 6),
+                       request("received", 20000, MemoryPlacement::kInterleaved, 3, 6)};
+  auto placed = place_tile(kTile, requests);
+  EXPECT_TRUE(elements(placed[0]).intersects(elements(placed[1])))
+      << "without the preference best fit packs them into one range";
+  requests[1].apart_from = {0};
+  placed = place_tile(kTile, requests);
+  EXPECT_FALSE(elements(placed[0]).intersects(elements(placed[1])));
+  // Both ways round: the one placed first never moves for the other.
+  requests[1].apart_from.clear();
+  requests[0].apart_from = {1};
+  placed = place_tile(kTile, requests);
+  EXPECT_TRUE(elements(placed[0]).intersects(elements(placed[1])));
+  requests[1].apart_from = {0};
+  placed = place_tile(kTile, requests);
+  EXPECT_FALSE(elements(placed[0]).intersects(elements(placed[1])));
+  // Data from the top keeps apart from above: weights live throughout.
+  std::vector top{request("weights", 20000, MemoryPlacement::kInterleaved),
+                  request("sent", 20000, MemoryPlacement::kInterleaved, 0, 4)};
+  top[0].apart_from = {1};
+  top[1].apart_from = {0};
+  placed = place_tile(kTile, top);
+  EXPECT_FALSE(elements(placed[0]).intersects(elements(placed[1])));
+  // Not live together: nothing to keep apart, best fit as ever.
+  std::vector later{request("sent", 20000, MemoryPlacement::kInterleaved, 1, 3),
+                    request("received", 20000, MemoryPlacement::kInterleaved, 3, 6)};
+  later[1].apart_from = {0};
+  const auto reused = place_tile(kTile, later);
+  EXPECT_EQ(reused[0].address, reused[1].address);
+}
+
+TEST(Placement, BuffersShareAnElementWhenNoGapKeepsThemApart) {
+  // Region 1 nearly full for the step: one free range, shorter than an
+  // element, is all the received buffer can have.
+  const std::uint32_t region1 = target::kLoadLimit - target::kInterleavedRegion.begin;
+  std::vector requests{request("filler", region1 - 12000, MemoryPlacement::kInterleaved, 0, 9),
+                       request("sent", 4000, MemoryPlacement::kInterleaved, 1, 9),
+                       request("received", 4000, MemoryPlacement::kInterleaved, 2, 9)};
+  requests[2].apart_from = {1};
+  const auto placed = place_tile(kTile, requests);
+  EXPECT_TRUE(target::elements_of(AddressRange::from_size(placed[1].address, placed[1].size))
+                  .intersects(target::elements_of(AddressRange::from_size(placed[2].address, placed[2].size))));
+}
+
 TEST(Placement, MalformedRequestsAreNamed) {
   AllocationRequest bad = request("odd", 64, MemoryPlacement::kAnywhere);
   bad.alignment = 12;
@@ -180,10 +232,15 @@ TEST(Placement, MalformedRequestsAreNamed) {
                PlacementError);
   EXPECT_THROW(place_tile(kTile, std::vector{request("never", 4, MemoryPlacement::kAnywhere, 4, 4)}),
                PlacementError);
+  AllocationRequest self = request("self", 64, MemoryPlacement::kAnywhere);
+  self.apart_from = {0};
+  EXPECT_THROW(place_tile(kTile, std::vector{self}), PlacementError);
+  self.apart_from = {1};
+  EXPECT_THROW(place_tile(kTile, std::vector{self}), PlacementError);
 }
 
-// Random requests: whatever is placed obeys every rule; placing twice gives
-// the same answer.
+// Random requests, some kept apart from others: whatever is placed obeys
+// every rule; placing twice gives the same answer.
 RC_GTEST_PROP(Placement, EveryPlacementObeysTheRules, ()) {
   const auto count = *rc::gen::inRange<std::size_t>(1, 40);
   std::vector<AllocationRequest> requests;
@@ -199,6 +256,13 @@ RC_GTEST_PROP(Placement, EveryPlacementObeysTheRules, ()) {
     r.live_from = *rc::gen::inRange<std::uint32_t>(0, 20);
     r.live_until = r.live_from + *rc::gen::inRange<std::uint32_t>(1, 20);
     requests.push_back(r);
+  }
+  // Some kept apart from another: a preference, so every rule below holds
+  // all the same (the moved positions included).
+  for (std::size_t i = 0; i < count && count > 1; ++i) {
+    if (*rc::gen::inRange(0, 4) != 0) continue;
+    const auto other = *rc::gen::inRange<std::size_t>(0, count - 1);
+    requests[i].apart_from.push_back(static_cast<std::uint32_t>(other < i ? other : other + 1));
   }
   std::vector<schema::Allocation> placed;
   RC_CLASSIFY(count > 20, "many requests");
