@@ -40,8 +40,11 @@ WeightMemory weight_memory(std::uint32_t tiles) {
 }
 
 std::uint64_t layer_reserve_per_tile(std::uint32_t batch) {
-  const std::uint64_t extra = batch <= 1 ? 0 : batch == 2 ? 1 : batch <= 4 ? 2 : batch - 2;
-  return kLayerReservePerTile + extra * kLayerReservePerExtraImage;
+  // Batches 1–4 as found (fit.hpp), then kLayerReservePerExtraImage per image.
+  constexpr std::array<std::uint64_t, 4> kFound = {128 * 1024, 160 * 1024, 208 * 1024, 192 * 1024};
+  if (batch == 0) return kFound[0];
+  if (batch <= kFound.size()) return kFound[batch - 1];
+  return kFound.back() + (batch - kFound.size()) * kLayerReservePerExtraImage;
 }
 
 std::uint64_t attention_working_memory(const SiglipVisionConfig& config, GraphPrecision precision,

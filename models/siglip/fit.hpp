@@ -74,16 +74,19 @@ inline constexpr std::uint64_t kLayerReservePerTile = 128 * 1024;
 // (so400m at f143, the fullest tile's code and exchange rows: 51 KB at batch
 // 1, 60 KB at batch 2, 90 KB at batch 4) and the layer's values with the
 // tokens, and a tile whose data outgrows region 1 spills weights into region
-// 0 below which that code must fit. One step at batch 2, a second for
-// batches 3 and 4, then one per image — the reserves that so400m was found
-// to place with: batch 2 not with 154,780 or 138,396 bytes of attention
-// buffers, but with 122,012; batch 4 not with 122,012, 105,628 or 56,476,
-// but with 89,244 (a smaller budget means more attention waves, so more
-// code). Batch 3 places with none of them.
+// 0, below which that code must fit. For batches 1–4 the reserves are the
+// ones so400m was found to place with (layer_reserve_per_tile: 128, 160, 208
+// and 192 KiB): batch 2 not with 154,780 or 138,396 bytes of attention
+// buffers but with 122,012; batch 3 with 72,860 but not 56,476 (nor, before
+// placement kept send and receive buffers apart, with 89,244 … 122,012);
+// batch 4 not with 122,012, 105,628 or 56,476 but with 89,244 — a smaller
+// budget means more attention waves, so more code, and batch 3's plans have
+// more code than batch 4's.
+// Beyond batch 4, this much per image more.
 inline constexpr std::uint64_t kLayerReservePerExtraImage = 32 * 1024;
 
-// kLayerReservePerTile plus kLayerReservePerExtraImage once at batch 2,
-// twice at batches 3 and 4 and batch − 2 times above.
+// The per-tile reserve at `batch`: 128, 160, 208 and 192 KiB at batches 1–4
+// (kLayerReservePerTile at 1), then kLayerReservePerExtraImage more per image.
 std::uint64_t layer_reserve_per_tile(std::uint32_t batch);
 
 // What one tile's attention buffers may take
@@ -94,7 +97,7 @@ std::uint64_t layer_reserve_per_tile(std::uint32_t batch);
 // left. so400m at f143 on 1472 tiles: 154,780 bytes at batch 1,
 // which keeps batch 1's blocking (148 KB) and refuses the 228 KB one that
 // left 60 tiles holding more than their memory at batch 2; 122,012 at batch
-// 2, 89,244 at batches 3 and 4, nothing at batch 7. (UsageError outside
+// 2, 72,860 at batch 3, 89,244 at batch 4, nothing at batch 7. (UsageError outside
 // 1 … target::kTileCount tiles.)
 std::uint64_t attention_working_memory(const SiglipVisionConfig& config, GraphPrecision precision,
                                        std::uint32_t tiles, std::uint32_t batch);
