@@ -127,7 +127,7 @@ void Linker::find_tiles() {
 namespace {
 
 std::vector<schema::Allocation> place_preferring_apart(PhysicalTile tile,
-                                                       std::vector<AllocationRequest>& requests,
+                                                       const std::vector<AllocationRequest>& requests,
                                                        RegionSplit split = {}) {
   try {
     return place_tile(tile, requests, split);

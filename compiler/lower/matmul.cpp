@@ -54,6 +54,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 
 #include "compiler/lower/gemm_epilogue.hpp"
 #include "compiler/lower/lower.hpp"
@@ -135,14 +136,13 @@ class GemmLowering {
     b_shape_ = b.shape;
     const std::size_t rank = type.shape.size();
     lead_shape_.assign(type.shape.begin(), type.shape.end() - 2);
-    std::uint64_t batch = 1;
-    for (const std::uint32_t extent : lead_shape_) batch *= extent;
+    const std::uint64_t batch = element_count(lead_shape_);
     m_ = a.shape[a.shape.size() - 2];
     k_ = a.shape.back();
     n_ = type.shape[rank - 1];
-
-    std::uint64_t weight_batch = 1;
-    for (std::size_t i = 0; i + 2 < b_shape_.size(); ++i) weight_batch *= b_shape_[i];
+    // b's own leading extents: the distinct weights among the products.
+    const std::uint64_t weight_batch =
+        element_count(std::span<const std::uint32_t>(b_shape_).first(b_shape_.size() - 2));
 
     plan::GemmProblem problem;
     problem.family = family_;

@@ -41,7 +41,9 @@ WeightMemory weight_memory(std::uint32_t tiles) {
 
 std::uint64_t layer_reserve_per_tile(std::uint32_t batch) {
   // Batches 1–4 as found (fit.hpp), then kLayerReservePerExtraImage per image.
-  constexpr std::array<std::uint64_t, 4> kFound = {128 * 1024, 160 * 1024, 208 * 1024, 192 * 1024};
+  constexpr std::array<std::uint64_t, 4> kFound = {
+      kLayerReservePerTile, kLayerReservePerTile + 32 * 1024, kLayerReservePerTile + 80 * 1024,
+      kLayerReservePerTile + 64 * 1024};
   if (batch == 0) return kFound[0];
   if (batch <= kFound.size()) return kFound[batch - 1];
   return kFound.back() + (batch - kFound.size()) * kLayerReservePerExtraImage;
